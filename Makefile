@@ -1,0 +1,51 @@
+# Jinx — one `make` builds everything, `make test` runs every test.
+# Each part has its own fragment (vmm/vmm.mk, guest-agent/agent.mk, explorer/explorer.mk,
+# images/images.mk, tests/tests.mk); this file holds the shared settings.
+
+CC      ?= gcc
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+BUILD   ?= build
+BIN     ?= bin
+SAN     ?=
+CFLAGS_BASE := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SAN)
+CFLAGS  ?=
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) -Ivmm -Iexplorer -Iguest-agent
+LDFLAGS ?=
+LDLIBS  ?=
+
+.PHONY: all deps test unit-test integration-test demo asan clean check-kvm
+all: deps
+
+# Installs missing Debian packages as root, or names the exact apt-get line.
+deps: $(BUILD)/.deps-ok
+$(BUILD)/.deps-ok: scripts/setup-deps.sh
+	@scripts/setup-deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+include guest-agent/agent.mk
+include explorer/explorer.mk
+include vmm/vmm.mk
+include images/images.mk
+include tests/tests.mk
+
+demo: all
+	@scripts/demo.sh
+
+# ASan+UBSan build of the VMM and the unit tests, in its own tree; the sanitized
+# jinx-vmm then boots the guest test programs (any sanitizer report fails the run).
+ASAN_FLAGS := BUILD=build-asan BIN=build-asan/bin \
+  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+  LDFLAGS="-fsanitize=address,undefined"
+asan: deps
+	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm
+	$(MAKE) guest-tests
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/guest-tests.sh
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/snapshot.sh
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/serial.sh
+
+clean:
+	rm -rf build build-asan bin images/bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,404 @@
+/* The schedule type and its text format (the JSON format is in schedule_json.c). */
+#include "schedule.h"
+#include "u64map.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ex_schedule_init(struct ex_schedule *s)
+{
+    memset(s, 0, sizeof *s);
+    s->policy = EX_DEFAULT_CONTINUE;
+    s->quantum = 1;
+}
+
+void ex_schedule_free(struct ex_schedule *s)
+{
+    free(s->seg);
+    ex_schedule_init(s);
+}
+
+void ex_schedule_reset(struct ex_schedule *s)
+{
+    s->nseg = 0;
+    s->policy = EX_DEFAULT_CONTINUE;
+    s->quantum = 1;
+    s->note[0] = 0;
+}
+
+int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
+{
+    ex_schedule_init(dst);
+    if (src->nseg) {
+        dst->seg = malloc(src->nseg * sizeof *dst->seg);
+        if (!dst->seg)
+            return -1;
+        memcpy(dst->seg, src->seg, src->nseg * sizeof *dst->seg);
+    }
+    dst->nseg = dst->cap = src->nseg;
+    dst->policy = src->policy;
+    dst->quantum = src->quantum;
+    memcpy(dst->note, src->note, sizeof dst->note);
+    return 0;
+}
+
+int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps)
+{
+    if (thread == 0 || thread > EX_SCHED_MAX_TID || steps == 0 || steps > EX_MAX_STEPS)
+        return -1;
+    if (s->nseg && s->seg[s->nseg - 1].thread == thread &&
+        s->seg[s->nseg - 1].steps <= EX_MAX_STEPS - steps) {
+        s->seg[s->nseg - 1].steps += steps;
+        return 0;
+    }
+    if (s->nseg >= EX_MAX_SEGMENTS)
+        return -1;
+    if (s->nseg == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 16;
+        struct ex_segment *nv = realloc(s->seg, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        s->seg = nv;
+        s->cap = ncap;
+    }
+    s->seg[s->nseg++] = (struct ex_segment){ thread, steps };
+    return 0;
+}
+
+int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n)
+{
+    ex_schedule_reset(s);
+    for (size_t i = 0; i < n; i++)
+        if (ex_schedule_push(s, tids[i], 1) != 0)
+            return -1;
+    return 0;
+}
+
+uint64_t ex_schedule_length(const struct ex_schedule *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->nseg; i++)
+        n += s->seg[i].steps;
+    return n;
+}
+
+uint32_t ex_schedule_thread_at(const struct ex_schedule *s, uint64_t i)
+{
+    for (size_t k = 0; k < s->nseg; k++) {
+        if (i < s->seg[k].steps)
+            return s->seg[k].thread;
+        i -= s->seg[k].steps;
+    }
+    return 0;
+}
+
+bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b)
+{
+    if (a->nseg != b->nseg || a->policy != b->policy)
+        return false;
+    if (a->policy == EX_DEFAULT_ROUNDROBIN && a->quantum != b->quantum)
+        return false;
+    return a->nseg == 0 || memcmp(a->seg, b->seg, a->nseg * sizeof *a->seg) == 0;
+}
+
+uint64_t ex_schedule_hash(const struct ex_schedule *s)
+{
+    uint64_t h = ex_hash2(s->policy, s->policy == EX_DEFAULT_ROUNDROBIN ? s->quantum : 0);
+    for (size_t i = 0; i < s->nseg; i++)
+        h = ex_hash2(h, ((uint64_t)s->seg[i].thread << 32) | s->seg[i].steps);
+    return h;
+}
+
+void ex_schedule_set_note(struct ex_schedule *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->note, sizeof s->note, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- text output ---- */
+
+struct strbuf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+};
+
+static void sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct strbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t ncap = b->cap ? b->cap * 2 : 256;
+        while (ncap <= b->n + (size_t)k)
+            ncap *= 2;
+        char *np = realloc(b->p, ncap);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = ncap;
+    }
+}
+
+static char *sb_finish(struct strbuf *b)
+{
+    if (b->oom || !b->p) {
+        free(b->p);
+        return NULL;
+    }
+    return b->p;
+}
+
+char *ex_schedule_to_text(const struct ex_schedule *s)
+{
+    struct strbuf b = { 0 };
+    if (s->note[0]) {
+        char note[EX_NOTE_LEN];
+        size_t i;
+        /* A note is a comment: keep it on one line whatever it contains. */
+        for (i = 0; i + 1 < sizeof note && s->note[i]; i++)
+            note[i] = (unsigned char)s->note[i] < 0x20 ? ' ' : s->note[i];
+        note[i] = 0;
+        sb_add(&b, "# %s\n", note);
+    }
+    for (size_t i = 0; i < s->nseg; i++)
+        sb_add(&b, "T%u x%u\n", s->seg[i].thread, s->seg[i].steps);
+    if (s->policy == EX_DEFAULT_ROUNDROBIN)
+        sb_add(&b, "default roundrobin %u\n", s->quantum);
+    else
+        sb_add(&b, "default continue\n");
+    return sb_finish(&b);
+}
+
+int ex_schedule_write_text(FILE *f, const struct ex_schedule *s)
+{
+    char *t = ex_schedule_to_text(s);
+    if (!t)
+        return -1;
+    int rc = fputs(t, f) < 0 ? -1 : 0;
+    free(t);
+    return rc;
+}
+
+/* ---- text parsing ---- */
+
+static int perr(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int perr(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
+{
+    if (err) {
+        char m[120];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(m, sizeof m, fmt, ap);
+        va_end(ap);
+        err->line = line;
+        err->col = col;
+        snprintf(err->msg, sizeof err->msg, "line %d, column %d: %s", line, col, m);
+    }
+    return -1;
+}
+
+/* Parses a decimal number in [min, max] from tok[0..len). */
+static int parse_num(const char *tok, size_t len, uint32_t min, uint32_t max, const char *what,
+                     uint32_t *out, struct ex_parse_error *err, int line, int col)
+{
+    if (len == 0)
+        return perr(err, line, col, "expected a number (%s)", what);
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (tok[i] < '0' || tok[i] > '9')
+            return perr(err, line, col + (int)i, "%s must be a decimal number", what);
+        v = v * 10 + (uint64_t)(tok[i] - '0');
+        if (v > max)
+            return perr(err, line, col, "%s too large (maximum %u)", what, max);
+    }
+    if (v < min)
+        return perr(err, line, col, "%s must be at least %u", what, min);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool tok_is(const char *tok, size_t len, const char *word)
+{
+    return strlen(word) == len && memcmp(tok, word, len) == 0;
+}
+
+int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
+                           struct ex_parse_error *err)
+{
+    ex_schedule_init(s);
+    if (len > EX_MAX_INPUT)
+        return perr(err, 1, 1, "input larger than %u bytes", EX_MAX_INPUT);
+    bool have_default = false;
+    int line = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        line++;
+        size_t start = pos, end = pos;
+        while (end < len && buf[end] != '\n')
+            end++;
+        pos = end < len ? end + 1 : end;
+        if (end - start > EX_MAX_LINE) {
+            perr(err, line, EX_MAX_LINE + 1, "line longer than %d bytes", EX_MAX_LINE);
+            goto fail;
+        }
+        const char *nul = memchr(buf + start, 0, end - start);
+        if (nul) {
+            perr(err, line, (int)(nul - (buf + start)) + 1, "NUL byte in input");
+            goto fail;
+        }
+        /* Split the line (up to a '#') into at most 4 whitespace-separated tokens. */
+        const char *tok[4];
+        size_t tlen[4];
+        int tcol[4], ntok = 0;
+        size_t i = start;
+        for (;;) {
+            while (i < end && is_blank(buf[i]))
+                i++;
+            if (i == end || buf[i] == '#')
+                break;
+            if (ntok == 4)
+                break; /* no item has 4 words: the item check reports the extra one */
+            tok[ntok] = buf + i;
+            tcol[ntok] = (int)(i - start) + 1;
+            while (i < end && !is_blank(buf[i]) && buf[i] != '#')
+                i++;
+            tlen[ntok] = (size_t)(buf + i - tok[ntok]);
+            ntok++;
+        }
+        if (ntok == 0)
+            continue;
+        if (tok[0][0] == 'T' || tok[0][0] == 't') {
+            uint32_t thread, steps = 1;
+            if (parse_num(tok[0] + 1, tlen[0] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
+                          tcol[0] + 1) != 0)
+                goto fail;
+            if (ntok >= 2) {
+                if (tok[1][0] != 'x' && tok[1][0] != 'X') {
+                    perr(err, line, tcol[1], "expected 'xN' (steps) after the thread");
+                    goto fail;
+                }
+                if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_MAX_STEPS, "step count", &steps,
+                              err, line, tcol[1] + 1) != 0)
+                    goto fail;
+            }
+            if (ntok > 2) {
+                perr(err, line, tcol[2], "unexpected text after the segment");
+                goto fail;
+            }
+            if (ex_schedule_push(s, thread, steps) != 0) {
+                perr(err, line, tcol[0], "too many segments (maximum %u) or out of memory",
+                     EX_MAX_SEGMENTS);
+                goto fail;
+            }
+        } else if (tok_is(tok[0], tlen[0], "default")) {
+            if (have_default) {
+                perr(err, line, tcol[0], "duplicate 'default' line");
+                goto fail;
+            }
+            have_default = true;
+            if (ntok < 2) {
+                perr(err, line, tcol[0] + (int)tlen[0], "expected 'continue' or 'roundrobin'");
+                goto fail;
+            }
+            if (tok_is(tok[1], tlen[1], "continue")) {
+                if (ntok > 2) {
+                    perr(err, line, tcol[2], "unexpected text after 'continue'");
+                    goto fail;
+                }
+                s->policy = EX_DEFAULT_CONTINUE;
+            } else if (tok_is(tok[1], tlen[1], "roundrobin")) {
+                s->policy = EX_DEFAULT_ROUNDROBIN;
+                if (ntok >= 3 && parse_num(tok[2], tlen[2], 1, EX_MAX_STEPS, "quantum",
+                                           &s->quantum, err, line, tcol[2]) != 0)
+                    goto fail;
+                if (ntok > 3) {
+                    perr(err, line, tcol[3], "unexpected text after the quantum");
+                    goto fail;
+                }
+            } else {
+                perr(err, line, tcol[1], "unknown default policy (expected 'continue' or "
+                                         "'roundrobin')");
+                goto fail;
+            }
+        } else {
+            perr(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...' or '#'");
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    ex_schedule_free(s);
+    return -1;
+}
+
+int ex_schedule_parse(const char *buf, size_t len, struct ex_schedule *s,
+                      struct ex_parse_error *err)
+{
+    size_t i = 0;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+        i++;
+    if (i < len && buf[i] == '{')
+        return ex_schedule_parse_json(buf, len, s, err);
+    return ex_schedule_parse_text(buf, len, s, err);
+}
+
+/* ---- sets ---- */
+
+void ex_schedule_set_init(struct ex_schedule_set *ss)
+{
+    memset(ss, 0, sizeof *ss);
+}
+
+void ex_schedule_set_free(struct ex_schedule_set *ss)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        ex_schedule_free(&ss->v[i]);
+    free(ss->v);
+    ex_schedule_set_init(ss);
+}
+
+int ex_schedule_set_take(struct ex_schedule_set *ss, struct ex_schedule *s)
+{
+    if (ss->n == ss->cap) {
+        size_t ncap = ss->cap ? ss->cap * 2 : 8;
+        struct ex_schedule *nv = realloc(ss->v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        ss->v = nv;
+        ss->cap = ncap;
+    }
+    ss->v[ss->n++] = *s;
+    ex_schedule_init(s);
+    return 0;
+}
+
+long ex_schedule_set_find(const struct ex_schedule_set *ss, const struct ex_schedule *s)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        if (ex_schedule_equal(&ss->v[i], s))
+            return (long)i;
+    return -1;
+}

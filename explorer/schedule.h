@@ -1,0 +1,124 @@
+/* Schedules: which thread performs each cue point, and their file formats.
+ *
+ * A schedule is a sequence of segments (thread, steps): "thread T performs the
+ * next `steps` cue points". Expanded, it is the sequence of thread ids chosen
+ * at each cue point. When the segments are used up, a default policy decides:
+ *
+ *   continue         keep running the thread that ran last while it is enabled;
+ *                    when it is not, the next enabled thread in cyclic tid order
+ *                    (the lowest enabled tid if nothing has run yet).
+ *   roundrobin Q     each enabled thread in cyclic tid order performs Q cue
+ *                    points (fewer if it blocks), starting after the thread
+ *                    that ran last.
+ *
+ * What happens when a segment names a thread that is not enabled is the
+ * cursor's business (cursor.h).
+ *
+ * Text format (one item per line; '#' starts a comment; blank lines ignored):
+ *
+ *     # circle: B's lock between A's unlock and relock
+ *     T1 x2
+ *     T2 x4
+ *     T1          # same as "T1 x1"
+ *     default continue        # or: default roundrobin 3
+ *
+ * JSON format:
+ *
+ *     {"version":1,"default":"continue","quantum":1,"note":"...",
+ *      "segments":[{"thread":1,"steps":2},{"thread":2,"steps":4}]}
+ *
+ * "version" and "segments" are required; "default" ("continue" or
+ * "roundrobin"), "quantum" (1..EX_MAX_STEPS) and "note" (a string, kept up to
+ * EX_NOTE_LEN-1 bytes) are optional; other keys are ignored. Threads are
+ * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
+ * at most EX_MAX_LINE bytes, input at most EX_MAX_INPUT bytes. Both
+ * parsers take untrusted input: anything else is rejected with a message
+ * naming line and column. Adjacent segments of the same thread are merged on
+ * input and output, so print(parse(x)) is canonical. */
+#ifndef EXPLORER_SCHEDULE_H
+#define EXPLORER_SCHEDULE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EX_SCHED_MAX_TID 255       /* == EX_MAX_TID of trace.h */
+#define EX_MAX_STEPS 1000000000u
+#define EX_MAX_INPUT (1u << 26)    /* bytes of schedule text/JSON accepted */
+#define EX_MAX_SEGMENTS (1u << 20)
+#define EX_MAX_LINE 4096
+#define EX_NOTE_LEN 128
+
+enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
+
+struct ex_segment {
+    uint32_t thread;
+    uint32_t steps;
+};
+
+struct ex_schedule {
+    struct ex_segment *seg;
+    size_t nseg, cap;
+    uint8_t policy;         /* enum ex_default_policy */
+    uint32_t quantum;       /* roundrobin steps per turn, >= 1 */
+    char note[EX_NOTE_LEN]; /* who made it and why, e.g. "pct d=3 seed=..." */
+};
+
+struct ex_parse_error {
+    int line, col;          /* 1-based */
+    char msg[160];          /* "line L, column C: ..." */
+};
+
+void ex_schedule_init(struct ex_schedule *s);
+void ex_schedule_free(struct ex_schedule *s);
+void ex_schedule_reset(struct ex_schedule *s);   /* empty, keeps memory */
+int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src);
+/* Appends `steps` cue points for thread (merging with the last segment).
+ * Returns 0, or -1 on bad arguments / too many segments / no memory. */
+int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps);
+/* Builds a schedule from one thread id per cue point. */
+int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n);
+/* Total steps covered by the segments. */
+uint64_t ex_schedule_length(const struct ex_schedule *s);
+/* Thread chosen at cue point i (0 if i is beyond the segments). */
+uint32_t ex_schedule_thread_at(const struct ex_schedule *s, uint64_t i);
+/* Same segments and default policy (the note is not compared). */
+bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b);
+uint64_t ex_schedule_hash(const struct ex_schedule *s);
+void ex_schedule_set_note(struct ex_schedule *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Printing: a malloc'd NUL-terminated string (NULL on no memory). */
+char *ex_schedule_to_text(const struct ex_schedule *s);
+char *ex_schedule_to_json(const struct ex_schedule *s);
+int ex_schedule_write_text(FILE *f, const struct ex_schedule *s);
+int ex_schedule_write_json(FILE *f, const struct ex_schedule *s);
+
+/* Parsing: buf need not be NUL-terminated; NUL bytes are an error. On success
+ * returns 0 and *s holds the schedule (s is re-initialised, so free it first
+ * if it owned memory); on error returns -1, fills *err (if non-NULL) and
+ * leaves *s empty. */
+int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
+                           struct ex_parse_error *err);
+int ex_schedule_parse_json(const char *buf, size_t len, struct ex_schedule *s,
+                           struct ex_parse_error *err);
+/* JSON if the first non-blank byte is '{', text otherwise. */
+int ex_schedule_parse(const char *buf, size_t len, struct ex_schedule *s,
+                      struct ex_parse_error *err);
+
+/* A growable list of schedules, what strategies produce. */
+struct ex_schedule_set {
+    struct ex_schedule *v;
+    size_t n, cap;
+};
+void ex_schedule_set_init(struct ex_schedule_set *ss);
+void ex_schedule_set_free(struct ex_schedule_set *ss);
+/* Moves *s into the set (s is left empty). Returns 0 or -1. */
+int ex_schedule_set_take(struct ex_schedule_set *ss, struct ex_schedule *s);
+/* Index of a schedule equal to s, or -1. */
+long ex_schedule_set_find(const struct ex_schedule_set *ss, const struct ex_schedule *s);
+
+/* libFuzzer-compatible entry point (schedule_fuzz.c). */
+int explorer_fuzz_schedule(const uint8_t *data, size_t size);
+
+#endif

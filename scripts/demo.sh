@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make demo`: boots the Circle image and the correct image under jinx-vmm (free
+# execution: all threads in parallel on KVM), then the Circle image with its bug window
+# widened, to show what a detected failure looks like.
+set -u
+cd "$(dirname "$0")/.."
+VMM=bin/jinx-vmm
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+say "jinx-vmm run images/bin/circle   (the Jinx article's Circle class; its bug is rare)"
+$VMM run images/bin/circle; echo "exit status $?"
+say "jinx-vmm run images/bin/correct  (same shape, no bug)"
+$VMM run images/bin/correct; echo "exit status $?"
+say "jinx-vmm run --serial images/bin/circle  (one thread at a time, switching at every shared access: the bug fires, identically every time)"
+$VMM run --serial images/bin/circle; echo "exit status $?"
+say "jinx-vmm run --serial images/bin/correct  (the same on the correct program: no false alarm)"
+$VMM run --serial images/bin/correct; echo "exit status $?"
+say "jinx-vmm run images/bin/widen/circle  (the bug's window widened by a sleep: it fires)"
+$VMM run images/bin/widen/circle; echo "exit status $?"
+say "jinx-vmm run images/bin/widen/deadlock-abba  (lock-order inversion, widened)"
+$VMM run images/bin/widen/deadlock-abba; echo "exit status $?"
+echo
+echo "Next: make test (every test), scripts/bench/free-vs-native.sh (overhead)."

@@ -1,0 +1,26 @@
+# Test aggregation. Each part appends its cmocka test binaries to UNIT_TESTS
+# (built into $(BUILD)/tests/) and its integration scripts to INTEGRATION_TESTS.
+# `make test` = unit tests + KVM integration tests; `make unit-test` alone needs no KVM.
+
+UNIT_TESTS ?=
+INTEGRATION_TESTS ?=
+include tests/unit/vmm_tests.mk
+include tests/guest/guest.mk
+INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh
+
+unit-test: $(UNIT_TESTS)
+	@set -e; fail=0; for t in $(UNIT_TESTS); do \
+	  echo "== $$t"; $$t || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "unit tests: FAILED"; exit 1; fi; echo "unit tests: all passed"
+
+check-kvm:
+	@scripts/check-kvm.sh
+
+integration-test: all check-kvm
+	@set -e; fail=0; for t in $(INTEGRATION_TESTS); do \
+	  echo "== $$t"; BUILD=$(BUILD) BIN=$(BIN) $$t || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "integration tests: FAILED"; exit 1; fi; echo "integration tests: all passed"
+
+test: all
+	@$(MAKE) --no-print-directory unit-test
+	@$(MAKE) --no-print-directory integration-test

@@ -1,0 +1,107 @@
+#include "decode.h"
+#include <capstone/capstone.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One handle for the process: opening one costs far more than a decode, and cue points
+ * are decoded one at a time anyway. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static csh handle;
+static int opened; /* 0 not yet, 1 ok, -1 failed */
+
+static int ensure_open(void)
+{
+    if (opened)
+        return opened;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+        opened = -1;
+        return opened;
+    }
+    cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+    opened = 1;
+    return opened;
+}
+
+static bool is_string_op(unsigned id)
+{
+    switch (id) {
+    case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+    case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
+    case X86_INS_LODSB: case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+    case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD: case X86_INS_CMPSQ:
+    case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD: case X86_INS_SCASQ:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int decode_insn(const uint8_t *code, size_t len, uint64_t rip, struct insn_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!code || len == 0) {
+        snprintf(out->text, sizeof out->text, "(no bytes)");
+        return -1;
+    }
+    if (len > 15)
+        len = 15; /* the longest x86 instruction */
+    pthread_mutex_lock(&lock);
+    if (ensure_open() < 0) {
+        pthread_mutex_unlock(&lock);
+        snprintf(out->text, sizeof out->text, "(capstone unavailable)");
+        return -1;
+    }
+    cs_insn *insn = NULL;
+    size_t n = cs_disasm(handle, code, len, rip, 1, &insn);
+    if (n != 1) {
+        pthread_mutex_unlock(&lock);
+        snprintf(out->text, sizeof out->text, "(bad) %02x", code[0]);
+        return -1;
+    }
+    out->len = insn->size;
+    /* Long operand strings are cut to fit (the text is for people). */
+    size_t m = strnlen(insn->mnemonic, sizeof insn->mnemonic);
+    size_t o = strnlen(insn->op_str, sizeof insn->op_str);
+    size_t pos = 0;
+    for (size_t i = 0; i < m && pos + 1 < sizeof out->text; i++)
+        out->text[pos++] = insn->mnemonic[i];
+    if (o && pos + 1 < sizeof out->text)
+        out->text[pos++] = ' ';
+    for (size_t i = 0; i < o && pos + 1 < sizeof out->text; i++)
+        out->text[pos++] = insn->op_str[i];
+    out->text[pos] = '\0';
+    const cs_x86 *x = &insn->detail->x86;
+    out->string = is_string_op(insn->id);
+    for (int i = 0; i < x->op_count; i++) {
+        const cs_x86_op *op = &x->operands[i];
+        if (op->type != X86_OP_MEM)
+            continue;
+        if (insn->id == X86_INS_LEA || insn->id == X86_INS_NOP)
+            continue; /* an address computation, not an access */
+        out->mem = true;
+        if (op->size > out->mem_size)
+            out->mem_size = op->size;
+        /* Capstone 4 leaves access at 0 for some instructions: count them as reads. */
+        out->reads |= (op->access & CS_AC_READ) || !op->access;
+        out->writes |= (op->access & CS_AC_WRITE) != 0;
+    }
+    if (out->string && !out->mem_size) {
+        out->mem = true;
+        out->mem_size = x->operands[0].size ? x->operands[0].size : 1;
+    }
+    out->atomic = out->mem && (x->prefix[0] == X86_PREFIX_LOCK || insn->id == X86_INS_XCHG);
+    /* Capstone 4's access flags miss the write of these read-modify-writes. */
+    switch (insn->id) {
+    case X86_INS_CMPXCHG: case X86_INS_CMPXCHG8B: case X86_INS_CMPXCHG16B:
+    case X86_INS_XADD: case X86_INS_XCHG:
+        if (out->mem)
+            out->reads = out->writes = true;
+        break;
+    default:
+        break;
+    }
+    cs_free(insn, n);
+    pthread_mutex_unlock(&lock);
+    return 0;
+}

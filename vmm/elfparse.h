@@ -1,0 +1,56 @@
+/* ELF executable parsing and validation. The file is untrusted: every offset, size and
+ * address is checked before use, and a bad file is rejected with a message that says
+ * what is wrong. Pure host code: no KVM, unit-tested on crafted files. */
+#ifndef JINX_ELFPARSE_H
+#define JINX_ELFPARSE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_MAX_SEGMENTS 16
+#define ELF_MAX_FILE     (1ULL << 30)
+#define ELF_MAX_SPAN     (1ULL << 30)
+
+#define PROT_R 1
+#define PROT_W 2
+#define PROT_X 4
+
+struct elf_segment {
+    uint64_t vaddr, memsz, offset, filesz;
+    int prot;
+};
+
+struct elf_symbol {
+    uint64_t addr, size;
+    const char *name;      /* points into the image's file data */
+};
+
+struct elf_image {
+    uint8_t *data;
+    size_t size;
+    int pie;                 /* ET_DYN static-pie: loaded at a chosen base */
+    uint64_t entry;          /* link-time address */
+    uint64_t phdr_vaddr;     /* link-time address of the program headers, 0 if not loaded */
+    uint64_t phnum, phentsize;
+    uint64_t lo, hi;         /* page-rounded extent of the loaded segments */
+    uint64_t stack_size;     /* PT_GNU_STACK p_memsz (musl's default thread stack hint) */
+    uint64_t stack_phdr_off; /* file offset of the PT_GNU_STACK header, 0 if none */
+    struct elf_segment seg[ELF_MAX_SEGMENTS];
+    int nseg;
+    struct elf_symbol *syms; /* sorted by address */
+    size_t nsyms;
+    uint8_t build_hash[32];  /* FNV-1a based digest of the whole file, for dump matching */
+};
+
+/* Parses and validates an in-memory ELF; takes ownership of data (freed by elf_free).
+ * Returns 0, or -1 with a message in err. */
+int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size_t errlen);
+/* Reads and parses PATH. */
+int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen);
+void elf_free(struct elf_image *img);
+
+/* Symbol containing link-time address addr (with *off set), or NULL. */
+const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t addr, uint64_t *off);
+/* Address of a symbol by name, 0 if absent. */
+uint64_t elf_lookup(const struct elf_image *img, const char *name);
+
+#endif

@@ -1,0 +1,298 @@
+/* jinx-vmm: command line. */
+#include "outcome.h"
+#include "util.h"
+#include "vm.h"
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ENV 256
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinx-vmm run [options] IMAGE [-- ARG...]\n"
+        "\n"
+        "Boots IMAGE (a static x86-64 Linux program, e.g. built with musl-gcc -static) in a\n"
+        "KVM virtual machine, one vCPU per guest thread, all running in parallel.\n"
+        "\n"
+        "options:\n"
+        "  --vcpus N          most guest threads at once (default 16, max %d)\n"
+        "  --mem SIZE         guest memory (default 512M; 16M..4G)\n"
+        "  --timeout DUR      stop with outcome 'timeout' after DUR wall time (10s, 500ms, 2m)\n"
+        "  --seed N           seed for getrandom and AT_RANDOM (default 1)\n"
+        "  --thread-stack SIZE  default stack for new threads (default 1M; musl's is 128K)\n"
+        "  --env K=V          add to the guest's environment (repeatable; default empty)\n"
+        "  --report FILE      write the outcome as JSON to FILE\n"
+        "  --stats            print boot time, exits and syscalls on stderr\n"
+        "  --quiet            no report when the program exits with status 0\n"
+        "  --serial           one thread at a time, switching at cue points (deterministic)\n"
+        "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
+        "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
+        "  --trace FILE       (with --serial) write the cue-point trace to FILE (- for stdout)\n"
+        "  --no-memory-cues   (with --serial) cue points at synchronization syscalls only\n"
+        "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"
+        "                     DUR virtual time (1 us per cue point), print its trace, go on\n"
+        "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
+        "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
+        "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
+        "\n"
+        "exit status: the program's own; 128+N if killed by signal N; 123 deadlock;\n"
+        "124 timeout; 125 jinx-vmm could not run the image.\n",
+        MAX_VCPUS);
+}
+
+enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
+       OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
+       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE };
+
+static int cmd_run(int argc, char **argv)
+{
+    struct vm_options opt = {.max_vcpus = 16, .mem = 512ULL << 20, .seed = 1,
+                             .thread_stack = 1ULL << 20, .selftest_interval_ns = 5000000,
+                             .roundrobin = true};
+    static char *envp[MAX_ENV];
+    int envc = 0;
+    static const struct option lo[] = {
+        {"vcpus", required_argument, 0, OPT_VCPUS}, {"mem", required_argument, 0, OPT_MEM},
+        {"timeout", required_argument, 0, OPT_TIMEOUT}, {"seed", required_argument, 0, OPT_SEED},
+        {"env", required_argument, 0, OPT_ENV}, {"report", required_argument, 0, OPT_REPORT},
+        {"stats", no_argument, 0, OPT_STATS}, {"quiet", no_argument, 0, OPT_QUIET},
+        {"thread-stack", required_argument, 0, OPT_TSTACK}, {"help", no_argument, 0, OPT_HELP},
+        {"snapshot-selftest", required_argument, 0, OPT_SELFTEST},
+        {"selftest-interval", required_argument, 0, OPT_SELFTEST_INT},
+        {"serial", no_argument, 0, OPT_SERIAL}, {"schedule", required_argument, 0, OPT_SCHEDULE},
+        {"trace", required_argument, 0, OPT_TRACE}, {"policy", required_argument, 0, OPT_POLICY},
+        {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
+        {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
+        {"simulate", required_argument, 0, OPT_SIMULATE},
+        {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    uint64_t n;
+    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+        switch (c) {
+        case OPT_VCPUS:
+            if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
+                jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
+                return EXIT_VMM_ERROR;
+            }
+            opt.max_vcpus = (int)n;
+            break;
+        case OPT_MEM:
+            if (!parse_size(optarg, &opt.mem) || opt.mem < (16ULL << 20) ||
+                opt.mem > MAX_GUEST_MEM || opt.mem % (2ULL << 20)) {
+                jx_err("--mem %s: expected a size from 16M to 4G in whole MiB pairs (e.g. 256M)",
+                       optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_TIMEOUT:
+            if (!parse_duration(optarg, &opt.timeout_ns) || !opt.timeout_ns) {
+                jx_err("--timeout %s: expected a duration such as 10s, 500ms or 2m", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_SEED:
+            if (!parse_u64(optarg, &opt.seed)) {
+                jx_err("--seed %s: expected an unsigned number", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_TSTACK:
+            if (!parse_size(optarg, &opt.thread_stack) || opt.thread_stack < (16 << 10) ||
+                opt.thread_stack > (8 << 20)) {
+                jx_err("--thread-stack %s: expected a size from 16K to 8M", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_ENV:
+            if (!strchr(optarg, '=') || envc == MAX_ENV) {
+                jx_err("--env %s: expected K=V (at most %d)", optarg, MAX_ENV);
+                return EXIT_VMM_ERROR;
+            }
+            envp[envc++] = optarg;
+            break;
+        case OPT_SELFTEST:
+            if (!parse_u64(optarg, &n) || n < 1 || n > 100000) {
+                jx_err("--snapshot-selftest %s: expected a number of rounds", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            opt.selftest_rounds = (int)n;
+            break;
+        case OPT_SELFTEST_INT:
+            if (!parse_duration(optarg, &opt.selftest_interval_ns) || !opt.selftest_interval_ns) {
+                jx_err("--selftest-interval %s: expected a duration such as 5ms", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_SERIAL: opt.serial = true; break;
+        case OPT_SCHEDULE: opt.schedule_path = optarg; break;
+        case OPT_TRACE: opt.trace_path = optarg; break;
+        case OPT_NO_CREW: opt.no_crew = true; break;
+        case OPT_SIMULATE:
+            if (!parse_u64(optarg, &n) || n < 1 || n > 100000) {
+                jx_err("--simulate %s: expected a number of simulations", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            opt.simulate = (int)n;
+            break;
+        case OPT_AFTER:
+        case OPT_RECORD:
+            if (!parse_duration(optarg, c == OPT_AFTER ? &opt.after_ns : &opt.record_ns) ||
+                (c == OPT_RECORD && opt.record_ns < 1000)) {
+                jx_err("--%s %s: expected a duration such as 50ms or 1ms",
+                       c == OPT_AFTER ? "after" : "record", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_POLICY:
+            if (!strcmp(optarg, "roundrobin"))
+                opt.roundrobin = true;
+            else if (!strcmp(optarg, "continue"))
+                opt.roundrobin = false;
+            else {
+                jx_err("--policy %s: expected roundrobin or continue", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_REPORT: opt.report_path = optarg; break;
+        case OPT_STATS: opt.stats = true; break;
+        case OPT_QUIET: opt.quiet = true; break;
+        case OPT_HELP: case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_VMM_ERROR;
+        }
+    }
+    if (opt.schedule_path && !opt.record_ns)
+        opt.serial = true; /* a schedule alone means a serialized run from the start */
+    if (opt.simulate && !opt.record_ns) {
+        jx_err("--simulate needs --record (the fragment to simulate)");
+        return EXIT_VMM_ERROR;
+    }
+    if (opt.record_ns && opt.serial) {
+        jx_err("--record records one fragment of a free run; it cannot be combined with --serial");
+        return EXIT_VMM_ERROR;
+    }
+    if ((opt.serial || opt.record_ns) && opt.selftest_rounds) {
+        jx_err("--serial and --snapshot-selftest cannot be combined yet");
+        return EXIT_VMM_ERROR;
+    }
+    if (opt.trace_path && !opt.serial && !opt.record_ns) {
+        jx_err("--trace needs --serial or --record (cue points are recorded in serialized "
+               "execution)");
+        return EXIT_VMM_ERROR;
+    }
+    if (optind >= argc) {
+        jx_err("run: no IMAGE given");
+        usage(stderr);
+        return EXIT_VMM_ERROR;
+    }
+    const char *image = argv[optind];
+    int gargc = argc - optind;
+    char **gargv = argv + optind;
+    /* "IMAGE -- ARGS": the separator is ours, not the guest's. */
+    if (gargc > 1 && !strcmp(gargv[1], "--")) {
+        gargv[1] = gargv[0];
+        gargv++;
+        gargc--;
+    }
+
+    char err[512] = "";
+    struct elf_image probe;
+    if (elf_open(image, &probe, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        return EXIT_VMM_ERROR;
+    }
+    elf_free(&probe);
+
+    static struct vm vm;
+    if (vm_create(&vm, &opt, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    if (vm_load(&vm, image, gargc, gargv, envc, envp, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    bool want_serial = opt.serial || opt.record_ns;
+    if (want_serial && !vm.cpuid_hidden)
+        jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
+               "CPUID faulting): a program that uses them is not deterministic here");
+    if (want_serial && serial_init(&vm, opt.schedule_path, opt.roundrobin, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    if (opt.record_ns)
+        vm.serial.on = false; /* free until the fragment */
+    if (opt.serial && !opt.no_crew && crew_start(&vm) < 0) {
+        jx_err("%s", err[0] ? err : "cannot start page-ownership recording");
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    vm_run(&vm);
+    fflush(stdout);
+    int status = outcome_exit_status(&vm.out);
+    if (opt.selftest_rounds) {
+        fprintf(stderr, "jinx-vmm: snapshot selftest: %s\n",
+                vm.selftest_failed == 0 ? "PASS" : "FAIL");
+        if (vm.selftest_failed)
+            status = EXIT_VMM_ERROR;
+    }
+    if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0))
+        outcome_print(&vm, &vm.out, stderr);
+    if (want_serial) {
+        fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
+                "pages of %zu watched), %llu scheduled steps, %llu divergences\n",
+                (unsigned long long)vm.serial.cues, (unsigned long long)vm.crew.accesses,
+                (unsigned long long)vm.crew.shared_pages, vm.gm.ntrap,
+                (unsigned long long)vm.serial.cursor.steps,
+                (unsigned long long)vm.serial.cursor.divergences);
+        if (opt.trace_path) {
+            FILE *tf = strcmp(opt.trace_path, "-") ? fopen(opt.trace_path, "w") : stdout;
+            if (!tf)
+                jx_err("cannot write trace %s", opt.trace_path);
+            else {
+                ex_trace_print(tf, &vm.serial.trace);
+                if (tf != stdout)
+                    fclose(tf);
+            }
+        }
+    }
+    if (opt.report_path && outcome_write_json(&vm, &vm.out, opt.report_path) < 0)
+        jx_err("cannot write report %s", opt.report_path);
+    if (opt.stats) {
+        uint64_t end = mono_ns();
+        fprintf(stderr,
+                "jinx-vmm: stats: boot_to_first_guest_instruction_us=%.1f "
+                "boot_to_first_syscall_us=%.1f wall_ms=%.2f exits=%llu syscalls=%llu vcpus=%d "
+                "guest_frames_used=%llu\n",
+                vm.t_first_run ? (vm.t_first_run - vm.t_process_start) / 1e3 : -1.0,
+                vm.t_first_exit ? (vm.t_first_exit - vm.t_process_start) / 1e3 : -1.0,
+                (end - vm.t_process_start) / 1e6, (unsigned long long)atomic_load(&vm.n_exits),
+                (unsigned long long)atomic_load(&vm.n_syscalls), vm.nvcpus,
+                (unsigned long long)vm.gm.used);
+    }
+    if (want_serial)
+        serial_free(&vm);
+    vm_destroy(&vm);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    jx_set_progname("jinx-vmm");
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_VMM_ERROR : 0;
+    }
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE)", argv[1]);
+    return EXIT_VMM_ERROR;
+}

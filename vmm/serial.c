@@ -1,0 +1,343 @@
+#include "serial.h"
+#include "futex.h"
+#include "snapshot.h"
+#include "util.h"
+#include "vm.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHEDULE_MAX_FILE (16u << 20)
+
+int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin, char *err,
+                size_t errlen)
+{
+    struct serial *s = &vm->serial;
+    memset(s, 0, sizeof *s);
+    ex_schedule_init(&s->sched);
+    ex_trace_init(&s->trace);
+    s->sched.policy = roundrobin ? EX_DEFAULT_ROUNDROBIN : EX_DEFAULT_CONTINUE;
+    s->sched.quantum = 1;
+    if (schedule_path) {
+        int fd = open(schedule_path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+            (uint64_t)st.st_size > SCHEDULE_MAX_FILE) {
+            snprintf(err, errlen, "--schedule %s: %s", schedule_path,
+                     fd < 0 ? strerror(errno) : "not a regular file of at most 16 MiB");
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        char *buf = malloc((size_t)st.st_size + 1);
+        ssize_t got = buf ? read(fd, buf, (size_t)st.st_size) : -1;
+        close(fd);
+        if (got != st.st_size) {
+            free(buf);
+            snprintf(err, errlen, "--schedule %s: read error", schedule_path);
+            return -1;
+        }
+        struct ex_parse_error pe;
+        memset(&pe, 0, sizeof pe);
+        int rc = ex_schedule_parse(buf, (size_t)got, &s->sched, &pe);
+        free(buf);
+        if (rc < 0) {
+            snprintf(err, errlen, "--schedule %s: %s", schedule_path, pe.msg);
+            return -1;
+        }
+    }
+    ex_cursor_init(&s->cursor, &s->sched);
+    s->on = true;
+    s->current = 1;
+    return 0;
+}
+
+void serial_free(struct vm *vm)
+{
+    ex_schedule_free(&vm->serial.sched);
+    ex_trace_free(&vm->serial.trace);
+}
+
+uint64_t serial_vtime(const struct vm *vm)
+{
+    return vm->serial.base_ns + vm->serial.cues * SERIAL_CUE_NS + (uint64_t)vm->skipped_ns;
+}
+
+bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
+{
+    struct serial *s = &vm->serial;
+    if (!s->on)
+        return true;
+    if (s->current < 0)
+        return false; /* the fragment is over: nobody runs until it is ended */
+    if (s->current == 0) {
+        /* Nobody was runnable at the last cue point; the first thread to become
+         * runnable again (a sleeper whose deadline came) takes the turn. */
+        s->current = v->tid;
+        crew_switch_locked(vm, v->tid);
+    }
+    return v->tid == s->current;
+}
+
+void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
+                       uint32_t arg, uint8_t flags)
+{
+    struct serial *s = &vm->serial;
+    if (!s->on)
+        return;
+    s->cues++;
+    struct ex_event *e = ex_trace_sync(&s->trace, (uint32_t)tid, kind, addr, arg);
+    if (e) {
+        e->flags = flags;
+        e->rip = v->run->s.regs.regs.rcx; /* the user's return address */
+        vm_symbolize(vm, e->rip, e->sym, sizeof e->sym);
+    }
+    serial_pick_locked(vm, tid);
+}
+
+int serial_pick_locked(struct vm *vm, int tid)
+{
+    struct serial *s = &vm->serial;
+    struct ex_tidset enabled;
+    ex_tidset_clear(&enabled);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->state == T_RUNNING && w->tid <= EX_MAX_TID)
+            ex_tidset_add(&enabled, (uint32_t)w->tid);
+    }
+    if (s->limit && s->cues >= s->limit) {
+        /* Exactly `limit` cue points: stop here, at the same point every time. */
+        if (tid > 0)
+            crew_switch_locked(vm, 0);
+        s->current = -1;
+        return -1;
+    }
+    uint32_t next = ex_cursor_next(&s->cursor, &enabled);
+    if ((int)next != tid)
+        crew_switch_locked(vm, (int)next);
+    s->current = (int)next;
+    for (int i = 0; next && i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid == (int)next)
+            pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    return (int)next;
+}
+
+void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+                          bool blocked)
+{
+    if (!vm->serial.on || atomic_load(&vm->stopping))
+        return;
+    const struct kvm_regs *r = &v->run->s.regs.regs;
+    enum ex_kind kind;
+    uint64_t addr = 0;
+    uint32_t arg = 0;
+    uint8_t flags = 0;
+    switch (nr) {
+    case SYS_futex: {
+        int cmd = (int)(r->rsi & 127);
+        addr = r->rdi;
+        if (cmd == 0 || cmd == 9) { /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+            kind = EX_FUTEX_WAIT;
+            flags = blocked ? 0 : EX_F_NOBLOCK;
+        } else {
+            kind = EX_FUTEX_WAKE;
+            arg = ret > 0 ? (uint32_t)ret : 0;
+        }
+        break;
+    }
+    case SYS_clone:
+        if (ret <= 0)
+            return;
+        kind = EX_THREAD_CREATE;
+        arg = (uint32_t)ret;
+        break;
+    case SYS_exit:
+        kind = EX_THREAD_EXIT;
+        break;
+    case SYS_sched_yield: case SYS_nanosleep: case SYS_clock_nanosleep:
+        kind = EX_SYNC_OTHER;
+        break;
+    default:
+        return;
+    }
+    pthread_mutex_lock(&vm->lock);
+    serial_cue_locked(vm, v, tid, kind, addr, arg, flags);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+/* Starts a serialized fragment on a paused VM: the lowest runnable tid goes first,
+ * time goes on as base + cues * step + skipped, pages are watched. */
+static void fragment_begin(struct vm *vm, uint64_t start_vtime)
+{
+    pthread_mutex_lock(&vm->lock);
+    struct serial *s = &vm->serial;
+    uint64_t now = start_vtime ? start_vtime : vm_vtime(vm);
+    s->base_ns = now - (uint64_t)vm->skipped_ns;
+    s->cues = 0;
+    s->current = 0;
+    for (int i = 0; i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
+            (!s->current || vm->vcpus[i]->tid < s->current))
+            s->current = vm->vcpus[i]->tid;
+    ex_cursor_init(&s->cursor, &s->sched);
+    ex_trace_free(&s->trace);
+    ex_trace_init(&s->trace);
+    s->on = true;
+    pthread_mutex_unlock(&vm->lock);
+    crew_start(vm);
+}
+
+/* Lets the fragment run until `want` cue points (or the program ends, or 30 s pass),
+ * and pauses the VM again. */
+static void fragment_run(struct vm *vm, uint64_t want)
+{
+    uint64_t t0 = mono_ns();
+    vm->serial.limit = want;
+    vm_resume(vm);
+    while (!atomic_load(&vm->stopping) &&
+           __atomic_load_n(&vm->serial.current, __ATOMIC_RELAXED) >= 0 &&
+           mono_ns() - t0 < 30000000000ULL) {
+        struct timespec poll = {0, 200000};
+        nanosleep(&poll, NULL);
+    }
+    vm_pause(vm);
+}
+
+/* Back to free execution, on a paused VM, at the same virtual time. */
+static void fragment_end(struct vm *vm)
+{
+    crew_stop(vm);
+    pthread_mutex_lock(&vm->lock);
+    uint64_t vt = serial_vtime(vm);
+    vm->serial.on = false;
+    vm->serial.limit = 0;
+    vm->skipped_ns = (int64_t)vt - (int64_t)(mono_ns() - vm->start_ns);
+    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+static bool pause_after(struct vm *vm, uint64_t after_ns)
+{
+    struct timespec ts = {(time_t)(after_ns / 1000000000ULL), (long)(after_ns % 1000000000ULL)};
+    nanosleep(&ts, NULL);
+    if (atomic_load(&vm->stopping))
+        return false;
+    vm_pause(vm);
+    if (atomic_load(&vm->stopping)) {
+        vm_resume(vm);
+        return false;
+    }
+    return true;
+}
+
+int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
+{
+    if (!pause_after(vm, after_ns))
+        return -1;
+    uint64_t t0 = mono_ns();
+    fragment_begin(vm, 0);
+    fragment_run(vm, record_ns / SERIAL_CUE_NS);
+    fragment_end(vm);
+    uint64_t wall = mono_ns() - t0;
+    vm_resume(vm);
+    struct serial *s = &vm->serial;
+    fprintf(stderr, "jinx-vmm: recorded a fragment of %llu cue points (%.3f ms of virtual time) in "
+            "%.2f ms wall; %llu memory accesses, %llu shared pages\n",
+            (unsigned long long)s->cues, (double)(s->cues * SERIAL_CUE_NS) / 1e6, wall / 1e6,
+            (unsigned long long)vm->crew.accesses, (unsigned long long)vm->crew.shared_pages);
+    return 0;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t trace_hash(const struct ex_trace *t)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        uint64_t k[4] = {e->tid, e->kind, e->addr, ((uint64_t)e->size << 32) | e->arg};
+        h = fnv(h, k, sizeof k);
+    }
+    return h;
+}
+
+static uint64_t memory_hash(struct vm *vm)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint64_t f = GPA_POOL / PAGE_SIZE; f < vm->gm.nframes; f++)
+        if (vm->gm.bitmap[f / 64] & (1ULL << (f % 64)))
+            h = fnv(h, vm->gm.host + f * PAGE_SIZE, PAGE_SIZE);
+    return h;
+}
+
+int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
+{
+    if (!pause_after(vm, after_ns))
+        return -1;
+    struct snapshot snap;
+    char err[256];
+    if (snapshot_init(&snap, vm, err, sizeof err) < 0 || snapshot_take(&snap, err, sizeof err) < 0) {
+        jx_err("simulate: %s", err);
+        vm_resume(vm);
+        return -1;
+    }
+    uint64_t first_trace = 0, first_mem = 0;
+    int same = 0;
+    for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
+        uint64_t t0 = mono_ns();
+        fragment_begin(vm, snap.vtime); /* the same clock every time */
+        fragment_run(vm, record_ns / SERIAL_CUE_NS);
+        if (atomic_load(&vm->stopping))
+            break; /* the simulation ended the program: that is the outcome */
+        crew_stop(vm);
+        uint64_t th = trace_hash(&vm->serial.trace), mh = memory_hash(vm);
+        uint64_t cues = vm->serial.cues;
+        if (i == 1) {
+            first_trace = th;
+            first_mem = mh;
+        }
+        same += th == first_trace && mh == first_mem;
+        struct restore_stats st;
+        pthread_mutex_lock(&vm->lock);
+        vm->serial.on = false;
+        pthread_mutex_unlock(&vm->lock);
+        if (snapshot_restore(&snap, &st, err, sizeof err) < 0) {
+            jx_err("simulate: %s", err);
+            break;
+        }
+        fprintf(stderr, "jinx-vmm: simulation %d: %llu cue points, trace %016llx, memory %016llx, "
+                "%.2f ms (restore %.1f us: %llu pages, %llu frames invalidated)\n", i,
+                (unsigned long long)cues, (unsigned long long)th, (unsigned long long)mh,
+                (mono_ns() - t0) / 1e6, st.ns_total / 1e3, (unsigned long long)st.pages_copied,
+                (unsigned long long)st.frames_invalidated);
+    }
+    fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first\n", same, n);
+    snapshot_free(&snap);
+    if (!atomic_load(&vm->stopping)) {
+        /* Free execution again, from the snapshot (the restore set its time). */
+        pthread_mutex_lock(&vm->lock);
+        vm->serial.on = false;
+        vm->serial.limit = 0;
+        for (int i = 0; i < vm->nvcpus; i++)
+            pthread_cond_broadcast(&vm->vcpus[i]->cv);
+        pthread_mutex_unlock(&vm->lock);
+        vm_resume(vm);
+    }
+    return same;
+}

@@ -1,0 +1,65 @@
+/* Serialized execution (`jinx-vmm run --serial`): exactly one guest thread runs at a
+ * time, and at every cue point the explorer's cursor (a schedule from --schedule, then
+ * its default policy) picks the thread that runs next. Virtual time advances by a fixed
+ * step per cue point and by skipped sleeps only, so the same program, seed and schedule
+ * give the same execution every time.
+ *
+ * Cue points in this version are the synchronization syscalls: futex wait and wake,
+ * clone, thread exit, sched_yield and sleeps. Every cue point is recorded in a trace
+ * (explorer/trace.h). Threads that communicate through memory alone are not preempted
+ * between syscalls: page-fault cue points come next (docs/design-notes.md); a thread that
+ * spins without syscalls waiting for another one is a livelock here (use --timeout). */
+#ifndef JINX_SERIAL_H
+#define JINX_SERIAL_H
+#include "cursor.h"
+#include "schedule.h"
+#include "trace.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct vcpu;
+
+#define SERIAL_CUE_NS 1000 /* virtual time per cue point */
+
+struct serial {
+    bool on;
+    int current;            /* the tid allowed to run; 0 = nobody chosen yet */
+    struct ex_schedule sched;
+    struct ex_cursor cursor;
+    struct ex_trace trace;
+    uint64_t cues;
+    uint64_t base_ns;       /* virtual time when serialized execution began */
+    uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
+};
+
+/* Turns serialized execution on; schedule_path may be NULL (default policy only).
+ * Returns 0, or -1 with a message (bad schedule file: untrusted input). */
+int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin, char *err,
+                size_t errlen);
+void serial_free(struct vm *vm);
+
+/* Caller holds vm->lock. */
+bool serial_may_run_locked(struct vm *vm, struct vcpu *v);
+/* Records a cue point of thread v and picks who runs next. Caller holds vm->lock. */
+void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
+                       uint32_t arg, uint8_t flags);
+/* Picks who runs after thread tid's cue point (the cursor over the enabled threads),
+ * hands pages over (crew.h) and wakes the chosen one. Caller holds vm->lock. */
+int serial_pick_locked(struct vm *vm, int tid);
+/* The same for a syscall thread tid just made on v (arguments from v's registers). */
+void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+                          bool blocked);
+uint64_t serial_vtime(const struct vm *vm);
+/* `--after A --record R`: free-runs for A (wall), then records a serialized fragment
+ * of R virtual time (R / SERIAL_CUE_NS cue points) with memory cue points, then lets the
+ * program run free again. The trace stays in vm->serial.trace. From the VMM's main
+ * thread; serial_init must have run (it is left off until the fragment). */
+int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns);
+/* `--after A --record R --simulate N`: free-runs for A, snapshots, then N times runs a
+ * serialized fragment of R from the snapshot (following --schedule) and restores;
+ * prints each simulation's trace and memory hashes. Returns how many matched the first
+ * (determinism: all of them, for one schedule). */
+int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n);
+
+#endif

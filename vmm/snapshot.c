@@ -1,0 +1,389 @@
+#include "snapshot.h"
+#include "util.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+struct snap_vcpu {
+    bool exists;
+    int tid;
+    enum tstate state;
+    uint64_t clear_child_tid, sigmask;
+    uint64_t wait_addr, wait_deadline, wait_seq;
+    uint32_t wait_bitset;
+    bool woken, result_in_rax, start_pending;
+    int64_t wait_result;
+    struct kvm_regs blocked_regs;
+    /* Architectural state, when the vCPU has run (else start_* below). */
+    bool has_kvm_state;
+    struct kvm_regs regs;
+    struct kvm_sregs sregs;
+    struct kvm_xsave *xsave;       /* allocated once, kept across snapshots */
+    struct kvm_regs start_regs;
+    struct kvm_sregs start_sregs;
+    struct kvm_xsave *start_xsave; /* NULL: none */
+};
+
+static uint64_t bitmap_words(const struct guestmem *gm) { return (gm->nframes + 63) / 64; }
+
+static int set_dirty_logging(struct vm *vm, bool on)
+{
+    struct kvm_userspace_memory_region region = {
+        .slot = 0, .flags = on ? KVM_MEM_LOG_DIRTY_PAGES : 0, .guest_phys_addr = 0,
+        .memory_size = vm->gm.size, .userspace_addr = (uint64_t)(uintptr_t)vm->gm.host,
+    };
+    return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region);
+}
+
+/* ORs KVM's dirty log (which it clears) and the VMM's into out; returns page counts. */
+static int collect_dirty(struct vm *vm, uint64_t *out, uint64_t *nguest, uint64_t *nvmm)
+{
+    uint64_t words = bitmap_words(&vm->gm);
+    struct kvm_dirty_log log = {.slot = 0, .dirty_bitmap = out};
+    memset(out, 0, words * 8);
+    if (ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &log) < 0)
+        return -1;
+    uint64_t g = 0, m = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        g += (uint64_t)__builtin_popcountll(out[w]);
+        uint64_t mine = __atomic_exchange_n(&vm->gm.vmm_dirty[w], 0, __ATOMIC_RELAXED);
+        m += (uint64_t)__builtin_popcountll(mine & ~out[w]);
+        out[w] |= mine;
+    }
+    if (nguest)
+        *nguest = g;
+    if (nvmm)
+        *nvmm = m;
+    return 0;
+}
+
+/* Copies the marked pages; with tables_kept, upper-level page tables (and the PML4)
+ * are left alone: the table structure survives restores (see guestmem.h). */
+static uint64_t copy_pages(const struct guestmem *gm, const uint64_t *bits, uint64_t words,
+                           uint8_t *dst, const uint8_t *src, bool tables_kept)
+{
+    uint64_t n = 0;
+    for (uint64_t w = 0; w < words; w++)
+        for (uint64_t b = bits[w]; b; b &= b - 1) {
+            uint64_t f = w * 64 + (uint64_t)__builtin_ctzll(b);
+            if (tables_kept && (gm->table_level[f] >= 2 || f * PAGE_SIZE == GPA_PML4))
+                continue;
+            memcpy(dst + f * PAGE_SIZE, src + f * PAGE_SIZE, PAGE_SIZE);
+            n++;
+        }
+    return n;
+}
+
+/* Drops translations of the listed frames, one mprotect pair per run of neighbours. */
+int snapshot_init(struct snapshot *s, struct vm *vm, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->vm = vm;
+    s->mem = mmap(NULL, vm->gm.size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (s->mem == MAP_FAILED) {
+        s->mem = NULL;
+        snprintf(err, errlen, "snapshot: cannot reserve host memory: %s", strerror(errno));
+        return -1;
+    }
+    s->v = calloc(MAX_VCPUS, sizeof *s->v);
+    s->frame_bitmap = calloc(bitmap_words(&vm->gm), 8);
+    if (!vm->gm.vmm_dirty)
+        vm->gm.vmm_dirty = calloc(bitmap_words(&vm->gm), 8);
+    if (!s->v || !s->frame_bitmap || !vm->gm.vmm_dirty) {
+        snprintf(err, errlen, "snapshot: out of host memory");
+        return -1;
+    }
+    return 0;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+    if (s->mem)
+        munmap(s->mem, s->vm->gm.size);
+    for (int i = 0; s->v && i < MAX_VCPUS; i++) {
+        free(s->v[i].xsave);
+        free(s->v[i].start_xsave);
+    }
+    free(s->v);
+    free(s->vmas);
+    free(s->frame_bitmap);
+    memset(s, 0, sizeof *s);
+}
+
+int snapshot_settle_vcpus(struct vm *vm)
+{
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (!v->result_pending)
+            continue;
+        if (vm_complete_mmio(v, 0) < 0)
+            return -1;
+        v->result_pending = false;
+        v->result_in_rax = true;
+    }
+    return 0;
+}
+
+static int save_vcpu(struct vcpu *v, struct snap_vcpu *sv)
+{
+    struct kvm_xsave *xs = sv->xsave, *sxs = sv->start_xsave;
+    memset(sv, 0, sizeof *sv);
+    sv->xsave = xs;
+    sv->start_xsave = sxs;
+    sv->exists = true;
+    sv->tid = v->tid;
+    sv->state = v->state;
+    sv->clear_child_tid = v->clear_child_tid;
+    sv->sigmask = v->sigmask;
+    sv->wait_addr = v->wait_addr;
+    sv->wait_deadline = v->wait_deadline;
+    sv->wait_seq = v->wait_seq;
+    sv->wait_bitset = v->wait_bitset;
+    sv->woken = v->woken;
+    sv->wait_result = v->wait_result;
+    sv->result_in_rax = v->result_in_rax;
+    sv->blocked_regs = v->blocked_regs;
+    sv->start_pending = v->start_pending;
+    if (v->start_pending) {
+        sv->start_regs = v->start_regs;
+        sv->start_sregs = v->start_sregs;
+        if (v->start_xsave) {
+            if (!sv->start_xsave && !(sv->start_xsave = malloc(sizeof *sv->start_xsave)))
+                return -1;
+            *sv->start_xsave = *v->start_xsave;
+        } else {
+            free(sv->start_xsave);
+            sv->start_xsave = NULL;
+        }
+    }
+    if (v->tid == 0 || v->start_pending)
+        return 0;
+    sv->has_kvm_state = true;
+    /* State written through kvm_run but not applied yet (no KVM_RUN since) is the
+     * state: KVM would still report the old one. */
+    uint64_t dirty = v->run->kvm_dirty_regs;
+    if (dirty & KVM_SYNC_X86_REGS)
+        sv->regs = v->run->s.regs.regs;
+    else if (ioctl(v->fd, KVM_GET_REGS, &sv->regs) < 0)
+        return -1;
+    if (dirty & KVM_SYNC_X86_SREGS)
+        sv->sregs = v->run->s.regs.sregs;
+    else if (ioctl(v->fd, KVM_GET_SREGS, &sv->sregs) < 0)
+        return -1;
+    if (!sv->xsave && !(sv->xsave = malloc(sizeof *sv->xsave)))
+        return -1;
+    if (ioctl(v->fd, KVM_GET_XSAVE, sv->xsave) < 0)
+        return -1;
+    v->ran = false;
+    return 0;
+}
+
+int snapshot_take(struct snapshot *s, char *err, size_t errlen)
+{
+    struct vm *vm = s->vm;
+    struct guestmem *gm = &vm->gm;
+    if (snapshot_settle_vcpus(vm) < 0) {
+        snprintf(err, errlen, "snapshot: cannot complete a blocked thread's syscall");
+        return -1;
+    }
+    uint64_t words = bitmap_words(gm);
+    if (!s->have_mem) {
+        if (set_dirty_logging(vm, true) < 0) {
+            snprintf(err, errlen, "snapshot: KVM dirty logging: %s", strerror(errno));
+            return -1;
+        }
+        gm->track = true;
+        /* Start both logs empty, then copy everything that may hold data. */
+        collect_dirty(vm, s->frame_bitmap, NULL, NULL);
+        memcpy(s->mem, gm->host, GPA_POOL);
+        for (uint64_t f = GPA_POOL / PAGE_SIZE; f < gm->nframes; f++)
+            if (gm->bitmap[f / 64] & (1ULL << (f % 64)))
+                memcpy(s->mem + f * PAGE_SIZE, gm->host + f * PAGE_SIZE, PAGE_SIZE);
+        s->have_mem = true;
+    } else {
+        uint64_t *dirty = calloc(words, 8);
+        if (!dirty || collect_dirty(vm, dirty, NULL, NULL) < 0) {
+            free(dirty);
+            snprintf(err, errlen, "snapshot: KVM_GET_DIRTY_LOG: %s", strerror(errno));
+            return -1;
+        }
+        copy_pages(gm, dirty, words, s->mem, gm->host, false);
+        free(dirty);
+    }
+    gm->nremapped = 0;
+    gm->remap_overflow = false;
+
+    pthread_mutex_lock(&vm->lock);
+    s->nvcpus = vm->nvcpus;
+    int rc = 0;
+    for (int i = 0; i < vm->nvcpus && rc == 0; i++)
+        rc = save_vcpu(vm->vcpus[i], &s->v[i]);
+    s->next_tid = vm->next_tid;
+    s->live = vm->live;
+    s->blocked = vm->blocked;
+    s->wait_counter = vm->wait_counter;
+    s->vtime = vm_vtime(vm);
+    s->rng = vm->rng;
+    memcpy(s->sigact, vm->sigact, sizeof s->sigact);
+    pthread_mutex_lock(&gm->lock);
+    free(s->vmas);
+    s->vmas = malloc((vm->mm.n ? vm->mm.n : 1) * sizeof *s->vmas);
+    if (s->vmas)
+        memcpy(s->vmas, vm->mm.v, vm->mm.n * sizeof *s->vmas);
+    s->nvmas = vm->mm.n;
+    s->brk_base = vm->mm.brk_base;
+    s->brk_cur = vm->mm.brk_cur;
+    memcpy(s->frame_bitmap, gm->bitmap, words * 8);
+    s->frames_used = gm->used;
+    s->frames_next = gm->next;
+    pthread_mutex_unlock(&gm->lock);
+    pthread_mutex_unlock(&vm->lock);
+    if (rc < 0 || !s->vmas) {
+        snprintf(err, errlen, "snapshot: cannot read vCPU state");
+        return -1;
+    }
+    return 0;
+}
+
+static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *sv)
+{
+    (void)vm;
+    v->tid = sv->exists ? sv->tid : 0;
+    v->state = sv->exists ? sv->state : T_FREE;
+    v->clear_child_tid = sv->clear_child_tid;
+    v->sigmask = sv->sigmask;
+    v->wait_addr = sv->wait_addr;
+    v->wait_deadline = sv->wait_deadline;
+    v->wait_seq = sv->wait_seq;
+    v->wait_bitset = sv->wait_bitset;
+    v->woken = sv->woken;
+    v->wait_result = sv->wait_result;
+    v->result_in_rax = sv->result_in_rax;
+    v->result_pending = false;
+    v->blocked_regs = sv->blocked_regs;
+    v->start_pending = sv->start_pending;
+    free(v->start_xsave);
+    v->start_xsave = NULL;
+    if (sv->start_pending) {
+        v->start_regs = sv->start_regs;
+        v->start_sregs = sv->start_sregs;
+        if (sv->start_xsave && (v->start_xsave = malloc(sizeof *v->start_xsave)))
+            *v->start_xsave = *sv->start_xsave;
+    }
+    if (!sv->has_kvm_state)
+        return 0;
+    /* A vCPU that has not entered the guest since the snapshot still holds exactly the
+     * snapshot's state (pending kvm_run writes included): nothing to do. */
+    bool ran = v->ran;
+    v->ran = false;
+    if (!ran)
+        return 0;
+    /* Registers and segments go through kvm_run and take effect on the next KVM_RUN,
+     * costing no ioctl; only the FPU state needs one. */
+    v->run->s.regs.regs = sv->regs;
+    v->run->s.regs.sregs = sv->sregs;
+    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    return ioctl(v->fd, KVM_SET_XSAVE, sv->xsave) < 0 ? -1 : 0;
+}
+
+int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, size_t errlen)
+{
+    struct vm *vm = s->vm;
+    struct guestmem *gm = &vm->gm;
+    struct restore_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    uint64_t t0 = mono_ns();
+    if (!s->have_mem) {
+        snprintf(err, errlen, "restore: no snapshot taken");
+        return -1;
+    }
+    /* No vCPU may keep a half-done emulation across the restore. */
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (v->result_pending || v->acc_pending) {
+            vm_complete_mmio(v, 0);
+            v->result_pending = v->acc_pending = false;
+            v->acc_rmw_rip = 0;
+        }
+    }
+    uint64_t words = bitmap_words(gm);
+    uint64_t *dirty = calloc(words, 8);
+    if (!dirty || collect_dirty(vm, dirty, &st->dirty_guest, &st->dirty_vmm) < 0) {
+        free(dirty);
+        snprintf(err, errlen, "restore: KVM_GET_DIRTY_LOG: %s", strerror(errno));
+        return -1;
+    }
+    uint64_t t1 = mono_ns();
+    st->pages_copied = copy_pages(gm, dirty, words, gm->host, s->mem, true);
+    free(dirty);
+    uint64_t t2 = mono_ns();
+    /* Translations made since the snapshot may not exist in it: drop them. Pages written
+     * back above were written by the host, so KVM logs nothing for them. */
+    if (gm->remap_overflow) {
+        gm_invalidate_range(gm, GPA_POOL, gm->size - GPA_POOL);
+        st->frames_invalidated = gm->nframes;
+    } else {
+        gm_invalidate_frames(gm, gm->remapped, gm->nremapped);
+        st->frames_invalidated = gm->nremapped;
+    }
+    gm->nremapped = 0;
+    gm->remap_overflow = false;
+    uint64_t t3 = mono_ns();
+
+    pthread_mutex_lock(&vm->lock);
+    pthread_mutex_lock(&gm->lock);
+    /* Data frames as in the snapshot; page-table frames stay (they are never given back). */
+    uint64_t used = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t tables = 0;
+        for (uint64_t k = 0; k < 64 && w * 64 + k < gm->nframes; k++)
+            if (gm->table_level[w * 64 + k])
+                tables |= 1ULL << k;
+        gm->bitmap[w] = s->frame_bitmap[w] | tables;
+        used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
+    }
+    gm->used = used;
+    gm->next = s->frames_next;
+    struct vma *nv = malloc((s->nvmas ? s->nvmas : 1) * sizeof *nv);
+    if (nv) {
+        memcpy(nv, s->vmas, s->nvmas * sizeof *nv);
+        free(vm->mm.v);
+        vm->mm.v = nv;
+        vm->mm.n = vm->mm.cap = s->nvmas ? s->nvmas : 1;
+        vm->mm.n = s->nvmas;
+    }
+    vm->mm.brk_base = s->brk_base;
+    vm->mm.brk_cur = s->brk_cur;
+    pthread_mutex_unlock(&gm->lock);
+    int rc = nv ? 0 : -1;
+    for (int i = 0; i < vm->nvcpus && rc == 0; i++) {
+        static const struct snap_vcpu none;
+        rc = restore_vcpu(vm, vm->vcpus[i], i < s->nvcpus ? &s->v[i] : &none);
+    }
+    vm->next_tid = s->next_tid;
+    vm->live = s->live;
+    vm->blocked = s->blocked;
+    vm->wait_counter = s->wait_counter;
+    vm->skipped_ns = (int64_t)s->vtime - (int64_t)(mono_ns() - vm->start_ns);
+    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    vm->rng = s->rng;
+    memcpy(vm->sigact, s->sigact, sizeof s->sigact);
+    pthread_mutex_unlock(&vm->lock);
+    uint64_t t4 = mono_ns();
+    st->ns_dirty_log = t1 - t0;
+    st->ns_copy = t2 - t1;
+    st->ns_invalidate = t3 - t2;
+    st->ns_vcpus = t4 - t3;
+    st->ns_total = t4 - t0;
+    if (rc < 0) {
+        snprintf(err, errlen, "restore: cannot set vCPU state");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* Snapshot and restore of the whole VM, in memory: every vCPU's registers, system
+ * registers, FPU/XSAVE state (FS/GS bases ride in the segment state), the VMM's thread,
+ * futex, time and address-space state, and guest memory.
+ *
+ * Memory is tracked, not copied: the first snapshot copies the frames in use; from then
+ * on KVM's dirty log (the guest's writes) and guestmem's own log (the VMM's writes) say
+ * which pages changed, and a restore copies back only those. A restore also drops the
+ * cached translations of every frame that gained a mapping since the snapshot, so no
+ * vCPU can reach memory through a mapping the snapshot did not have.
+ *
+ * Both take a paused VM (vm_pause). */
+#ifndef JINX_SNAPSHOT_H
+#define JINX_SNAPSHOT_H
+#include "vm.h"
+
+struct snap_vcpu;
+
+struct snapshot {
+    struct vm *vm;
+    uint8_t *mem;               /* copy of guest RAM as of the snapshot */
+    bool have_mem;
+    int nvcpus;
+    struct snap_vcpu *v;        /* MAX_VCPUS entries */
+    /* VMM state */
+    int next_tid, live, blocked;
+    uint64_t wait_counter, vtime, rng;
+    uint64_t sigact[65];
+    struct vma *vmas;
+    size_t nvmas;
+    uint64_t brk_base, brk_cur;
+    uint64_t *frame_bitmap;
+    uint64_t frames_used, frames_next;
+};
+
+struct restore_stats {
+    uint64_t dirty_guest, dirty_vmm, pages_copied, frames_invalidated;
+    uint64_t ns_dirty_log, ns_copy, ns_invalidate, ns_vcpus, ns_total;
+};
+
+int snapshot_init(struct snapshot *s, struct vm *vm, char *err, size_t errlen);
+void snapshot_free(struct snapshot *s);
+/* Takes a snapshot of the paused VM into s (reusing its memory copy). */
+int snapshot_take(struct snapshot *s, char *err, size_t errlen);
+/* Brings the paused VM back to s exactly. */
+int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, size_t errlen);
+
+/* Completes pending syscall MMIO reads of blocked threads so that no vCPU holds state
+ * KVM cannot save (called by take and restore; the result reaches rax on wake). */
+int snapshot_settle_vcpus(struct vm *vm);
+
+#endif

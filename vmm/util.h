@@ -1,0 +1,24 @@
+/* Small helpers shared by the VMM: error messages, number parsing, clocks. */
+#ifndef JINX_UTIL_H
+#define JINX_UTIL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Prints "jinx-vmm: <message>" on stderr. */
+void jx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void jx_set_progname(const char *name);
+
+/* "512M", "1G", "4096", "64K" -> bytes. False on garbage or overflow. */
+bool parse_size(const char *s, uint64_t *out);
+/* "10s", "500ms", "2m", "100us", "3" (seconds) -> nanoseconds. */
+bool parse_duration(const char *s, uint64_t *out_ns);
+/* Decimal or 0x-hex unsigned integer, whole string. */
+bool parse_u64(const char *s, uint64_t *out);
+
+uint64_t mono_ns(void);
+
+/* splitmix64: the seeded generator behind getrandom and AT_RANDOM. */
+uint64_t splitmix64(uint64_t *state);
+
+#endif

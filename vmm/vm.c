@@ -1,0 +1,859 @@
+#include "vm.h"
+#include "cpu.h"
+#include "futex.h"
+#include "selftest.h"
+#include "syscall.h"
+#include "util.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern const uint8_t jinx_agent_start[], jinx_agent_end[];
+
+#define SIG_KICK SIGUSR1
+
+static void kick_handler(int sig) { (void)sig; }
+
+int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t errlen)
+{
+    memset(vm, 0, sizeof *vm);
+    vm->opt = *opt;
+    vm->kvm_fd = vm->vm_fd = -1;
+    vm->t_process_start = mono_ns();
+    pthread_mutex_init(&vm->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&vm->done_cv, &ca);
+    pthread_cond_init(&vm->pause_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    vm->rng = opt->seed ^ 0x4A494E58ULL;
+    vm->next_tid = 1;
+    if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
+        return -1;
+    mm_init(&vm->mm, &vm->gm);
+    if (cpu_open_vm(vm, err, errlen) < 0)
+        return -1;
+    if (cpu_setup_tables(vm, jinx_agent_start, (size_t)(jinx_agent_end - jinx_agent_start), err,
+                         errlen) < 0)
+        return -1;
+    struct sigaction sa = {.sa_handler = kick_handler};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIG_KICK, &sa, NULL);
+    return 0;
+}
+
+void vm_destroy(struct vm *vm)
+{
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (v->run)
+            munmap(v->run, vm->run_size);
+        if (v->fd >= 0)
+            close(v->fd);
+        pthread_cond_destroy(&v->cv);
+        free(v->start_xsave);
+        free(v);
+    }
+    vm->nvcpus = 0;
+    if (vm->vm_fd >= 0)
+        close(vm->vm_fd);
+    if (vm->kvm_fd >= 0)
+        close(vm->kvm_fd);
+    free(vm->cpuid);
+    mm_destroy(&vm->mm);
+    gm_destroy(&vm->gm);
+    elf_free(&vm->img);
+}
+
+uint64_t vm_vtime(struct vm *vm)
+{
+    if (vm->serial.on)
+        return serial_vtime(vm);
+    return (uint64_t)((int64_t)(mono_ns() - vm->start_ns) + vm->skipped_ns);
+}
+
+void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len)
+{
+    /* A return address may sit just past its function's end (a call to a noreturn
+     * function as the last instruction), so look up the call's own byte. */
+    uint64_t look = is_return && addr ? addr - 1 : addr;
+    uint64_t off;
+    const struct elf_symbol *s = look >= vm->bias ? elf_symbolize(&vm->img, look - vm->bias, &off)
+                                                  : NULL;
+    if (s)
+        off += addr - look;
+    if (s && off)
+        snprintf(buf, len, "%s+0x%llx", s->name, (unsigned long long)off);
+    else if (s)
+        snprintf(buf, len, "%s", s->name);
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+}
+
+void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len)
+{
+    vm_symbolize_frame(vm, addr, false, buf, len);
+}
+
+static bool in_text(struct vm *vm, uint64_t addr)
+{
+    for (int i = 0; i < vm->img.nseg; i++) {
+        const struct elf_segment *sg = &vm->img.seg[i];
+        if ((sg->prot & PROT_X) && addr >= vm->bias + sg->vaddr &&
+            addr < vm->bias + sg->vaddr + sg->memsz)
+            return true;
+    }
+    return false;
+}
+
+int vm_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out, int max)
+{
+    int n = 0;
+    if (max > 0)
+        out[n++] = rip;
+    /* A leaf function (or one stopped before its prologue) has no frame of its own: its
+     * return address is on top of the stack. Take it when it follows a call rel32. */
+    uint64_t top;
+    uint8_t call[5];
+    if (n < max && copy_from_user(&vm->gm, &top, rsp, 8) && in_text(vm, top) &&
+        copy_from_user(&vm->gm, call, top - 5, 5) && call[0] == 0xE8) {
+        uint64_t frame_ret;
+        if (!(rbp && copy_from_user(&vm->gm, &frame_ret, rbp + 8, 8) && frame_ret == top))
+            out[n++] = top;
+    }
+    /* Frame-pointer walk: each frame is [saved rbp][return address]; stop at anything
+     * that is not a plausible, strictly ascending user stack address. */
+    int before = n;
+    for (int depth = 0; n < max && depth < 64; depth++) {
+        uint64_t frame[2];
+        if (rbp == 0 || (rbp & 7) || !copy_from_user(&vm->gm, frame, rbp, sizeof frame))
+            break;
+        if (frame[1] < PAGE_SIZE || frame[1] >= USER_TOP)
+            break;
+        out[n++] = frame[1];
+        if (frame[0] <= rbp)
+            break;
+        rbp = frame[0];
+    }
+    if (n - before >= 2)
+        return n;
+    /* libc is built without frame pointers, so a crash inside it (abort, assert) breaks
+     * the chain at once. Fall back to scanning the stack for return addresses: words
+     * that point into the program's text just after a call instruction. */
+    n = before;
+    for (uint64_t a = rsp; n < max && a < rsp + 4096; a += 8) {
+        uint64_t w;
+        uint8_t ins[6];
+        if (!copy_from_user(&vm->gm, &w, a, 8))
+            break;
+        if (!in_text(vm, w) || !copy_from_user(&vm->gm, ins, w - 6, 6))
+            continue;
+        bool is_call = ins[1] == 0xE8 ||                          /* call rel32 */
+                       (ins[4] == 0xFF && (ins[5] & 0xF8) == 0xD0) || /* call *%reg */
+                       (ins[0] == 0xFF && ins[1] == 0x15);        /* call *rel(%rip) */
+        if (is_call && w != out[n - 1])
+            out[n++] = w;
+    }
+    return n;
+}
+
+/* ---- stopping and kicking ------------------------------------------------------- */
+
+static void kick(struct vcpu *v)
+{
+    if (!v->run)
+        return;
+    __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+    pthread_kill(v->host, SIG_KICK);
+}
+
+void vm_stop_locked(struct vm *vm, const struct outcome *o)
+{
+    if (atomic_load(&vm->stopping))
+        return;
+    vm->out = *o;
+    atomic_store(&vm->stopping, true);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        pthread_cond_broadcast(&v->cv);
+        if (atomic_load(&v->in_guest))
+            kick(v);
+    }
+    pthread_cond_broadcast(&vm->done_cv);
+}
+
+/* ---- outcomes raised by threads ------------------------------------------------- */
+
+static void capture_regs(struct outcome *o, const struct kvm_regs *r)
+{
+    if (!r)
+        return;
+    o->has_regs = true;
+    o->regs = *r;
+}
+
+void vm_fatal_signal(struct vm *vm, struct vcpu *v, int sig, const struct kvm_regs *r,
+                     uint64_t rip, const char *why)
+{
+    struct outcome o = {.kind = OUT_SIGNAL, .signal = sig, .thread = v->tid, .vector = -1,
+                        .rip = rip};
+    capture_regs(&o, r);
+    if (r) {
+        o.regs.rip = rip;
+        o.nbt = vm_backtrace(vm, rip, r->rsp, r->rbp, o.bt, OUT_MAX_BT);
+    }
+    snprintf(o.detail, sizeof o.detail, "%s", why ? why : "");
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_exit_group(struct vm *vm, int status)
+{
+    struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_thread_exit(struct vm *vm, struct vcpu *v, int status)
+{
+    pthread_mutex_lock(&vm->lock);
+    if (v->clear_child_tid) {
+        uint32_t zero = 0;
+        if (copy_to_user(&vm->gm, v->clear_child_tid, &zero, 4))
+            futex_wake_locked(vm, v->clear_child_tid, 1, ~0u);
+    }
+    v->tid = 0;
+    v->state = T_FREE;
+    v->clear_child_tid = 0;
+    vm->live--;
+    if (vm->live == 0) {
+        /* The last thread leaving ends the process with its status, as on Linux. */
+        struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
+        vm_stop_locked(vm, &o);
+    } else {
+        futex_check_all_blocked(vm);
+    }
+    pthread_mutex_unlock(&vm->lock);
+}
+
+/* ---- exceptions ----------------------------------------------------------------- */
+
+static int vector_signal(int vec)
+{
+    switch (vec) {
+    case 0: case 16: case 19: return SIGFPE;
+    case 1: case 3: return SIGTRAP;
+    case 6: return SIGILL;
+    case 17: return SIGBUS;
+    default: return SIGSEGV;
+    }
+}
+
+static bool has_errcode(int vec)
+{
+    return vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 14 ||
+           vec == 17 || vec == 21 || vec == 29 || vec == 30;
+}
+
+static const char *vector_name(int vec)
+{
+    static const char *n[32] = {
+        "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+        "#BR bound range", "#UD invalid opcode", "#NM device not available",
+        "#DF double fault", "coprocessor overrun", "#TS invalid TSS", "#NP segment not present",
+        "#SS stack fault", "#GP general protection", "#PF page fault", "reserved",
+        "#MF x87 floating point", "#AC alignment check", "#MC machine check",
+        "#XM SIMD floating point", "#VE virtualization", "#CP control protection"};
+    return vec >= 0 && vec < 32 && n[vec] ? n[vec] : "exception";
+}
+
+/* rdtsc/rdtscp trap in ring 3 (CR4.TSD): answer with virtual time, deterministic. */
+static bool emulate_tsc(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
+{
+    uint8_t insn[3];
+    if (!copy_from_user(&vm->gm, insn, *frame_rip, 2))
+        return false;
+    int len = 0;
+    if (insn[0] == 0x0F && insn[1] == 0x31)
+        len = 2;
+    else if (insn[0] == 0x0F && insn[1] == 0x01 && copy_from_user(&vm->gm, insn, *frame_rip, 3) &&
+             insn[2] == 0xF9)
+        len = 3;
+    if (!len)
+        return false;
+    uint64_t tsc = vm_vtime(vm) * 3; /* a 3 GHz virtual TSC */
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    r->rax = tsc & 0xFFFFFFFF;
+    r->rdx = tsc >> 32;
+    if (len == 3)
+        r->rcx = (uint64_t)v->index;
+    *frame_rip += (uint64_t)len;
+    return true;
+}
+
+/* CPUID in user mode with CPUID faulting on: answer from the filtered table. */
+static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
+{
+    uint8_t insn[2];
+    if (!vm->cpuid_faulting || !copy_from_user(&vm->gm, insn, *frame_rip, 2) ||
+        insn[0] != 0x0F || insn[1] != 0xA2)
+        return false;
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    uint32_t out[4];
+    cpu_cpuid(vm, (uint32_t)r->rax, (uint32_t)r->rcx, out);
+    r->rax = out[0];
+    r->rbx = out[1];
+    r->rcx = out[2];
+    r->rdx = out[3];
+    *frame_rip += 2;
+    return true;
+}
+
+/* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
+ * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
+ * virtualization) cannot emulate. */
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
+{
+    struct kvm_sregs s;
+    if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
+        return false;
+    cpu_sregs(vm, v, &s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
+        return false;
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    r->rip = rip;
+    r->rsp = rsp;
+    r->rflags = (rflags & 0x3C0FD5) | 0x202; /* user-modifiable flags, IF set */
+    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+    return true;
+}
+
+/* Returns false when the thread must not resume. */
+static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
+{
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    uint64_t stack_lo = KVA(GPA_PERCPU + (uint64_t)v->index * PERCPU_SIZE);
+    uint64_t stack_hi = stack_lo + PERCPU_SIZE;
+    uint64_t fsz = has_errcode(vec) ? 48 : 40;
+    if (r->rsp < stack_lo + 104 || r->rsp + fsz > stack_hi) {
+        struct outcome o = {.kind = OUT_ERROR};
+        snprintf(o.detail, sizeof o.detail, "internal: exception %d with a bad agent stack", vec);
+        pthread_mutex_lock(&vm->lock);
+        vm_stop_locked(vm, &o);
+        pthread_mutex_unlock(&vm->lock);
+        return false;
+    }
+    uint64_t *frame = gm_ptr(&vm->gm, r->rsp - KBASE);
+    uint64_t err = 0;
+    if (has_errcode(vec))
+        err = *frame++;
+    uint64_t rip = frame[0], cs = frame[1], rsp = frame[3];
+    bool user = (cs & 3) == 3;
+    if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
+        return return_to_user(vm, v, frame[0], rsp, frame[2]);
+    struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
+                        .vector = vec, .rip = rip, .errcode = err};
+    if (vec == 14) {
+        struct kvm_sregs s;
+        if (ioctl(v->fd, KVM_GET_SREGS, &s) == 0)
+            o.cr2 = s.cr2;
+    }
+    capture_regs(&o, r);
+    o.regs.rip = rip;
+    o.regs.rsp = rsp;
+    o.regs.rflags = frame[2];
+    if (user) {
+        o.nbt = vm_backtrace(vm, rip, rsp, r->rbp, o.bt, OUT_MAX_BT);
+        if (vec == 14)
+            snprintf(o.detail, sizeof o.detail, "%s: %s %s at address 0x%llx", vector_name(vec),
+                     (err & 1) ? "protection violation" : "unmapped address",
+                     (err & 16) ? "(instruction fetch)" : (err & 2) ? "(write)" : "(read)",
+                     (unsigned long long)o.cr2);
+        else
+            snprintf(o.detail, sizeof o.detail, "%s", vector_name(vec));
+    } else {
+        /* Only a hostile sysret return address can fault in the agent. */
+        snprintf(o.detail, sizeof o.detail, "%s inside the guest-agent (user rip 0x%llx)",
+                 vector_name(vec), (unsigned long long)r->rcx);
+        o.signal = SIGSEGV;
+    }
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+    return false;
+}
+
+/* ---- vCPU threads --------------------------------------------------------------- */
+
+static void internal_error(struct vm *vm, struct vcpu *v, const char *what)
+{
+    struct outcome o = {.kind = OUT_ERROR, .thread = v->tid};
+    snprintf(o.detail, sizeof o.detail, "vCPU %d: %s", v->index, what);
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+static int apply_start_state(struct vm *vm, struct vcpu *v)
+{
+    v->start_pending = false;
+    if (ioctl(v->fd, KVM_SET_SREGS, &v->start_sregs) < 0)
+        return -1;
+    if (v->start_xsave && ioctl(v->fd, KVM_SET_XSAVE, v->start_xsave) < 0)
+        return -1;
+    v->run->s.regs.regs = v->start_regs;
+    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+    (void)vm;
+    return 0;
+}
+
+int vm_complete_mmio(struct vcpu *v, int64_t value)
+{
+    memcpy(v->run->mmio.data, &value, 8);
+    __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+    int rc = ioctl(v->fd, KVM_RUN, 0);
+    int e = errno;
+    __atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+    v->run->kvm_dirty_regs = 0;
+    return rc < 0 && e == EINTR ? 0 : -1;
+}
+
+/* The syscall path: the agent's entry read the syscall MMIO page. Returns false when
+ * the thread must not resume. */
+static bool handle_mmio(struct vm *vm, struct vcpu *v)
+{
+    struct kvm_run *run = v->run;
+    struct kvm_regs *r = &run->s.regs.regs;
+    if (crew_is_trap(run->mmio.phys_addr))
+        return crew_access(vm, v);
+    uint64_t entry = UVA_AGENT + (vm->pvm ? vm->agent.syscall_user : vm->agent.syscall_ring0);
+    if (run->mmio.phys_addr != GPA_MMIO_SYSCALL || run->mmio.is_write || run->mmio.len != 8 ||
+        r->rip != entry) {
+        /* The program touched the syscall page itself, or worse. */
+        char why[160];
+        snprintf(why, sizeof why, "%s jinx's syscall page (guest physical 0x%llx)",
+                 run->mmio.is_write ? "write to" : "read of",
+                 (unsigned long long)run->mmio.phys_addr);
+        vm_fatal_signal(vm, v, SIGSEGV, r, r->rip, why);
+        return false;
+    }
+    if (!atomic_load_explicit(&vm->mode_checked, memory_order_relaxed)) {
+        /* Never run user code in ring 0: confirm the PVM guess on the first syscall. */
+        struct kvm_sregs s;
+        if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0 || ((s.cs.selector & 3) == 3) != vm->pvm) {
+            internal_error(vm, v, vm->pvm ? "expected PVM, but SYSCALL entered ring 0"
+                                          : "SYSCALL stayed in user mode: is this PVM?");
+            return false;
+        }
+        atomic_store(&vm->mode_checked, true);
+    }
+    if (!vm->t_first_exit)
+        vm->t_first_exit = mono_ns();
+    int64_t ret = -ENOSYS;
+    int tid = v->tid;
+    uint64_t nr = r->rax;
+    int disp = syscall_dispatch(vm, v, &ret);
+    if (vm->serial.on && disp != SYSCALL_THREAD_GONE)
+        serial_after_syscall(vm, v, tid, nr, ret, disp == SYSCALL_BLOCKED);
+    else if (vm->serial.on && nr == SYS_exit)
+        serial_after_syscall(vm, v, tid, nr, 0, false);
+    switch (disp) {
+    case SYSCALL_THREAD_GONE:
+        /* Finish the read now: a pending emulation left on this vCPU would replay into
+         * whatever thread runs on it next. */
+        vm_complete_mmio(v, 0);
+        return false;
+    case SYSCALL_BLOCKED:
+        /* The read stays pending; the result goes in when the thread wakes. */
+        v->result_pending = true;
+        return false;
+    default:
+        memcpy(run->mmio.data, &ret, 8); /* KVM completes the read: rax = ret */
+        return true;
+    }
+}
+
+/* Runs the thread on this vCPU until it blocks, exits, or the VM stops or pauses. A
+ * pause is honoured only at a clean point: after an exit we handled, KVM still has to
+ * complete the instruction on the next KVM_RUN (the kick's immediate_exit lets it do
+ * that without running guest code), so that a snapshot never sees half an instruction. */
+static void run_thread(struct vm *vm, struct vcpu *v)
+{
+    bool completion_pending = false;
+    for (;;) {
+        if (atomic_load(&vm->stopping) || (atomic_load(&vm->paused) && !completion_pending))
+            return;
+        if (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)
+            return; /* not this thread's turn: its host thread waits in vcpu_main */
+        atomic_store(&v->in_guest, 1);
+        v->ran = true;
+        if (!vm->t_first_run)
+            vm->t_first_run = mono_ns();
+        int rc = ioctl(v->fd, KVM_RUN, 0);
+        atomic_store(&v->in_guest, 0);
+        v->run->kvm_dirty_regs = 0;
+        completion_pending = false;
+        if (rc < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                __atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+                continue;
+            }
+            char msg[128];
+            snprintf(msg, sizeof msg, "KVM_RUN: %s", strerror(errno));
+            internal_error(vm, v, msg);
+            return;
+        }
+        v->exits++;
+        atomic_fetch_add_explicit(&vm->n_exits, 1, memory_order_relaxed);
+        struct kvm_run *run = v->run;
+        switch (run->exit_reason) {
+        case KVM_EXIT_IO: {
+            int port = run->io.port;
+            struct kvm_regs *r = &run->s.regs.regs;
+            uint64_t expect = KVA(GPA_AGENT);
+            if (run->io.direction != KVM_EXIT_IO_OUT || r->rip < expect ||
+                r->rip >= expect + AGENT_MAX_SIZE) {
+                internal_error(vm, v, "I/O exit outside the guest-agent");
+                return;
+            }
+            /* Resume after the 2-byte `out`: stated explicitly so that any later state
+             * change (flush, snapshot) sees a consistent rip. */
+            r->rip += HC_INSN_LEN;
+            run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+            if (port >= PORT_EXC_BASE && port < PORT_EXC_BASE + 32) {
+                if (!handle_exception(vm, v, port - PORT_EXC_BASE))
+                    return;
+                completion_pending = true;
+            } else {
+                internal_error(vm, v, "unexpected hypercall port");
+                return;
+            }
+            break;
+        }
+        case KVM_EXIT_INTR:
+            __atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+            break;
+        case KVM_EXIT_SHUTDOWN:
+            internal_error(vm, v, "guest triple fault (KVM_EXIT_SHUTDOWN)");
+            return;
+        case KVM_EXIT_FAIL_ENTRY: {
+            char msg[128];
+            snprintf(msg, sizeof msg, "VM entry failed (hardware reason 0x%llx)",
+                     (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+            internal_error(vm, v, msg);
+            return;
+        }
+        case KVM_EXIT_INTERNAL_ERROR: {
+            char msg[128];
+            snprintf(msg, sizeof msg, "KVM internal error (suberror %u)", run->internal.suberror);
+            internal_error(vm, v, msg);
+            return;
+        }
+        case KVM_EXIT_MMIO:
+            if (!handle_mmio(vm, v))
+                return;
+            completion_pending = true;
+            break;
+        default: {
+            char msg[64];
+            snprintf(msg, sizeof msg, "unexpected KVM exit reason %u", run->exit_reason);
+            internal_error(vm, v, msg);
+            return;
+        }
+        }
+    }
+}
+
+/* The host thread of one vCPU. Everything it does next follows from the thread state,
+ * so a pause (and later a snapshot restore) can change that state between two steps. */
+static void *vcpu_main(void *arg)
+{
+    struct vcpu *v = arg;
+    struct vm *vm = v->vm;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    pthread_mutex_lock(&vm->lock);
+    for (;;) {
+        if (atomic_load(&vm->stopping))
+            break;
+        if (v->tid == 0 || atomic_load(&vm->paused)) {
+            pthread_cond_wait(&v->cv, &vm->lock);
+            continue;
+        }
+        if (v->state == T_BLOCKED) {
+            futex_wait_locked(vm, v);
+            continue;
+        }
+        if (!serial_may_run_locked(vm, v)) {
+            pthread_cond_wait(&v->cv, &vm->lock);
+            continue;
+        }
+        if (v->acc_pending)
+            crew_perform_pending_locked(vm, v); /* its trapped access, now its turn */
+        v->in_run = true;
+        pthread_mutex_unlock(&vm->lock);
+        bool ok = !v->start_pending || apply_start_state(vm, v) == 0;
+        if (v->result_pending) {
+            memcpy(v->run->mmio.data, &v->wait_result, 8);
+            v->result_pending = false;
+        } else if (v->result_in_rax) {
+            v->run->s.regs.regs.rax = (uint64_t)v->wait_result;
+            v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+            v->result_in_rax = false;
+        }
+        if (ok)
+            run_thread(vm, v);
+        else
+            internal_error(vm, v, "cannot set the thread's start state");
+        pthread_mutex_lock(&vm->lock);
+        v->in_run = false;
+        if (atomic_load(&vm->paused))
+            pthread_cond_broadcast(&vm->pause_cv);
+    }
+    v->in_run = false;
+    pthread_mutex_unlock(&vm->lock);
+    return NULL;
+}
+
+void vm_pause(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    atomic_store(&vm->paused, true);
+    for (;;) {
+        bool running = false;
+        for (int i = 0; i < vm->nvcpus; i++) {
+            struct vcpu *v = vm->vcpus[i];
+            if (v->in_run) {
+                running = true;
+                if (atomic_load(&v->in_guest))
+                    kick(v);
+            }
+        }
+        if (!running || atomic_load(&vm->stopping))
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 1000000; /* re-kick in case a kick raced with KVM_RUN entry */
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&vm->pause_cv, &vm->lock, &ts);
+    }
+    vm->paused_at = mono_ns();
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_resume(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    /* Time stands still while the world is stopped: the program must not see pauses.
+     * (Serialized time does not follow the host clock at all.) */
+    if (!vm->serial.on)
+        vm->skipped_ns -= (int64_t)(mono_ns() - vm->paused_at);
+    atomic_store(&vm->paused, false);
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+/* Creates vCPU number vm->nvcpus with its host thread. Caller holds vm->lock. */
+static struct vcpu *new_vcpu(struct vm *vm, char *err, size_t errlen)
+{
+    struct vcpu *v = calloc(1, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    v->vm = vm;
+    v->index = vm->nvcpus;
+    v->fd = -1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&v->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (cpu_create_vcpu(vm, v, err, errlen) < 0) {
+        if (v->run)
+            munmap(v->run, vm->run_size);
+        if (v->fd >= 0)
+            close(v->fd);
+        free(v);
+        return NULL;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    int rc = pthread_create(&v->host, &attr, vcpu_main, v);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        snprintf(err, errlen, "cannot start a host thread for vCPU %d: %s", v->index, strerror(rc));
+        munmap(v->run, vm->run_size);
+        close(v->fd);
+        free(v);
+        return NULL;
+    }
+    vm->vcpus[vm->nvcpus++] = v;
+    return v;
+}
+
+/* A parked vCPU, or a new one within --vcpus. Caller holds vm->lock. */
+static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen)
+{
+    for (int i = 0; i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid == 0 && vm->vcpus[i]->state == T_FREE)
+            return vm->vcpus[i];
+    if (vm->nvcpus >= vm->opt.max_vcpus) {
+        snprintf(err, errlen, "thread limit reached (--vcpus %d)", vm->opt.max_vcpus);
+        return NULL;
+    }
+    return new_vcpu(vm, err, errlen);
+}
+
+int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
+                 uint64_t ctid, uint64_t tls)
+{
+    const uint64_t need = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
+    if ((flags & need) != need) {
+        return -ENOSYS; /* processes (fork) are not supported: one program per VM */
+    }
+    if ((flags & CLONE_SETTLS) && tls >= USER_TOP)
+        return -EPERM;
+    struct kvm_sregs s;
+    if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
+        return -EAGAIN;
+    struct kvm_xsave *xs = malloc(sizeof *xs);
+    if (!xs)
+        return -ENOMEM;
+    if (ioctl(v->fd, KVM_GET_XSAVE, xs) < 0) {
+        free(xs);
+        return -EAGAIN;
+    }
+    pthread_mutex_lock(&vm->lock);
+    char err[200];
+    struct vcpu *c = get_vcpu(vm, err, sizeof err);
+    if (!c) {
+        if (!vm->warned_threads) {
+            vm->warned_threads = true;
+            jx_err("warning: %s; clone() returns EAGAIN (raise it with --vcpus N, max %d)", err,
+                   MAX_VCPUS);
+        }
+        pthread_mutex_unlock(&vm->lock);
+        free(xs);
+        return -EAGAIN;
+    }
+    int tid = vm->next_tid++;
+    if (flags & CLONE_PARENT_SETTID)
+        copy_to_user(&vm->gm, ptid, &tid, 4);
+    if (flags & CLONE_CHILD_SETTID)
+        copy_to_user(&vm->gm, ctid, &tid, 4);
+    c->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    c->sigmask = v->sigmask;
+    /* The child starts in user mode right after the syscall instruction: rcx holds the
+     * return address and r11 the flags, as the syscall ABI left them. */
+    c->start_regs = v->run->s.regs.regs;
+    c->start_regs.rax = 0;
+    c->start_regs.rip = c->start_regs.rcx;
+    c->start_regs.rflags = (c->start_regs.r11 & 0x3C0FD5) | 0x202;
+    if (stack)
+        c->start_regs.rsp = stack;
+    c->start_sregs = s;
+    cpu_sregs(vm, c, &c->start_sregs, true);
+    if (flags & CLONE_SETTLS)
+        c->start_sregs.fs.base = tls;
+    free(c->start_xsave);
+    c->start_xsave = xs;
+    c->start_pending = true;
+    c->state = T_RUNNING;
+    c->tid = tid;
+    vm->live++;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&vm->lock);
+    return tid;
+}
+
+int vm_set_fs_base(struct vcpu *v, uint64_t base)
+{
+    struct kvm_msr_entry e = {.index = 0xC0000100, .data = base};
+    return cpu_set_msrs(v->fd, &e, 1);
+}
+
+uint64_t vm_get_fs_base(struct vcpu *v)
+{
+    uint64_t val = 0;
+    cpu_get_msr(v->fd, 0xC0000100, &val);
+    return val;
+}
+
+void vm_run(struct vm *vm)
+{
+    char err[256];
+    pthread_mutex_lock(&vm->lock);
+    vm->start_ns = mono_ns();
+    struct vcpu *v = get_vcpu(vm, err, sizeof err);
+    if (!v) {
+        struct outcome o = {.kind = OUT_ERROR};
+        snprintf(o.detail, sizeof o.detail, "%s", err);
+        vm_stop_locked(vm, &o);
+        pthread_mutex_unlock(&vm->lock);
+        return;
+    }
+    /* Thread 1 starts in ring 3 at the entry point with the registers vm_load chose. */
+    v->start_regs = vm->entry_regs;
+    memset(&v->start_sregs, 0, sizeof v->start_sregs);
+    cpu_sregs(vm, v, &v->start_sregs, true);
+    free(v->start_xsave);
+    v->start_xsave = NULL;
+    v->start_pending = true;
+    v->tid = vm->next_tid++;
+    v->state = T_RUNNING;
+    vm->live = 1;
+    pthread_cond_signal(&v->cv);
+    uint64_t deadline = vm->opt.timeout_ns ? vm->start_ns + vm->opt.timeout_ns : 0;
+    if (vm->opt.record_ns) {
+        pthread_mutex_unlock(&vm->lock);
+        if (vm->opt.simulate)
+            vm->simulations_same = serial_simulate(vm, vm->opt.after_ns, vm->opt.record_ns,
+                                                   vm->opt.simulate);
+        else
+            serial_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
+        pthread_mutex_lock(&vm->lock);
+    }
+    if (vm->opt.selftest_rounds) {
+        pthread_mutex_unlock(&vm->lock);
+        vm->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
+                                           vm->opt.selftest_interval_ns);
+        pthread_mutex_lock(&vm->lock);
+    }
+    while (!atomic_load(&vm->stopping)) {
+        if (deadline) {
+            struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),
+                                  .tv_nsec = (long)(deadline % 1000000000ULL)};
+            if (pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts) == ETIMEDOUT &&
+                !atomic_load(&vm->stopping)) {
+                struct outcome o = {.kind = OUT_TIMEOUT};
+                snprintf(o.detail, sizeof o.detail, "no outcome within %llu ms",
+                         (unsigned long long)(vm->opt.timeout_ns / 1000000));
+                vm_stop_locked(vm, &o);
+            }
+        } else {
+            pthread_cond_wait(&vm->done_cv, &vm->lock);
+        }
+    }
+    pthread_mutex_unlock(&vm->lock);
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_join(vm->vcpus[i]->host, NULL);
+}

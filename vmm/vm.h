@@ -1,0 +1,166 @@
+/* The VM: KVM handles, guest memory, the loaded image, and the guest threads, one per
+ * vCPU. Each vCPU has a host thread that runs it (free execution: all in parallel).
+ * vm->lock guards thread states, futex queues, virtual time and the outcome. */
+#ifndef JINX_VM_H
+#define JINX_VM_H
+#include "elfparse.h"
+#include "guestmem.h"
+#include "layout.h"
+#include "mm.h"
+#include "outcome.h"
+#include "crew.h"
+#include "serial.h"
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
+
+struct vcpu {
+    struct vm *vm;
+    int index;
+    int fd;
+    struct kvm_run *run;
+    pthread_t host;
+    pthread_cond_t cv;          /* wakes a blocked or parked host thread */
+
+    /* The guest thread on this vCPU (tid 0: parked). */
+    int tid;
+    enum tstate state;
+    uint64_t clear_child_tid;
+    uint64_t sigmask;
+    bool start_pending;         /* apply start_* before the next run */
+    struct kvm_regs start_regs;
+    struct kvm_sregs start_sregs;
+    struct kvm_xsave *start_xsave; /* owned; NULL: keep the vCPU's FPU state */
+
+    /* Blocking (futex wait or sleep). */
+    uint64_t wait_addr;         /* 0 for a plain sleep */
+    uint32_t wait_bitset;
+    uint64_t wait_deadline;     /* virtual ns, UINT64_MAX when none */
+    uint64_t wait_seq;          /* FIFO order among waiters */
+    bool woken;
+    int64_t wait_result;        /* the blocked syscall's result, set when it wakes */
+    bool result_pending;        /* deliver wait_result as the syscall MMIO read's value */
+    bool result_in_rax;         /* the read was completed early (snapshot): set rax instead */
+    bool in_run;                /* the host thread is running this vCPU (vm->lock) */
+    bool ran;                   /* entered the guest since the last snapshot or restore */
+    /* A trapped memory access waiting for its thread's turn (crew.c). */
+    bool acc_pending, acc_write, acc_second_half;
+    int acc_len;
+    uint64_t acc_gpa, acc_rmw_rip; /* acc_rmw_rip: gpa of an RMW whose write half is due */
+    uint8_t acc_data[8];
+    struct kvm_regs blocked_regs; /* user view when it blocked, for deadlock reports */
+
+    atomic_int in_guest;        /* inside KVM_RUN: a kick must interrupt it */
+
+    uint64_t exits, syscalls;
+};
+
+struct vm_options {
+    int max_vcpus;
+    uint64_t mem;
+    uint64_t timeout_ns;        /* 0: none */
+    uint64_t seed;
+    uint64_t thread_stack;      /* raises musl's default thread stack (PT_GNU_STACK) */
+    bool stats, quiet;
+    bool serial;                /* --serial: one thread at a time */
+    bool roundrobin;            /* serial default policy: switch at every cue point */
+    bool no_crew;               /* serial without memory cue points */
+    uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
+    int simulate;               /* --simulate N: N fragments from one snapshot */
+    const char *schedule_path;  /* --schedule */
+    const char *trace_path;     /* --trace */
+    int selftest_rounds;        /* --snapshot-selftest */
+    uint64_t selftest_interval_ns;
+    const char *report_path;
+};
+
+struct vm {
+    struct vm_options opt;
+    int kvm_fd, vm_fd;
+    size_t run_size;
+    struct kvm_cpuid2 *cpuid;
+    uint64_t xcr0;
+    uint64_t hwcap;
+    struct guestmem gm;
+    struct mm mm;
+    struct elf_image img;
+    const char *image_path;
+    uint64_t bias;              /* load address - link address (static-pie) */
+    struct agent_header agent;
+    bool pvm;                   /* /dev/kvm is PVM: user SYSCALL stays in user mode */
+    bool cpuid_faulting;        /* user-mode CPUID traps (#GP) and is answered by the VMM */
+    bool cpuid_hidden;          /* the guest cannot see RDRAND/RDSEED */
+    atomic_bool mode_checked;   /* the first syscall confirmed the pvm guess */
+    struct kvm_regs entry_regs;  /* thread 1's registers at the entry point */
+
+    pthread_mutex_t lock;
+    struct vcpu *vcpus[MAX_VCPUS];
+    int nvcpus;
+    int next_tid;
+    int live;                   /* threads that have not exited */
+    int blocked;                /* of which blocked in futex wait / sleep */
+    uint64_t wait_counter;
+
+    atomic_bool stopping;
+    atomic_bool paused;         /* vm_pause: every host thread parks at its loop top */
+    uint64_t paused_at;         /* host time the pause began (virtual time stops) */
+    pthread_cond_t pause_cv;
+    struct outcome out;
+    pthread_cond_t done_cv;
+
+    /* Virtual time: host monotonic since start, plus the time skipped while every thread
+     * was asleep (so sleeps cost no wall time when nothing else can run). */
+    uint64_t start_ns;
+    int64_t skipped_ns;         /* negative after a restore rewinds time */
+
+    uint64_t rng;
+    uint64_t sigact[65];        /* handler per signal: 0 SIG_DFL, 1 SIG_IGN, else a handler */
+    uint8_t warned[512];        /* unknown syscalls already reported */
+    bool warned_threads, warned_handler;
+
+    struct serial serial;
+    struct crew crew;
+    uint64_t t_process_start, t_first_run, t_first_exit;
+    atomic_uint_fast64_t n_exits, n_syscalls;
+    int selftest_failed;
+    int simulations_same;
+};
+
+int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t errlen);
+void vm_destroy(struct vm *vm);
+/* Loads the ELF and builds the initial stack; after this vm_run starts thread 1. */
+int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, char **envp,
+            char *err, size_t errlen);
+/* Runs until an outcome; fills vm->out. */
+void vm_run(struct vm *vm);
+
+/* For the syscall layer. All called from a vCPU's host thread. */
+uint64_t vm_vtime(struct vm *vm);            /* caller holds vm->lock or accepts a race */
+int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
+                 uint64_t ctid, uint64_t tls);
+void vm_thread_exit(struct vm *vm, struct vcpu *v, int status);
+void vm_exit_group(struct vm *vm, int status);
+void vm_fatal_signal(struct vm *vm, struct vcpu *v, int sig, const struct kvm_regs *r,
+                     uint64_t rip, const char *why);
+/* Completes a pending syscall MMIO read with value without running guest code (KVM_RUN
+ * with immediate_exit). The vCPU must not be running. */
+int vm_complete_mmio(struct vcpu *v, int64_t value);
+/* Stops the world: returns when no vCPU runs guest code and every vCPU without a
+ * pending syscall completion is at a clean point. vm_resume lets them go on. */
+void vm_pause(struct vm *vm);
+void vm_resume(struct vm *vm);
+/* Sets the outcome (first one wins) and stops every vCPU. Caller holds vm->lock. */
+void vm_stop_locked(struct vm *vm, const struct outcome *o);
+int vm_set_fs_base(struct vcpu *v, uint64_t base);
+uint64_t vm_get_fs_base(struct vcpu *v);
+/* Link-time symbol for a guest address, "name+0x12" or "0x..." */
+void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len);
+/* The same for backtrace frames: return addresses are looked up at addr-1. */
+void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len);
+int vm_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out, int max);
+
+#endif

@@ -1,0 +1,28 @@
+# jinx-vmm: the VMM. Library part (everything but main.c) is shared with unit tests.
+VMM_SRCS := vmm/util.c vmm/elfparse.c vmm/guestmem.c vmm/mm.c vmm/cpu.c vmm/vm.c vmm/futex.c \
+            vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c
+VMM_OBJS := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/agent_blob.o
+VMM_LIB  := $(BUILD)/libjinxvmm.a
+JINX_VMM := $(BIN)/jinx-vmm
+
+$(BUILD)/vmm/syscall_names.h: vmm/gen-syscall-names.sh | deps
+	@mkdir -p $(dir $@)
+	vmm/gen-syscall-names.sh > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/vmm/syscall.o: $(BUILD)/vmm/syscall_names.h
+$(BUILD)/vmm/%.o: vmm/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(BUILD)/vmm -c -o $@ $<
+
+$(BUILD)/vmm/agent_blob.o: vmm/agent_blob.S $(AGENT_BIN)
+	@mkdir -p $(dir $@)
+	$(CC) -c -DAGENT_BIN_PATH='"$(AGENT_BIN)"' -o $@ $<
+
+$(VMM_LIB): $(VMM_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(JINX_VMM): $(BUILD)/vmm/main.o $(VMM_LIB) $(EXPLORER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread $(LDLIBS)
+
+all: $(JINX_VMM)
