@@ -22,7 +22,7 @@
  *
  * usage: race-lock-x [rounds [w]]   (defaults 8 rounds, w 150000 units ~200 us)
  * Threads: main + one thread per round (at most two alive at a time).
- * -DWIDEN_WINDOW: thread 1 sleeps 500 us before a1.
+ * -DWIDEN_WINDOW: thread 1 sleeps 5 ms before a1.
  */
 #include "common.h"
 
@@ -55,7 +55,7 @@ int main(int argc, char **argv)
         pthread_t t2;
         start_thread(&t2, thread2, (void *)(uintptr_t)(seed * (uint64_t)(2 * r + 5) | 1));
         acc = work(acc, jitter(&rng, (unsigned long)w_units / 10));
-        WIDEN(500000);
+        WIDEN(5000000);
         *(volatile long *)&x = 1;      /* a1 */
         pthread_mutex_lock(&L);       /* a2 */
         f_count[0]++;                  /* f1() */

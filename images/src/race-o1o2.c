@@ -23,7 +23,7 @@
  *
  * usage: race-o1o2 [rounds [g [h]]]   (defaults 8 rounds, g 150000 units ~200 us, h 8000)
  * Threads: main + one thread per round (at most two alive at a time).
- * -DWIDEN_WINDOW: thread 2 sleeps 500 us before b1.
+ * -DWIDEN_WINDOW: thread 2 sleeps 5 ms before b1.
  */
 #include "common.h"
 
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
         pthread_t t1;
         start_thread(&t1, thread1, &a);
         acc = work(acc, jitter(&rng, (unsigned long)h_units)); /* h1() .. h7() */
-        WIDEN(500000);
+        WIDEN(5000000);
         int err = *(volatile long *)&o2->f == 1;                /* b1 */
         assert(!err && "ERROR: o2.f == 1");
         aliased += o1 == o2;

@@ -16,7 +16,7 @@ check() { # NAME MIN_ROUNDS ARGS...: rounds are cut short when the program ends 
     fail=$((fail+1)); echo "FAIL $name (status $st, $rounds exact rounds)"; echo "$out" | grep -v "differences: 0 pages, 0 vCPUs" | head -12
   fi
 }
-check correct    1 --snapshot-selftest 20 --selftest-interval 300us images/bin/correct 12 120000
+check correct    1 --snapshot-selftest 20 --selftest-interval 300us images/bin/correct 40 120000
 check throughput 2 --snapshot-selftest 10 --selftest-interval 2ms images/bin/throughput 4 1000
 check pingpong   2 --snapshot-selftest 10 --selftest-interval 1ms images/bin/throughput pingpong 5000
 check threads-60 2 --snapshot-selftest 20 --selftest-interval 300us $G/threads 60
