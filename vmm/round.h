@@ -1,0 +1,61 @@
+/* Simulation rounds (`jinxctl attach`, `jinx-vmm run --attach`): a driver thread that,
+ * at the configured rate, stops the VM, snapshots it, records a serialized fragment,
+ * asks the explorer for K alternative schedules, simulates each from the snapshot,
+ * scores them and retires the winner by replaying its schedule on the live VM, then
+ * lets the program run free again.
+ *
+ * The control socket (control.h) and the command line call round_attach / round_detach
+ * / round_status; the round driver reports notable events through control_event(). */
+#ifndef JINX_ROUND_H
+#define JINX_ROUND_H
+#include "score.h"
+#include "strategy.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+
+#define ROUND_MAX_SIMS 64
+
+struct round_config {
+    double rate;                /* rounds per second, > 0 (at most 1000) */
+    enum ex_strategy strategy;  /* default EX_STRAT_PORTFOLIO */
+    struct ex_params params;    /* params.max_schedules = K simulations per round */
+    uint64_t fragment_ns;       /* virtual time per fragment, default 1 ms */
+    uint64_t seed;              /* every random choice of the rounds derives from it */
+    int max_duty_pct;           /* most of the wall time rounds may take (default 50) */
+};
+
+void round_config_default(struct round_config *c);
+/* "5/s", "5", "0.5/s", "20/s" -> rounds per second. Returns 0 or -1. */
+int round_parse_rate(const char *s, double *rate);
+
+/* Statistics, for `jinxctl status` and the benchmarks. Times in ns. */
+struct round_stats {
+    bool attached;
+    struct round_config cfg;
+    uint64_t rounds;             /* rounds completed */
+    uint64_t simulations;        /* simulations run, all rounds */
+    uint64_t cues_total;         /* cue points recorded, all rounds */
+    uint64_t sim_bugs;           /* simulations that ended in a bug */
+    uint64_t retired;            /* rounds whose winner was not the recording */
+    uint64_t divergences;        /* retirements whose replay differed from the simulation */
+    uint64_t best_rank;          /* best score rank seen so far */
+    uint64_t last_cues, last_sims;
+    /* The last round's phases, and the sums over all rounds. */
+    uint64_t ns_stop, ns_snapshot, ns_record, ns_explore, ns_simulate, ns_score, ns_retire,
+        ns_resume, ns_round;
+    uint64_t sum_stop, sum_snapshot, sum_record, sum_explore, sum_simulate, sum_score,
+        sum_retire, sum_resume, sum_round;
+    uint64_t free_ns;            /* wall time the program ran free since attach */
+};
+
+/* Starts (or reconfigures) rounds on a running VM. Returns 0, or -1 with a message. */
+int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_t errlen);
+/* Stops rounds after the one in progress; returns when the driver is idle. */
+void round_detach(struct vm *vm);
+void round_status(struct vm *vm, struct round_stats *out);
+/* Writes the status as one JSON object (no newline). Returns 0 or -1 if len is short. */
+int round_status_json(const struct round_stats *st, char *buf, size_t len);
+
+#endif
