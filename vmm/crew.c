@@ -1,4 +1,5 @@
 #include "crew.h"
+#include "cpu.h"
 #include "decode.h"
 #include "util.h"
 #include "vm.h"
@@ -26,6 +27,12 @@ static int new_slot(struct vm *vm, uint64_t va, uint64_t frame, uint64_t flags)
 {
     struct guestmem *gm = &vm->gm;
     struct crew *c = &vm->crew;
+    uint64_t *known = ex_u64map_get(&c->slot_of_va, va);
+    if (known && *known < gm->ntrap && gm->trap_frame[*known] == frame) {
+        int slot = (int)*known;
+        c->page[slot] = (struct crew_page){.va = va, .flags = flags};
+        return slot;
+    }
     if (gm->ntrap == gm->captrap) {
         size_t cap = gm->captrap ? gm->captrap * 2 : 1024;
         if (cap > TRAP_SLOTS_MAX)
@@ -43,6 +50,9 @@ static int new_slot(struct vm *vm, uint64_t va, uint64_t frame, uint64_t flags)
     int slot = (int)gm->ntrap++;
     gm->trap_frame[slot] = frame;
     c->page[slot] = (struct crew_page){.va = va, .flags = flags};
+    uint64_t *v = ex_u64map_put(&c->slot_of_va, va, (uint64_t)slot, NULL);
+    if (v)
+        *v = (uint64_t)slot;
     return slot;
 }
 
@@ -138,6 +148,15 @@ void crew_stop(struct vm *vm)
     c->nowned = 0;
     c->on = false;
     pthread_mutex_unlock(&vm->gm.lock);
+    cpu_flush_mmio_cache(vm); /* pages that trapped are plain memory again */
+}
+
+void crew_free(struct vm *vm)
+{
+    ex_u64map_free(&vm->crew.slot_of_va);
+    free(vm->crew.page);
+    free(vm->crew.owned);
+    memset(&vm->crew, 0, sizeof vm->crew);
 }
 
 void crew_watch_range(struct vm *vm, uint64_t start, uint64_t end)
@@ -205,6 +224,8 @@ void crew_switch_locked(struct vm *vm, int next)
     }
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);
+    if (c->nowned)
+        cpu_flush_mmio_cache(vm); /* the granted pages trapped before */
 }
 
 void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
@@ -274,10 +295,12 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
                 c->capowned = cap;
             }
         }
-        if (c->nowned < c->capowned)
+        if (c->nowned < c->capowned) {
             c->owned[c->nowned++] = slot;
-        else
+            cpu_flush_mmio_cache(vm); /* the page trapped until now */
+        } else {
             gm_set_pte(&vm->gm, pte, trapped_pte(slot, pg->flags));
+        }
     }
     pthread_mutex_unlock(&vm->gm.lock);
 }

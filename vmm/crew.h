@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "u64map.h"
 
 struct vm;
 struct vcpu;
@@ -35,6 +36,10 @@ struct crew {
     int *owned;             /* slots granted to the running thread (to revoke on switch) */
     size_t nowned, capowned;
     uint64_t accesses, shared_pages;
+    /* Page -> its trap slot, kept across fragments: a page whose frame is unchanged gets
+     * the same slot again, so rounds do not run out of slots, and a translation to a slot
+     * that KVM may still cache always leads to the right frame. */
+    struct ex_u64map slot_of_va;
 };
 
 /* Starts watching every writable user page. Caller holds no locks. */
@@ -52,5 +57,6 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v);
  * vm->lock. */
 void crew_switch_locked(struct vm *vm, int next);
 bool crew_is_trap(uint64_t gpa);
+void crew_free(struct vm *vm);
 
 #endif

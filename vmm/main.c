@@ -1,5 +1,6 @@
 /* jinx-vmm: command line. */
 #include "outcome.h"
+#include "round.h"
 #include "util.h"
 #include "vm.h"
 #include <getopt.h>
@@ -37,6 +38,11 @@ static void usage(FILE *f)
         "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"
         "                     DUR virtual time (1 us per cue point), print its trace, go on\n"
         "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
+        "  --attach RATE      simulation rounds at RATE (e.g. 5/s) from the start; with\n"
+        "                     --strategy S (portfolio, jinx, pct, pctvb, race, random,\n"
+        "                     bounded), --sims K (8), --depth D (pct, 3), --fragment DUR (1ms),\n"
+        "                     --round-seed N (1), --first DUR (free run before the first\n"
+        "                     round, 1ms), --verbose-rounds (a line per round)\n"
         "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
         "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
         "\n"
@@ -47,7 +53,9 @@ static void usage(FILE *f)
 
 enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
-       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE };
+       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
+       OPT_ATTACH, OPT_STRATEGY, OPT_SIMS, OPT_DEPTH, OPT_FRAGMENT, OPT_ROUND_SEED,
+       OPT_VERBOSE_ROUNDS, OPT_FIRST };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -69,7 +77,17 @@ static int cmd_run(int argc, char **argv)
         {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
         {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
         {"simulate", required_argument, 0, OPT_SIMULATE},
+        {"attach", required_argument, 0, OPT_ATTACH},
+        {"strategy", required_argument, 0, OPT_STRATEGY},
+        {"sims", required_argument, 0, OPT_SIMS}, {"depth", required_argument, 0, OPT_DEPTH},
+        {"fragment", required_argument, 0, OPT_FRAGMENT},
+        {"round-seed", required_argument, 0, OPT_ROUND_SEED},
+        {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
+        {"first", required_argument, 0, OPT_FIRST},
         {0, 0, 0, 0}};
+    struct round_config rc;
+    round_config_default(&rc);
+    bool attach = false;
     optind = 1;
     int c;
     uint64_t n;
@@ -159,6 +177,54 @@ static int cmd_run(int argc, char **argv)
                 return EXIT_VMM_ERROR;
             }
             break;
+        case OPT_ATTACH:
+            if (round_parse_rate(optarg, &rc.rate) < 0) {
+                jx_err("--attach %s: expected a rate such as 5/s (at most 1000/s)", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            attach = true;
+            break;
+        case OPT_STRATEGY:
+            if (ex_strategy_from_name(optarg, &rc.strategy) < 0) {
+                jx_err("--strategy %s: expected portfolio, jinx, pct, pctvb, race, random or "
+                       "bounded", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_SIMS:
+            if (!parse_u64(optarg, &n) || n < 1 || n > ROUND_MAX_SIMS) {
+                jx_err("--sims %s: expected a number from 1 to %d", optarg, ROUND_MAX_SIMS);
+                return EXIT_VMM_ERROR;
+            }
+            rc.params.max_schedules = (uint32_t)n;
+            break;
+        case OPT_DEPTH:
+            if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
+                jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
+                return EXIT_VMM_ERROR;
+            }
+            rc.params.pct_depth = (uint32_t)n;
+            break;
+        case OPT_FRAGMENT:
+            if (!parse_duration(optarg, &rc.fragment_ns) || rc.fragment_ns < 10000 ||
+                rc.fragment_ns > 1000000000ULL) {
+                jx_err("--fragment %s: expected a duration from 10us to 1s, such as 1ms", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_ROUND_SEED:
+            if (!parse_u64(optarg, &rc.seed)) {
+                jx_err("--round-seed %s: expected an unsigned number", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
+        case OPT_VERBOSE_ROUNDS: rc.verbose = true; break;
+        case OPT_FIRST:
+            if (!parse_duration(optarg, &rc.first_ns) || rc.first_ns > 3600000000000ULL) {
+                jx_err("--first %s: expected a duration such as 1ms or 2s", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
         case OPT_REPORT: opt.report_path = optarg; break;
         case OPT_STATS: opt.stats = true; break;
         case OPT_QUIET: opt.quiet = true; break;
@@ -235,7 +301,22 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
+    if (attach) {
+        if (want_serial || opt.selftest_rounds) {
+            jx_err("--attach runs rounds on a free-running program; it cannot be combined "
+                   "with --serial, --record or --snapshot-selftest");
+            vm_destroy(&vm);
+            return EXIT_VMM_ERROR;
+        }
+        if (round_attach(&vm, &rc, err, sizeof err) < 0) {
+            jx_err("--attach: %s", err);
+            vm_destroy(&vm);
+            return EXIT_VMM_ERROR;
+        }
+    }
     vm_run(&vm);
+    bool had_rounds = vm.rounds != NULL;
+    round_shutdown(&vm);
     fflush(stdout);
     int status = outcome_exit_status(&vm.out);
     if (opt.selftest_rounds) {
@@ -278,7 +359,7 @@ static int cmd_run(int argc, char **argv)
                 (unsigned long long)atomic_load(&vm.n_syscalls), vm.nvcpus,
                 (unsigned long long)vm.gm.used);
     }
-    if (want_serial)
+    if (want_serial || had_rounds)
         serial_free(&vm);
     vm_destroy(&vm);
     return status;

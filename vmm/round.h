@@ -22,8 +22,15 @@ struct round_config {
     enum ex_strategy strategy;  /* default EX_STRAT_PORTFOLIO */
     struct ex_params params;    /* params.max_schedules = K simulations per round */
     uint64_t fragment_ns;       /* virtual time per fragment, default 1 ms */
+    uint64_t fragment_wall_ns;  /* most wall time a fragment may take (default 50 ms): a
+                                   thread computing privately has no cue point to stop at */
     uint64_t seed;              /* every random choice of the rounds derives from it */
+    uint64_t first_ns;          /* free execution before the first round (default 1 ms:
+                                   short test programs get a round too) */
     int max_duty_pct;           /* most of the wall time rounds may take (default 50) */
+    uint32_t record_quantum;    /* the recording's schedule: roundrobin, this many cue
+                                   points per turn (default 16) */
+    bool verbose;               /* a line per round, not only notable ones */
 };
 
 void round_config_default(struct round_config *c);
@@ -48,6 +55,9 @@ struct round_stats {
     uint64_t sum_stop, sum_snapshot, sum_record, sum_explore, sum_simulate, sum_score,
         sum_retire, sum_resume, sum_round;
     uint64_t free_ns;            /* wall time the program ran free since attach */
+    uint64_t attached_ns;        /* wall time since attach */
+    uint64_t last_bug_round;     /* round of the last simulated bug (0: none) */
+    char last_event[200];        /* the last notable line */
 };
 
 /* Starts (or reconfigures) rounds on a running VM. Returns 0, or -1 with a message. */
@@ -55,6 +65,8 @@ int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_
 /* Stops rounds after the one in progress; returns when the driver is idle. */
 void round_detach(struct vm *vm);
 void round_status(struct vm *vm, struct round_stats *out);
+/* Ends the driver thread and frees it (after vm_run returned). */
+void round_shutdown(struct vm *vm);
 /* Writes the status as one JSON object (no newline). Returns 0 or -1 if len is short. */
 int round_status_json(const struct round_stats *st, char *buf, size_t len);
 

@@ -64,6 +64,20 @@ void serial_free(struct vm *vm)
     ex_trace_free(&vm->serial.trace);
 }
 
+int serial_set_schedule(struct vm *vm, const struct ex_schedule *src)
+{
+    struct ex_schedule copy;
+    ex_schedule_init(&copy);
+    if (ex_schedule_copy(&copy, src) < 0)
+        return -1;
+    pthread_mutex_lock(&vm->lock);
+    ex_schedule_free(&vm->serial.sched);
+    vm->serial.sched = copy;
+    ex_cursor_init(&vm->serial.cursor, &vm->serial.sched);
+    pthread_mutex_unlock(&vm->lock);
+    return 0;
+}
+
 uint64_t serial_vtime(const struct vm *vm)
 {
     return vm->serial.base_ns + vm->serial.cues * SERIAL_CUE_NS + (uint64_t)vm->skipped_ns;
@@ -116,9 +130,11 @@ int serial_pick_locked(struct vm *vm, int tid)
         if (tid > 0)
             crew_switch_locked(vm, 0);
         s->current = -1;
+        pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run waits for this */
         return -1;
     }
     uint32_t next = ex_cursor_next(&s->cursor, &enabled);
+
     if ((int)next != tid)
         crew_switch_locked(vm, (int)next);
     s->current = (int)next;
@@ -173,7 +189,7 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
 
 /* Starts a serialized fragment on a paused VM: the lowest runnable tid goes first,
  * time goes on as base + cues * step + skipped, pages are watched. */
-static void fragment_begin(struct vm *vm, uint64_t start_vtime)
+void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
 {
     pthread_mutex_lock(&vm->lock);
     struct serial *s = &vm->serial;
@@ -195,22 +211,37 @@ static void fragment_begin(struct vm *vm, uint64_t start_vtime)
 
 /* Lets the fragment run until `want` cue points (or the program ends, or 30 s pass),
  * and pauses the VM again. */
-static void fragment_run(struct vm *vm, uint64_t want)
+bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t deadline = mono_ns() + (wall_ns ? wall_ns : 30000000000ULL);
+    bool cut = false;
     vm->serial.limit = want;
     vm_resume(vm);
-    while (!atomic_load(&vm->stopping) &&
-           __atomic_load_n(&vm->serial.current, __ATOMIC_RELAXED) >= 0 &&
-           mono_ns() - t0 < 30000000000ULL) {
-        struct timespec poll = {0, 200000};
-        nanosleep(&poll, NULL);
+    /* Wait on the VM's done_cv (the fragment's end and every outcome broadcast it): a
+     * polling loop here would preempt the running vCPU's host thread, and on PVM each
+     * vCPU reload costs tens of microseconds. */
+    pthread_mutex_lock(&vm->lock);
+    while (!atomic_load(&vm->stopping) && vm->serial.current >= 0) {
+        if (mono_ns() >= deadline) {
+            /* A thread computing privately for long has no cue point to stop at: stop
+             * it wherever it is. The fragment is the cue points performed so far. */
+            cut = true;
+            if (vm->serial.current > 0)
+                crew_switch_locked(vm, 0);
+            vm->serial.current = -1;
+            break;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),
+                              .tv_nsec = (long)(deadline % 1000000000ULL)};
+        pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);
     }
+    pthread_mutex_unlock(&vm->lock);
     vm_pause(vm);
+    return cut;
 }
 
 /* Back to free execution, on a paused VM, at the same virtual time. */
-static void fragment_end(struct vm *vm)
+void serial_fragment_end(struct vm *vm)
 {
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
@@ -243,9 +274,9 @@ int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
     if (!pause_after(vm, after_ns))
         return -1;
     uint64_t t0 = mono_ns();
-    fragment_begin(vm, 0);
-    fragment_run(vm, record_ns / SERIAL_CUE_NS);
-    fragment_end(vm);
+    serial_fragment_begin(vm, 0);
+    serial_fragment_run(vm, record_ns / SERIAL_CUE_NS, 0);
+    serial_fragment_end(vm);
     uint64_t wall = mono_ns() - t0;
     vm_resume(vm);
     struct serial *s = &vm->serial;
@@ -301,8 +332,8 @@ int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
     int same = 0;
     for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
         uint64_t t0 = mono_ns();
-        fragment_begin(vm, snap.vtime); /* the same clock every time */
-        fragment_run(vm, record_ns / SERIAL_CUE_NS);
+        serial_fragment_begin(vm, snap.vtime); /* the same clock every time */
+        serial_fragment_run(vm, record_ns / SERIAL_CUE_NS, 0);
         if (atomic_load(&vm->stopping))
             break; /* the simulation ended the program: that is the outcome */
         crew_stop(vm);

@@ -51,6 +51,18 @@ int serial_pick_locked(struct vm *vm, int tid);
 void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
                           bool blocked);
 uint64_t serial_vtime(const struct vm *vm);
+/* Replaces the schedule that the next fragment follows (a copy is kept). 0 or -1. */
+int serial_set_schedule(struct vm *vm, const struct ex_schedule *src);
+/* The pieces of a fragment, for the round driver (round.c), on a paused VM:
+ * begin (time from start_vtime, or now if 0; the lowest runnable tid first; pages
+ * watched), run (until `want` cue points, the end of the program or of a sandboxed
+ * simulation, or wall_ns of wall time (0: 30 s), then pauses again; returns true when
+ * the wall budget cut the fragment: a thread computing privately has no cue point to
+ * stop at, so it is stopped where it is and the fragment is the cue points performed),
+ * end (back to free execution at the same virtual time). */
+void serial_fragment_begin(struct vm *vm, uint64_t start_vtime);
+bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns);
+void serial_fragment_end(struct vm *vm);
 /* `--after A --record R`: free-runs for A (wall), then records a serialized fragment
  * of R virtual time (R / SERIAL_CUE_NS cue points) with memory cue points, then lets the
  * program run free again. The trace stays in vm->serial.trace. From the VMM's main

@@ -67,6 +67,7 @@ void vm_destroy(struct vm *vm)
     if (vm->kvm_fd >= 0)
         close(vm->kvm_fd);
     free(vm->cpuid);
+    crew_free(vm);
     mm_destroy(&vm->mm);
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
@@ -178,6 +179,22 @@ void vm_stop_locked(struct vm *vm, const struct outcome *o)
 {
     if (atomic_load(&vm->stopping))
         return;
+    if (vm->sandbox && (o->kind == OUT_EXIT || o->kind == OUT_SIGNAL || o->kind == OUT_DEADLOCK)) {
+        if (!vm->sim_ended) {
+            vm->sim_out = *o;
+            vm->sim_ended = true;
+        }
+        /* The fragment is over: nobody runs until the snapshot is restored. */
+        __atomic_store_n(&vm->serial.current, -1, __ATOMIC_RELEASE);
+        pthread_cond_broadcast(&vm->done_cv);
+        for (int i = 0; i < vm->nvcpus; i++) {
+            struct vcpu *v = vm->vcpus[i];
+            pthread_cond_broadcast(&v->cv);
+            if (atomic_load(&v->in_guest))
+                kick(v);
+        }
+        return;
+    }
     vm->out = *o;
     atomic_store(&vm->stopping, true);
     for (int i = 0; i < vm->nvcpus; i++) {
@@ -483,6 +500,16 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
     }
 }
 
+/* A sandboxed simulation ended on this thread's exit (a fatal signal, exit_group): KVM
+ * still owes the exit's completion, which must not replay into the registers that the
+ * snapshot restore is about to set. Complete it now (no guest code runs). Waiting
+ * accesses and blocked syscalls are settled by the restore itself. */
+static void settle_ended_simulation(struct vm *vm, struct vcpu *v)
+{
+    if (vm->sandbox && vm->sim_ended && !v->acc_pending && !v->result_pending)
+        vm_complete_mmio(v, 0);
+}
+
 /* Runs the thread on this vCPU until it blocks, exits, or the VM stops or pauses. A
  * pause is honoured only at a clean point: after an exit we handled, KVM still has to
  * complete the instruction on the next KVM_RUN (the kick's immediate_exit lets it do
@@ -531,8 +558,10 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             r->rip += HC_INSN_LEN;
             run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
             if (port >= PORT_EXC_BASE && port < PORT_EXC_BASE + 32) {
-                if (!handle_exception(vm, v, port - PORT_EXC_BASE))
+                if (!handle_exception(vm, v, port - PORT_EXC_BASE)) {
+                    settle_ended_simulation(vm, v);
                     return;
+                }
                 completion_pending = true;
             } else {
                 internal_error(vm, v, "unexpected hypercall port");
@@ -560,8 +589,10 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             return;
         }
         case KVM_EXIT_MMIO:
-            if (!handle_mmio(vm, v))
+            if (!handle_mmio(vm, v)) {
+                settle_ended_simulation(vm, v);
                 return;
+            }
             completion_pending = true;
             break;
         default: {

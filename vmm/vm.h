@@ -18,6 +18,9 @@
 
 enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
 
+struct round_driver;
+struct control;
+
 struct vcpu {
     struct vm *vm;
     int index;
@@ -124,6 +127,17 @@ struct vm {
 
     struct serial serial;
     struct crew crew;
+    /* Simulations (round.c) run in a sandbox: a guest outcome (exit, fatal signal,
+     * deadlock) ends the simulation instead of the VM; it lands in sim_out and the
+     * fragment stops, so the snapshot can be restored. */
+    bool sandbox;
+    bool sim_ended;
+    struct outcome sim_out;
+    struct round_driver *rounds;    /* NULL until the first attach */
+    struct control *control;        /* the control socket, or NULL */
+    void *dummy_page;               /* cpu_flush_mmio_cache's memslot */
+    bool dummy_present;
+    uint64_t mmio_flushes;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;
@@ -153,7 +167,8 @@ int vm_complete_mmio(struct vcpu *v, int64_t value);
  * pending syscall completion is at a clean point. vm_resume lets them go on. */
 void vm_pause(struct vm *vm);
 void vm_resume(struct vm *vm);
-/* Sets the outcome (first one wins) and stops every vCPU. Caller holds vm->lock. */
+/* Sets the outcome (first one wins) and stops every vCPU. In a sandboxed simulation a
+ * guest outcome only ends the simulation (vm->sim_out). Caller holds vm->lock. */
 void vm_stop_locked(struct vm *vm, const struct outcome *o);
 int vm_set_fs_base(struct vcpu *v, uint64_t base);
 uint64_t vm_get_fs_base(struct vcpu *v);

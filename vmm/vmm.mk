@@ -1,6 +1,7 @@
 # jinx-vmm: the VMM. Library part (everything but main.c) is shared with unit tests.
 VMM_SRCS := vmm/util.c vmm/elfparse.c vmm/guestmem.c vmm/mm.c vmm/cpu.c vmm/vm.c vmm/futex.c \
-            vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c
+            vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c \
+            vmm/round.c vmm/round_config.c vmm/control_stub.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/agent_blob.o
 VMM_LIB  := $(BUILD)/libjinxvmm.a
 JINX_VMM := $(BIN)/jinx-vmm

@@ -1,0 +1,594 @@
+/* The round driver. One host thread per VM, started by the first attach. A round:
+ *
+ *   stop (vm_pause) -> snapshot -> record a fragment under the default schedule
+ *   (roundrobin, record_quantum cue points a turn) -> restore -> the explorer proposes
+ *   up to K schedules -> each runs from the snapshot in the sandbox (a guest outcome ends
+ *   the simulation, not the VM) and is restored -> score -> retire the winner by
+ *   replaying its schedule on the live VM (sandbox off: a crash now really happens) ->
+ *   back to free execution.
+ *
+ * Simulations run in this VM, one after the other (on this 2-core machine there is no
+ * spare core for worker VMs; docs/rounds.md has the measurements).
+ *
+ * Rate control: a round starts no earlier than 1/rate after the previous one started,
+ * and the program always gets free execution for at least
+ * round_time * (100 - max_duty_pct) / max_duty_pct after each round, so however slow
+ * rounds are, the program keeps (by default) at least half of the wall time. */
+#include "round.h"
+#include "control.h"
+#include "explorer.h"
+#include "snapshot.h"
+#include "util.h"
+#include "vm.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct round_driver {
+    struct vm *vm;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;         /* guards cfg, st, attached, quit, busy */
+    pthread_cond_t cv;
+    bool attached, quit, busy;
+    struct round_config cfg;
+    struct round_stats st;
+    uint64_t attach_ns, last_progress_ns;
+    struct snapshot snap;
+    bool snap_ready;
+    bool serial_ready;
+    struct ex_coverage cov;
+};
+
+struct sim_result {
+    struct ex_trace trace;
+    enum ex_outcome outcome;
+    struct outcome out;         /* the guest outcome when the simulation ended in one */
+    bool ended;
+    uint64_t cues;
+    bool cut;                   /* ended by the wall budget */
+    struct ex_score score;
+};
+
+static enum ex_outcome outcome_class(const struct outcome *o, bool ended)
+{
+    if (!ended)
+        return EX_OUTCOME_NORMAL;
+    switch (o->kind) {
+    case OUT_SIGNAL: return o->signal == SIGABRT ? EX_OUTCOME_ASSERT : EX_OUTCOME_CRASH;
+    case OUT_DEADLOCK: return EX_OUTCOME_DEADLOCK;
+    default: return EX_OUTCOME_NORMAL;
+    }
+}
+
+static void describe_outcome(const struct sim_result *r, char *buf, size_t len)
+{
+    if (r->out.kind == OUT_SIGNAL)
+        snprintf(buf, len, "crashed (%s in thread %d)", signal_name(r->out.signal), r->out.thread);
+    else if (r->out.kind == OUT_DEADLOCK)
+        snprintf(buf, len, "deadlocked (%d threads blocked)", r->out.nthreads_total);
+    else
+        snprintf(buf, len, "ended");
+}
+
+/* A notable event: a line on stderr and a JSON event on the control socket. */
+static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
+{
+    char line[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "jinx: %s\n", line);
+    pthread_mutex_lock(&d->mu);
+    snprintf(d->st.last_event, sizeof d->st.last_event, "%s", line);
+    pthread_mutex_unlock(&d->mu);
+    char json[512], esc[400];
+    size_t j = 0;
+    for (const char *p = line; *p && j + 7 < sizeof esc; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\') {
+            esc[j++] = '\\';
+            esc[j++] = (char)ch;
+        } else if (ch < 0x20) {
+            j += (size_t)snprintf(esc + j, sizeof esc - j, "\\u%04x", ch);
+        } else {
+            esc[j++] = (char)ch;
+        }
+    }
+    esc[j] = '\0';
+    snprintf(json, sizeof json, "{\"event\":\"%s\",\"round\":%llu,\"text\":\"%s\"}", kind,
+             (unsigned long long)d->st.rounds + 1, esc);
+    control_event(d->vm->control, json);
+}
+
+/* Runs one fragment from the snapshot under schedule s; sandboxed unless `live`. */
+static void run_fragment(struct vm *vm, const struct ex_schedule *s, uint64_t want,
+                         uint64_t wall, uint64_t vtime, bool live, struct sim_result *r)
+{
+    serial_set_schedule(vm, s);
+    pthread_mutex_lock(&vm->lock);
+    vm->sandbox = !live;
+    vm->sim_ended = false;
+    pthread_mutex_unlock(&vm->lock);
+    serial_fragment_begin(vm, vtime);
+    r->cut = serial_fragment_run(vm, want, wall);
+    pthread_mutex_lock(&vm->lock);
+    r->ended = vm->sim_ended;
+    if (r->ended)
+        r->out = vm->sim_out;
+    vm->sandbox = false;
+    vm->sim_ended = false;
+    r->cues = vm->serial.cues;
+    pthread_mutex_unlock(&vm->lock);
+    r->outcome = outcome_class(&r->out, r->ended);
+    ex_trace_free(&r->trace);
+    ex_trace_init(&r->trace);
+    ex_trace_copy(&r->trace, &vm->serial.trace);
+}
+
+/* Back to the snapshot after a sandboxed fragment. */
+static int rewind_vm(struct round_driver *d)
+{
+    struct vm *vm = d->vm;
+    char err[256];
+    crew_stop(vm);
+    pthread_mutex_lock(&vm->lock);
+    vm->serial.on = false;
+    pthread_mutex_unlock(&vm->lock);
+    if (snapshot_restore(&d->snap, NULL, err, sizeof err) < 0) {
+        jx_err("round: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+/* One round. Returns false when the VM is over (stopped by an outcome). */
+static bool do_round(struct round_driver *d)
+{
+    struct vm *vm = d->vm;
+    struct round_config cfg;
+    pthread_mutex_lock(&d->mu);
+    cfg = d->cfg;
+    uint64_t round_no = d->st.rounds + 1;
+    pthread_mutex_unlock(&d->mu);
+    uint64_t want = cfg.fragment_ns / SERIAL_CUE_NS;
+    char err[256];
+
+    uint64_t t0 = mono_ns();
+    vm_pause(vm);
+    if (vm_over(vm)) {
+        vm_resume(vm);
+        return false;
+    }
+    uint64_t t1 = mono_ns();
+    if (!d->serial_ready) {
+        /* The serialized machinery, set up while the world is stopped. */
+        if (serial_init(vm, NULL, true, err, sizeof err) < 0) {
+            jx_err("round: %s", err);
+            vm_resume(vm);
+            return false;
+        }
+        vm->serial.on = false;
+        d->serial_ready = true;
+    }
+    if (!d->snap_ready) {
+        if (snapshot_init(&d->snap, vm, err, sizeof err) < 0) {
+            jx_err("round: %s", err);
+            vm_resume(vm);
+            return false;
+        }
+        d->snap_ready = true;
+    }
+    if (snapshot_take(&d->snap, err, sizeof err) < 0) {
+        jx_err("round: %s", err);
+        vm_resume(vm);
+        return false;
+    }
+    uint64_t vtime = d->snap.vtime;
+    uint64_t t2 = mono_ns();
+
+    /* Record. */
+    struct ex_schedule rec_sched;
+    ex_schedule_init(&rec_sched);
+    rec_sched.policy = EX_DEFAULT_ROUNDROBIN;
+    rec_sched.quantum = cfg.record_quantum ? cfg.record_quantum : 1;
+    ex_schedule_set_note(&rec_sched, "recording (roundrobin %u)", rec_sched.quantum);
+    int k = (int)cfg.params.max_schedules;
+    struct sim_result *res = calloc((size_t)k + 1, sizeof *res);
+    struct ex_schedule_set ss;
+    ex_schedule_set_init(&ss);
+    if (!res) {
+        vm_resume(vm);
+        return true;
+    }
+    for (int i = 0; i <= k; i++)
+        ex_trace_init(&res[i].trace);
+    run_fragment(vm, &rec_sched, want, cfg.fragment_wall_ns, vtime, false, &res[0]);
+    uint64_t t3 = mono_ns();
+    bool ok = !vm_over(vm) && rewind_vm(d) == 0;
+
+    /* Explore. */
+    struct ex_analysis a;
+    bool analysed = false;
+    struct ex_rng rng;
+    ex_rng_seed(&rng, cfg.seed ^ ex_hash_mix(round_no));
+    if (ok && !res[0].ended) {
+        char why[160];
+        if (ex_analyze(&res[0].trace, &a, why, sizeof why) == EX_OK) {
+            analysed = true;
+            struct ex_params p = cfg.params;
+            ex_params_sanitize(&p);
+            if (ex_generate(cfg.strategy, &a, &p, &rng, &ss) < 0)
+                ss.n = 0;
+        } else {
+            jx_err("round %llu: recorded trace not usable: %s", (unsigned long long)round_no, why);
+        }
+    }
+    uint64_t t4 = mono_ns();
+
+    /* Simulate. */
+    int nsim = 0;
+    for (size_t i = 0; ok && i < ss.n && (int)i < k; i++) {
+        run_fragment(vm, &ss.v[i], want, cfg.fragment_wall_ns, vtime, false, &res[i + 1]);
+        nsim++;
+        if (vm_over(vm) || rewind_vm(d) < 0) {
+            ok = false;
+            break;
+        }
+    }
+    uint64_t t5 = mono_ns();
+
+    /* Score: the recording competes too (a crash in it is a bug like any other). */
+    int best = 0;
+    if (ok) {
+        struct ex_baseline base;
+        bool have_base = analysed && ex_baseline_build(&base, &a, NULL) == 0;
+        struct ex_score *sc = calloc((size_t)nsim + 1, sizeof *sc);
+        for (int i = 0; sc && i <= nsim; i++) {
+            struct sim_result *r = &res[i];
+            if (have_base && i > 0)
+                ex_score_simulation(&base, &r->trace, r->outcome, &d->cov, &r->score);
+            else {
+                memset(&r->score, 0, sizeof r->score);
+                r->score.outcome = (uint8_t)r->outcome;
+                r->score.bug = ex_outcome_is_bug(r->outcome);
+                r->score.rank = r->score.bug ? EX_SCORE_BUG : 0;
+            }
+            sc[i] = r->score;
+        }
+        if (sc)
+            best = (int)ex_select_best(sc, (size_t)nsim + 1, &rng);
+        free(sc);
+        if (have_base)
+            ex_baseline_free(&base);
+        for (int i = 0; i <= nsim; i++)
+            ex_coverage_add_trace(&d->cov, &res[i].trace);
+    }
+    uint64_t t6 = mono_ns();
+
+    /* Retire. */
+    struct sim_result *w = &res[best];
+    bool bug = ok && w->score.bug;
+    bool retire = ok && (w->score.rank > 0 || best > 0);
+    uint64_t divergences = 0;
+    if (ok && bug) {
+        char what[96];
+        describe_outcome(w, what, sizeof what);
+        notable(d, "bug", "round %llu: simulation %d/%d %s -> retired", (unsigned long long)round_no,
+                best, nsim, what);
+    } else if (ok && retire && cfg.verbose) {
+        notable(d, "retire", "round %llu: simulation %d/%d scored %llu (races made adjacent %u, "
+                "unserializable %u, new writers %u, novel pairs %u) -> retired",
+                (unsigned long long)round_no, best, nsim, (unsigned long long)w->score.suspicion,
+                w->score.races_adjacent, w->score.avio_new, w->score.new_writers,
+                w->score.novel_pairs);
+    }
+    if (retire) {
+        struct sim_result live;
+        memset(&live, 0, sizeof live);
+        ex_trace_init(&live.trace);
+        /* Exactly the simulation's cue points: a simulation cut by the wall budget
+         * stopped a thread mid-computation, which the replay need not repeat. */
+        run_fragment(vm, best ? &ss.v[best - 1] : &rec_sched, w->ended ? want : w->cues, 0,
+                     vtime, true, &live);
+        if (!vm_over(vm)) {
+            long diff = ex_trace_first_difference(&live.trace, &w->trace);
+            if (diff >= 0 || live.cues != w->cues) {
+                divergences++;
+                notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
+                        "point %ld (a bug in jinx: please report it)", (unsigned long long)round_no,
+                        best, diff);
+            }
+            serial_fragment_end(vm);
+        } else {
+            divergences += !w->ended; /* the simulation did not end, the replay did */
+        }
+        ex_trace_free(&live.trace);
+    } else if (ok) {
+        /* Nothing worth retiring: free execution goes on from the snapshot. */
+        pthread_mutex_lock(&vm->lock);
+        vm->serial.on = false;
+        vm->serial.limit = 0;
+        pthread_mutex_unlock(&vm->lock);
+    }
+    uint64_t t7 = mono_ns();
+    bool over = vm_over(vm);
+    if (!over) {
+        pthread_mutex_lock(&vm->lock);
+        vm->serial.on = false;
+        vm->serial.limit = 0;
+        for (int i = 0; i < vm->nvcpus; i++)
+            pthread_cond_broadcast(&vm->vcpus[i]->cv);
+        pthread_mutex_unlock(&vm->lock);
+        vm_resume(vm);
+    }
+    uint64_t t8 = mono_ns();
+
+    pthread_mutex_lock(&d->mu);
+    struct round_stats *st = &d->st;
+    st->rounds++;
+    st->simulations += (uint64_t)nsim;
+    st->cues_total += res[0].cues;
+    st->last_cues = res[0].cues;
+    st->last_sims = (uint64_t)nsim;
+    for (int i = 0; i <= nsim; i++)
+        st->sim_bugs += res[i].score.bug;
+    st->retired += retire && best > 0;
+    st->divergences += divergences;
+    if (ok && w->score.rank > st->best_rank)
+        st->best_rank = w->score.rank;
+    if (bug)
+        st->last_bug_round = round_no;
+    st->ns_stop = t1 - t0;
+    st->ns_snapshot = t2 - t1;
+    st->ns_record = t3 - t2;
+    st->ns_explore = t4 - t3;
+    st->ns_simulate = t5 - t4;
+    st->ns_score = t6 - t5;
+    st->ns_retire = t7 - t6;
+    st->ns_resume = t8 - t7;
+    st->ns_round = t8 - t0;
+    st->sum_stop += st->ns_stop;
+    st->sum_snapshot += st->ns_snapshot;
+    st->sum_record += st->ns_record;
+    st->sum_explore += st->ns_explore;
+    st->sum_simulate += st->ns_simulate;
+    st->sum_score += st->ns_score;
+    st->sum_retire += st->ns_retire;
+    st->sum_resume += st->ns_resume;
+    st->sum_round += st->ns_round;
+    pthread_mutex_unlock(&d->mu);
+
+    if (over && bug)
+        notable(d, "crash", "guest %s in real execution (round %llu, %s)",
+                vm->out.kind == OUT_DEADLOCK ? "deadlocked" : "crashed",
+                (unsigned long long)round_no,
+                vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock");
+    if (cfg.verbose)
+        fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, %.2f ms\n",
+                (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
+                (t8 - t0) / 1e6);
+    if (analysed)
+        ex_analysis_free(&a);
+    ex_schedule_set_free(&ss);
+    ex_schedule_free(&rec_sched);
+    for (int i = 0; i <= k; i++)
+        ex_trace_free(&res[i].trace);
+    free(res);
+    return !over;
+}
+
+static void progress(struct round_driver *d, uint64_t now)
+{
+    if (now - d->last_progress_ns < 10000000000ULL)
+        return;
+    d->last_progress_ns = now;
+    pthread_mutex_lock(&d->mu);
+    struct round_stats st = d->st;
+    pthread_mutex_unlock(&d->mu);
+    double n = st.rounds ? (double)st.rounds : 1;
+    char line[200];
+    snprintf(line, sizeof line, "%llu rounds, %llu simulations (%llu bugs), %.0f cue points/round, "
+             "%.1f ms/round, %llu retired",
+             (unsigned long long)st.rounds, (unsigned long long)st.simulations,
+             (unsigned long long)st.sim_bugs, (double)st.cues_total / n, st.sum_round / n / 1e6,
+             (unsigned long long)st.retired);
+    fprintf(stderr, "jinx: %s\n", line);
+    char json[320];
+    snprintf(json, sizeof json, "{\"event\":\"progress\",\"text\":\"%s\"}", line);
+    control_event(d->vm->control, json);
+}
+
+static void *driver_main(void *arg)
+{
+    struct round_driver *d = arg;
+    struct vm *vm = d->vm;
+    sigset_t set;
+    sigfillset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    uint64_t last_start = 0, last_end = 0, last_dur = 0;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        if (d->quit || vm_over(vm))
+            break;
+        if (!d->attached) {
+            pthread_cond_wait(&d->cv, &d->mu);
+            continue;
+        }
+        uint64_t now = mono_ns();
+        uint64_t interval = (uint64_t)(1e9 / d->cfg.rate);
+        int duty = d->cfg.max_duty_pct;
+        uint64_t next = last_start ? last_start + interval : d->attach_ns + d->cfg.first_ns;
+        uint64_t rest = last_dur * (uint64_t)(100 - duty) / (uint64_t)duty;
+        if (last_end && next < last_end + rest)
+            next = last_end + rest;
+        if (next > now) {
+            uint64_t wait = next - now;
+            if (wait > 100000000)
+                wait = 100000000; /* re-check quit and the VM regularly */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            uint64_t abs = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + wait;
+            ts.tv_sec = (time_t)(abs / 1000000000ULL);
+            ts.tv_nsec = (long)(abs % 1000000000ULL);
+            pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+            continue;
+        }
+        d->busy = true;
+        if (last_end)
+            d->st.free_ns += now - last_end;
+        pthread_mutex_unlock(&d->mu);
+        last_start = now;
+        bool more = do_round(d);
+        last_end = mono_ns();
+        last_dur = last_end - last_start;
+        progress(d, last_end);
+        pthread_mutex_lock(&d->mu);
+        d->busy = false;
+        d->st.attached_ns = last_end - d->attach_ns;
+        pthread_cond_broadcast(&d->cv);
+        if (!more)
+            break;
+    }
+    d->busy = false;
+    d->attached = false;
+    d->st.attached = false;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+static int validate(const struct round_config *c, char *err, size_t errlen)
+{
+    if (!(c->rate > 0) || c->rate > 1000) {
+        snprintf(err, errlen, "rate must be between 0 and 1000 rounds per second");
+        return -1;
+    }
+    if (c->params.max_schedules < 1 || c->params.max_schedules > ROUND_MAX_SIMS) {
+        snprintf(err, errlen, "sims must be from 1 to %d", ROUND_MAX_SIMS);
+        return -1;
+    }
+    if (c->fragment_ns < 10 * SERIAL_CUE_NS || c->fragment_ns > 1000000000ULL) {
+        snprintf(err, errlen, "fragment must be from 10us to 1s");
+        return -1;
+    }
+    if (c->max_duty_pct < 1 || c->max_duty_pct > 95) {
+        snprintf(err, errlen, "duty must be from 1 to 95 percent");
+        return -1;
+    }
+    if ((unsigned)c->strategy >= EX_NSTRATEGIES) {
+        snprintf(err, errlen, "unknown strategy");
+        return -1;
+    }
+    return 0;
+}
+
+int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_t errlen)
+{
+    if (validate(cfg, err, errlen) < 0)
+        return -1;
+    if (vm->opt.serial || vm->opt.record_ns || vm->opt.selftest_rounds) {
+        snprintf(err, errlen, "this VM runs --serial/--record/--snapshot-selftest; rounds need "
+                 "a free-running VM");
+        return -1;
+    }
+    if (atomic_load(&vm->stopping)) {
+        snprintf(err, errlen, "the program has ended");
+        return -1;
+    }
+    if (!vm->rounds) {
+        struct round_driver *d = calloc(1, sizeof *d);
+        if (!d) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        d->vm = vm;
+        pthread_mutex_init(&d->mu, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&d->cv, &ca);
+        pthread_condattr_destroy(&ca);
+        ex_coverage_init(&d->cov);
+        if (pthread_create(&d->thread, NULL, driver_main, d) != 0) {
+            snprintf(err, errlen, "cannot start the round thread");
+            ex_coverage_free(&d->cov);
+            free(d);
+            return -1;
+        }
+        d->started = true;
+        vm->rounds = d;
+    }
+    struct round_driver *d = vm->rounds;
+    pthread_mutex_lock(&d->mu);
+    d->cfg = *cfg;
+    ex_params_sanitize(&d->cfg.params);
+    d->st.cfg = d->cfg;
+    if (!d->attached) {
+        d->attached = true;
+        d->attach_ns = mono_ns();
+        d->last_progress_ns = d->attach_ns;
+    }
+    d->st.attached = true;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
+void round_detach(struct vm *vm)
+{
+    struct round_driver *d = vm->rounds;
+    if (!d)
+        return;
+    pthread_mutex_lock(&d->mu);
+    d->attached = false;
+    d->st.attached = false;
+    pthread_cond_broadcast(&d->cv);
+    while (d->busy)
+        pthread_cond_wait(&d->cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void round_status(struct vm *vm, struct round_stats *out)
+{
+    struct round_driver *d = vm->rounds;
+    if (!d) {
+        memset(out, 0, sizeof *out);
+        round_config_default(&out->cfg);
+        return;
+    }
+    pthread_mutex_lock(&d->mu);
+    *out = d->st;
+    if (d->attached)
+        out->attached_ns = mono_ns() - d->attach_ns;
+    pthread_mutex_unlock(&d->mu);
+}
+
+void round_shutdown(struct vm *vm)
+{
+    struct round_driver *d = vm->rounds;
+    if (!d)
+        return;
+    pthread_mutex_lock(&d->mu);
+    d->quit = true;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    if (d->started)
+        pthread_join(d->thread, NULL);
+    if (d->snap_ready)
+        snapshot_free(&d->snap);
+    ex_coverage_free(&d->cov);
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+    vm->rounds = NULL;
+}
