@@ -1,4 +1,5 @@
 #include "crew.h"
+#include "cpu.h"
 #include "decode.h"
 #include "util.h"
 #include "vm.h"
@@ -147,6 +148,7 @@ void crew_stop(struct vm *vm)
     c->nowned = 0;
     c->on = false;
     pthread_mutex_unlock(&vm->gm.lock);
+    cpu_flush_mmio_cache(vm); /* pages that trapped are plain memory again */
 }
 
 void crew_free(struct vm *vm)
@@ -222,6 +224,8 @@ void crew_switch_locked(struct vm *vm, int next)
     }
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);
+    if (c->nowned)
+        cpu_flush_mmio_cache(vm); /* the granted pages trapped before */
 }
 
 void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
@@ -291,10 +295,12 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
                 c->capowned = cap;
             }
         }
-        if (c->nowned < c->capowned)
+        if (c->nowned < c->capowned) {
             c->owned[c->nowned++] = slot;
-        else
+            cpu_flush_mmio_cache(vm); /* the page trapped until now */
+        } else {
             gm_set_pte(&vm->gm, pte, trapped_pte(slot, pg->flags));
+        }
     }
     pthread_mutex_unlock(&vm->gm.lock);
 }

@@ -135,6 +135,9 @@ struct vm {
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */
     struct control *control;        /* the control socket, or NULL */
+    void *dummy_page;               /* cpu_flush_mmio_cache's memslot */
+    bool dummy_present;
+    uint64_t mmio_flushes;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;
