@@ -128,6 +128,9 @@ int crew_start(struct vm *vm)
     for (size_t i = 0; i < n; i++)
         watch(vm, copy[i].start, copy[i].end);
     free(copy);
+    /* MMIO translations KVM cached in an earlier fragment would turn accesses to pages
+     * owned in this one into extra cue points, depending on history: start clean. */
+    cpu_flush_mmio_cache(vm);
     return 0;
 }
 

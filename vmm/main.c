@@ -316,6 +316,8 @@ static int cmd_run(int argc, char **argv)
     }
     vm_run(&vm);
     bool had_rounds = vm.rounds != NULL;
+    struct round_stats rstats;
+    round_status(&vm, &rstats);
     round_shutdown(&vm);
     fflush(stdout);
     int status = outcome_exit_status(&vm.out);
@@ -347,6 +349,11 @@ static int cmd_run(int argc, char **argv)
     }
     if (opt.report_path && outcome_write_json(&vm, &vm.out, opt.report_path) < 0)
         jx_err("cannot write report %s", opt.report_path);
+    if (opt.stats && had_rounds) {
+        char js[2048];
+        if (round_status_json(&rstats, js, sizeof js) == 0)
+            fprintf(stderr, "jinx-vmm: rounds: %s\n", js);
+    }
     if (opt.stats) {
         uint64_t end = mono_ns();
         fprintf(stderr,

@@ -80,16 +80,18 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
     __attribute__((format(printf, 3, 4)));
 static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
 {
-    char line[200];
+    char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     fprintf(stderr, "jinx: %s\n", line);
     pthread_mutex_lock(&d->mu);
-    snprintf(d->st.last_event, sizeof d->st.last_event, "%s", line);
+    size_t ll = strnlen(line, sizeof d->st.last_event - 1);
+    memcpy(d->st.last_event, line, ll);
+    d->st.last_event[ll] = '\0';
     pthread_mutex_unlock(&d->mu);
-    char json[512], esc[400];
+    char json[1024], esc[700];
     size_t j = 0;
     for (const char *p = line; *p && j + 7 < sizeof esc; p++) {
         unsigned char ch = (unsigned char)*p;
@@ -278,10 +280,10 @@ static bool do_round(struct round_driver *d)
     /* Retire. */
     struct sim_result *w = &res[best];
     bool bug = ok && w->score.bug;
-    bool retire = ok && (w->score.rank > 0 || best > 0);
+    bool retire = ok && w->score.rank > 0;
     uint64_t divergences = 0;
     if (ok && bug) {
-        char what[96];
+        char what[400];
         describe_outcome(w, what, sizeof what);
         notable(d, "bug", "round %llu: simulation %d/%d %s -> retired", (unsigned long long)round_no,
                 best, nsim, what);

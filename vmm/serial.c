@@ -125,7 +125,7 @@ int serial_pick_locked(struct vm *vm, int tid)
         if (w->tid && w->state == T_RUNNING && w->tid <= EX_MAX_TID)
             ex_tidset_add(&enabled, (uint32_t)w->tid);
     }
-    if (s->limit && s->cues >= s->limit) {
+    if (s->cut || (s->limit && s->cues >= s->limit)) {
         /* Exactly `limit` cue points: stop here, at the same point every time. */
         if (tid > 0)
             crew_switch_locked(vm, 0);
@@ -196,6 +196,7 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
     uint64_t now = start_vtime ? start_vtime : vm_vtime(vm);
     s->base_ns = now - (uint64_t)vm->skipped_ns;
     s->cues = 0;
+    s->cut = false;
     s->current = 0;
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
@@ -213,7 +214,9 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
  * and pauses the VM again. */
 bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 {
-    uint64_t deadline = mono_ns() + (wall_ns ? wall_ns : 30000000000ULL);
+    uint64_t start = mono_ns();
+    uint64_t soft = start + (wall_ns ? wall_ns : 30000000000ULL);
+    uint64_t hard = wall_ns ? start + 5 * wall_ns : soft;
     bool cut = false;
     vm->serial.limit = want;
     vm_resume(vm);
@@ -222,17 +225,22 @@ bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
      * vCPU reload costs tens of microseconds. */
     pthread_mutex_lock(&vm->lock);
     while (!atomic_load(&vm->stopping) && vm->serial.current >= 0) {
-        if (mono_ns() >= deadline) {
+        uint64_t now = mono_ns();
+        if (now >= hard) {
             /* A thread computing privately for long has no cue point to stop at: stop
-             * it wherever it is. The fragment is the cue points performed so far. */
-            cut = true;
-            if (vm->serial.current > 0)
-                crew_switch_locked(vm, 0);
+             * it wherever it is (the pause kicks it). */
             vm->serial.current = -1;
             break;
         }
-        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),
-                              .tv_nsec = (long)(deadline % 1000000000ULL)};
+        if (now >= soft && !vm->serial.cut) {
+            /* Over budget: the fragment ends at the next cue point, as if that were
+             * the limit (a replay of the same length stops at the same place). */
+            cut = true;
+            vm->serial.cut = true;
+        }
+        uint64_t until = vm->serial.cut ? hard : soft;
+        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
+                              .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);
     }
     pthread_mutex_unlock(&vm->lock);

@@ -31,6 +31,7 @@ struct serial {
     uint64_t cues;
     uint64_t base_ns;       /* virtual time when serialized execution began */
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
+    bool cut;               /* the wall budget ended the fragment */
 };
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only).

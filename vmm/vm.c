@@ -436,12 +436,19 @@ static int apply_start_state(struct vm *vm, struct vcpu *v)
 
 int vm_complete_mmio(struct vcpu *v, int64_t value)
 {
-    memcpy(v->run->mmio.data, &value, 8);
-    __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-    int rc = ioctl(v->fd, KVM_RUN, 0);
-    int e = errno;
+    /* The instruction may exit again before it is done (a read-modify-write has a write
+     * half): answer those too, until KVM has nothing left and returns EINTR. */
+    int rc = -1, e = 0;
+    for (int i = 0; i < 4; i++) {
+        memcpy(v->run->mmio.data, &value, 8);
+        __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+        rc = ioctl(v->fd, KVM_RUN, 0);
+        e = errno;
+        v->run->kvm_dirty_regs = 0;
+        if (rc < 0 || v->run->exit_reason != KVM_EXIT_MMIO)
+            break;
+    }
     __atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
-    v->run->kvm_dirty_regs = 0;
     return rc < 0 && e == EINTR ? 0 : -1;
 }
 
@@ -518,10 +525,20 @@ static void run_thread(struct vm *vm, struct vcpu *v)
 {
     bool completion_pending = false;
     for (;;) {
-        if (atomic_load(&vm->stopping) || (atomic_load(&vm->paused) && !completion_pending))
+        if (atomic_load(&vm->stopping))
             return;
-        if (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)
-            return; /* not this thread's turn: its host thread waits in vcpu_main */
+        if (atomic_load(&vm->paused) ||
+            (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)) {
+            /* Paused, or not this thread's turn (its host thread then waits in
+             * vcpu_main). First finish the instruction of the last exit: a completion
+             * left in KVM would replay later into a restored or reused vCPU. KVM_RUN with
+             * immediate_exit does that without running guest code; it may still exit
+             * once more for the same instruction (the write half of a locked RMW on a
+             * trapped page), which is handled below like any exit. */
+            if (!completion_pending)
+                return;
+            __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+        }
         atomic_store(&v->in_guest, 1);
         v->ran = true;
         if (!vm->t_first_run)
