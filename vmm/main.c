@@ -1,5 +1,8 @@
 /* jinx-vmm: command line. */
+#include "control.h"
 #include "outcome.h"
+#include "round_config.h"
+#include "sigstop.h"
 #include "util.h"
 #include "vm.h"
 #include <getopt.h>
@@ -29,6 +32,10 @@ static void usage(FILE *f)
         "  --report FILE      write the outcome as JSON to FILE\n"
         "  --stats            print boot time, exits and syscalls on stderr\n"
         "  --quiet            no report when the program exits with status 0\n"
+        "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
+        "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
+        "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
+        "                     --strategy S --depth D --sims K --fragment DUR (see jinxctl --help)\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
@@ -47,7 +54,8 @@ static void usage(FILE *f)
 
 enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
-       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE };
+       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
+       OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -69,12 +77,37 @@ static int cmd_run(int argc, char **argv)
         {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
         {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
         {"simulate", required_argument, 0, OPT_SIMULATE},
+        {"no-control", no_argument, 0, OPT_NO_CONTROL}, {"attach", required_argument, 0, OPT_ATTACH},
+        {"strategy", required_argument, 0, OPT_ROUND}, {"depth", required_argument, 0, OPT_ROUND},
+        {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
         {0, 0, 0, 0}};
+    /* Control socket and --attach (control.h, round.h). */
+    bool no_control = false, attach = false, seed_given = false;
+    const char *round_opt = NULL;
+    struct round_config rcfg;
+    round_config_default(&rcfg);
+    char rerr[256];
     optind = 1;
-    int c;
+    int c, li;
     uint64_t n;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
         switch (c) {
+        case OPT_NO_CONTROL: no_control = true; break;
+        case OPT_ATTACH:
+        case OPT_ROUND:
+            if (round_config_set(&rcfg, c == OPT_ATTACH ? "rate" : lo[li].name, optarg, rerr,
+                                 sizeof rerr) < 0) {
+                if (c == OPT_ATTACH)
+                    jx_err("--attach %s: expected rounds per second such as 5/s or 0.5/s "
+                           "(more than 0, at most 1000/s)", optarg);
+                else
+                    jx_err("--%s", rerr);
+                return EXIT_VMM_ERROR;
+            }
+            attach |= c == OPT_ATTACH;
+            if (c == OPT_ROUND)
+                round_opt = lo[li].name;
+            break;
         case OPT_VCPUS:
             if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
                 jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
@@ -101,6 +134,7 @@ static int cmd_run(int argc, char **argv)
                 jx_err("--seed %s: expected an unsigned number", optarg);
                 return EXIT_VMM_ERROR;
             }
+            seed_given = true;
             break;
         case OPT_TSTACK:
             if (!parse_size(optarg, &opt.thread_stack) || opt.thread_stack < (16 << 10) ||
@@ -185,6 +219,18 @@ static int cmd_run(int argc, char **argv)
                "execution)");
         return EXIT_VMM_ERROR;
     }
+    if (round_opt && !attach) {
+        jx_err("--%s configures --attach: add --attach RATE (e.g. --attach 5/s)", round_opt);
+        return EXIT_VMM_ERROR;
+    }
+    bool dev_mode = opt.serial || opt.record_ns || opt.selftest_rounds;
+    if (attach && dev_mode) {
+        jx_err("--attach needs free execution: it cannot be combined with --serial, --record, "
+               "--schedule or --snapshot-selftest");
+        return EXIT_VMM_ERROR;
+    }
+    if (seed_given)
+        rcfg.seed = opt.seed; /* one --seed makes the whole run reproducible */
     if (optind >= argc) {
         jx_err("run: no IMAGE given");
         usage(stderr);
@@ -235,16 +281,53 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
+    /* The control socket and signal handling: not for the developer modes (--serial,
+     * --record, --snapshot-selftest), whose output must be the same from run to run
+     * and which rounds cannot join. sigstop_start must precede every other thread. */
+    if (sigstop_start(&vm, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    if (!no_control && !dev_mode) {
+        vm.control = control_start(&vm, err, sizeof err);
+        if (!vm.control) {
+            jx_err("%s", err);
+            sigstop_end();
+            vm_destroy(&vm);
+            return EXIT_VMM_ERROR;
+        }
+        sigstop_cleanup_path(control_path(vm.control));
+        fprintf(stderr, "jinx-vmm: control socket %s (jinxctl attach --rate 5/s)\n",
+                control_path(vm.control));
+    }
+    if (attach && round_attach(&vm, &rcfg, err, sizeof err) < 0) {
+        jx_err("--attach: %s", err);
+        control_stop(vm.control);
+        sigstop_end();
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
     vm_run(&vm);
     fflush(stdout);
+    round_detach(&vm);
+    control_stop(vm.control); /* tells followers how the VM ended, removes the socket */
+    vm.control = NULL;
+    int interrupted = sigstop_end();
     int status = outcome_exit_status(&vm.out);
+    if (interrupted) {
+        fprintf(stderr, "jinx-vmm: interrupted by %s: the guest was stopped%s; exit status %d\n",
+                signal_name(interrupted), no_control || dev_mode ? "" : ", control socket removed",
+                128 + interrupted);
+        status = 128 + interrupted;
+    }
     if (opt.selftest_rounds) {
         fprintf(stderr, "jinx-vmm: snapshot selftest: %s\n",
                 vm.selftest_failed == 0 ? "PASS" : "FAIL");
         if (vm.selftest_failed)
             status = EXIT_VMM_ERROR;
     }
-    if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0))
+    if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0) && !interrupted)
         outcome_print(&vm, &vm.out, stderr);
     if (want_serial) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "

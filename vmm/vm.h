@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
+struct control;
 
 struct vcpu {
     struct vm *vm;
@@ -124,6 +125,7 @@ struct vm {
 
     struct serial serial;
     struct crew crew;
+    struct control *control;    /* the control socket, NULL with --no-control (control.h) */
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;
