@@ -148,6 +148,8 @@ static size_t utf8_put(char *b, unsigned cp)
 static int string(struct jp *p, char *out, size_t cap, size_t *outlen, const char *what)
 {
     size_t n = 0;
+    if (peek(p) < 0)
+        return fail(p, "unexpected end of input, expected a string (%s)", what);
     if (peek(p) != '"')
         return fail(p, "expected a string (%s)", what);
     p->pos++;
