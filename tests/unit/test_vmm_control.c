@@ -370,11 +370,19 @@ static void test_slow_follower(void **state)
     assert_true(strtoull(d + 17, NULL, 10) > 10000);
     /* The follower reads what fitted, in order, and "dropped" notices: after one more
      * event, every event is accounted for, delivered or counted as dropped. */
-    control_event(c, "{\"event\":\"round\",\"round\":20000,\"msg\":\"after\"}");
     int got = 0, last = -1;
     unsigned long long dropped = 0;
     char *l;
-    while ((l = cl_line(&f, 2000))) {
+    bool sent_after = false;
+    for (;;) {
+        l = cl_line(&f, sent_after ? 5000 : 300);
+        if (!l && !sent_after) { /* drained: now there is room for one more */
+            control_event(c, "{\"event\":\"round\",\"round\":20000,\"msg\":\"after\"}");
+            sent_after = true;
+            continue;
+        }
+        if (!l)
+            break;
         const char *p;
         static const char note[] = "{\"event\":\"dropped\",\"count\":";
         if ((p = strstr(l, note))) {
