@@ -16,6 +16,7 @@ static struct {
     struct vm *vm;
     sigset_t set;
     atomic_bool done;
+    bool seen;                          /* a signal came (waiter thread only) */
     atomic_int first;                   /* the signal that stopped the VM */
     pthread_mutex_t lock;               /* cleanup path */
     char cleanup[PATH_MAX];
@@ -37,15 +38,21 @@ static void *waiter(void *arg)
             continue;
         if (atomic_load(&S.done))
             return NULL;
-        if (!atomic_load(&S.first)) {
-            atomic_store(&S.first, sig);
-            fprintf(stderr, "jinx-vmm: %s received: stopping the VM (send it again to exit at "
-                    "once)\n", signal_name(sig));
+        if (!S.seen) {
+            S.seen = true;
             struct outcome o = {.kind = OUT_ERROR, .vector = -1};
             snprintf(o.detail, sizeof o.detail, "interrupted by %s", signal_name(sig));
             pthread_mutex_lock(&S.vm->lock);
-            vm_stop_locked(S.vm, &o);
+            /* If the VM already has its outcome, the signal changes nothing: the run
+             * ends as it would have, with its own report and status. */
+            bool first = !atomic_load(&S.vm->stopping);
+            if (first) {
+                atomic_store(&S.first, sig);
+                vm_stop_locked(S.vm, &o);
+            }
             pthread_mutex_unlock(&S.vm->lock);
+            fprintf(stderr, "jinx-vmm: %s received: %s (send it again to exit at once)\n",
+                    signal_name(sig), first ? "stopping the VM" : "the VM is already stopping");
         } else {
             pthread_mutex_lock(&S.lock);
             if (S.cleanup[0])
