@@ -281,9 +281,10 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
-    /* The control socket and signal handling: not for the developer modes (--serial,
-     * --record, --snapshot-selftest), whose output must be the same from run to run
-     * and which rounds cannot join. sigstop_start must precede every other thread. */
+    /* Clean SIGINT/SIGTERM shutdown (sigstop_start must precede every other thread),
+     * then the control socket: not in the developer modes (--serial, --record,
+     * --snapshot-selftest), whose output must be the same from run to run and which
+     * rounds cannot join. */
     if (sigstop_start(&vm, err, sizeof err) < 0) {
         jx_err("%s", err);
         vm_destroy(&vm);
