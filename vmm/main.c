@@ -1,6 +1,9 @@
 /* jinx-vmm: command line. */
+#include "control.h"
 #include "outcome.h"
 #include "round.h"
+#include "round_config.h"
+#include "sigstop.h"
 #include "util.h"
 #include "vm.h"
 #include <getopt.h>
@@ -30,6 +33,10 @@ static void usage(FILE *f)
         "  --report FILE      write the outcome as JSON to FILE\n"
         "  --stats            print boot time, exits and syscalls on stderr\n"
         "  --quiet            no report when the program exits with status 0\n"
+        "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
+        "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
+        "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
+        "                     --strategy S --depth D --sims K --fragment DUR (see jinxctl --help)\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
@@ -38,11 +45,8 @@ static void usage(FILE *f)
         "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"
         "                     DUR virtual time (1 us per cue point), print its trace, go on\n"
         "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
-        "  --attach RATE      simulation rounds at RATE (e.g. 5/s) from the start; with\n"
-        "                     --strategy S (portfolio, jinx, pct, pctvb, race, random,\n"
-        "                     bounded), --sims K (8), --depth D (pct, 3), --fragment DUR (1ms),\n"
-        "                     --round-seed N (1), --first DUR (free run before the first\n"
-        "                     round, 1ms), --verbose-rounds (a line per round)\n"
+        "  --first DUR        (with --attach) free run before the first round (1ms)\n"
+        "  --verbose-rounds   (with --attach) a line per round, not only notable ones\n"
         "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
         "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
         "\n"
@@ -54,8 +58,7 @@ static void usage(FILE *f)
 enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
-       OPT_ATTACH, OPT_STRATEGY, OPT_SIMS, OPT_DEPTH, OPT_FRAGMENT, OPT_ROUND_SEED,
-       OPT_VERBOSE_ROUNDS, OPT_FIRST };
+       OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -77,22 +80,39 @@ static int cmd_run(int argc, char **argv)
         {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
         {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
         {"simulate", required_argument, 0, OPT_SIMULATE},
-        {"attach", required_argument, 0, OPT_ATTACH},
-        {"strategy", required_argument, 0, OPT_STRATEGY},
-        {"sims", required_argument, 0, OPT_SIMS}, {"depth", required_argument, 0, OPT_DEPTH},
-        {"fragment", required_argument, 0, OPT_FRAGMENT},
-        {"round-seed", required_argument, 0, OPT_ROUND_SEED},
+        {"no-control", no_argument, 0, OPT_NO_CONTROL}, {"attach", required_argument, 0, OPT_ATTACH},
+        {"strategy", required_argument, 0, OPT_ROUND}, {"depth", required_argument, 0, OPT_ROUND},
+        {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},
         {0, 0, 0, 0}};
-    struct round_config rc;
-    round_config_default(&rc);
-    bool attach = false;
+    /* Control socket and --attach (control.h, round.h). */
+    bool no_control = false, attach = false, seed_given = false;
+    const char *round_opt = NULL;
+    struct round_config rcfg;
+    round_config_default(&rcfg);
+    char rerr[256];
     optind = 1;
-    int c;
+    int c, li;
     uint64_t n;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
         switch (c) {
+        case OPT_NO_CONTROL: no_control = true; break;
+        case OPT_ATTACH:
+        case OPT_ROUND:
+            if (round_config_set(&rcfg, c == OPT_ATTACH ? "rate" : lo[li].name, optarg, rerr,
+                                 sizeof rerr) < 0) {
+                if (c == OPT_ATTACH)
+                    jx_err("--attach %s: expected rounds per second such as 5/s or 0.5/s "
+                           "(more than 0, at most 1000/s)", optarg);
+                else
+                    jx_err("--%s", rerr);
+                return EXIT_VMM_ERROR;
+            }
+            attach |= c == OPT_ATTACH;
+            if (c == OPT_ROUND)
+                round_opt = lo[li].name;
+            break;
         case OPT_VCPUS:
             if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
                 jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
@@ -119,6 +139,7 @@ static int cmd_run(int argc, char **argv)
                 jx_err("--seed %s: expected an unsigned number", optarg);
                 return EXIT_VMM_ERROR;
             }
+            seed_given = true;
             break;
         case OPT_TSTACK:
             if (!parse_size(optarg, &opt.thread_stack) || opt.thread_stack < (16 << 10) ||
@@ -177,50 +198,9 @@ static int cmd_run(int argc, char **argv)
                 return EXIT_VMM_ERROR;
             }
             break;
-        case OPT_ATTACH:
-            if (round_parse_rate(optarg, &rc.rate) < 0) {
-                jx_err("--attach %s: expected a rate such as 5/s (at most 1000/s)", optarg);
-                return EXIT_VMM_ERROR;
-            }
-            attach = true;
-            break;
-        case OPT_STRATEGY:
-            if (ex_strategy_from_name(optarg, &rc.strategy) < 0) {
-                jx_err("--strategy %s: expected portfolio, jinx, pct, pctvb, race, random or "
-                       "bounded", optarg);
-                return EXIT_VMM_ERROR;
-            }
-            break;
-        case OPT_SIMS:
-            if (!parse_u64(optarg, &n) || n < 1 || n > ROUND_MAX_SIMS) {
-                jx_err("--sims %s: expected a number from 1 to %d", optarg, ROUND_MAX_SIMS);
-                return EXIT_VMM_ERROR;
-            }
-            rc.params.max_schedules = (uint32_t)n;
-            break;
-        case OPT_DEPTH:
-            if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
-                jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
-                return EXIT_VMM_ERROR;
-            }
-            rc.params.pct_depth = (uint32_t)n;
-            break;
-        case OPT_FRAGMENT:
-            if (!parse_duration(optarg, &rc.fragment_ns) || rc.fragment_ns < 10000 ||
-                rc.fragment_ns > 1000000000ULL) {
-                jx_err("--fragment %s: expected a duration from 10us to 1s, such as 1ms", optarg);
-                return EXIT_VMM_ERROR;
-            }
-            break;
-        case OPT_ROUND_SEED:
-            if (!parse_u64(optarg, &rc.seed)) {
-                jx_err("--round-seed %s: expected an unsigned number", optarg);
-                return EXIT_VMM_ERROR;
-            }
-            break;
-        case OPT_VERBOSE_ROUNDS: rc.verbose = true; break;
+        case OPT_VERBOSE_ROUNDS: rcfg.verbose = true; break;
         case OPT_FIRST:
-            if (!parse_duration(optarg, &rc.first_ns) || rc.first_ns > 3600000000000ULL) {
+            if (!parse_duration(optarg, &rcfg.first_ns) || rcfg.first_ns > 3600000000000ULL) {
                 jx_err("--first %s: expected a duration such as 1ms or 2s", optarg);
                 return EXIT_VMM_ERROR;
             }
@@ -251,6 +231,18 @@ static int cmd_run(int argc, char **argv)
                "execution)");
         return EXIT_VMM_ERROR;
     }
+    if (round_opt && !attach) {
+        jx_err("--%s configures --attach: add --attach RATE (e.g. --attach 5/s)", round_opt);
+        return EXIT_VMM_ERROR;
+    }
+    bool dev_mode = opt.serial || opt.record_ns || opt.selftest_rounds;
+    if (attach && dev_mode) {
+        jx_err("--attach needs free execution: it cannot be combined with --serial, --record, "
+               "--schedule or --snapshot-selftest");
+        return EXIT_VMM_ERROR;
+    }
+    if (seed_given)
+        rcfg.seed = opt.seed; /* one --seed makes the whole run reproducible */
     if (optind >= argc) {
         jx_err("run: no IMAGE given");
         usage(stderr);
@@ -301,33 +293,57 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
-    if (attach) {
-        if (want_serial || opt.selftest_rounds) {
-            jx_err("--attach runs rounds on a free-running program; it cannot be combined "
-                   "with --serial, --record or --snapshot-selftest");
+    /* Clean SIGINT/SIGTERM shutdown (sigstop_start must precede every other thread),
+     * then the control socket: not in the developer modes (--serial, --record,
+     * --snapshot-selftest), whose output must be the same from run to run and which
+     * rounds cannot join. */
+    if (sigstop_start(&vm, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    if (!no_control && !dev_mode) {
+        vm.control = control_start(&vm, err, sizeof err);
+        if (!vm.control) {
+            jx_err("%s", err);
+            sigstop_end();
             vm_destroy(&vm);
             return EXIT_VMM_ERROR;
         }
-        if (round_attach(&vm, &rc, err, sizeof err) < 0) {
-            jx_err("--attach: %s", err);
-            vm_destroy(&vm);
-            return EXIT_VMM_ERROR;
-        }
+        sigstop_cleanup_path(control_path(vm.control));
+        fprintf(stderr, "jinx-vmm: control socket %s (jinxctl attach --rate 5/s)\n",
+                control_path(vm.control));
+    }
+    if (attach && round_attach(&vm, &rcfg, err, sizeof err) < 0) {
+        jx_err("--attach: %s", err);
+        control_stop(vm.control);
+        sigstop_end();
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
     }
     vm_run(&vm);
     bool had_rounds = vm.rounds != NULL;
     struct round_stats rstats;
     round_status(&vm, &rstats);
-    round_shutdown(&vm);
+    round_shutdown(&vm); /* no events after this: the socket goes next */
     fflush(stdout);
+    control_stop(vm.control); /* tells followers how the VM ended, removes the socket */
+    vm.control = NULL;
+    int interrupted = sigstop_end();
     int status = outcome_exit_status(&vm.out);
+    if (interrupted) {
+        fprintf(stderr, "jinx-vmm: interrupted by %s: the guest was stopped%s; exit status %d\n",
+                signal_name(interrupted), no_control || dev_mode ? "" : ", control socket removed",
+                128 + interrupted);
+        status = 128 + interrupted;
+    }
     if (opt.selftest_rounds) {
         fprintf(stderr, "jinx-vmm: snapshot selftest: %s\n",
                 vm.selftest_failed == 0 ? "PASS" : "FAIL");
         if (vm.selftest_failed)
             status = EXIT_VMM_ERROR;
     }
-    if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0))
+    if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0) && !interrupted)
         outcome_print(&vm, &vm.out, stderr);
     if (want_serial) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "

@@ -15,6 +15,7 @@
  * round_time * (100 - max_duty_pct) / max_duty_pct after each round, so however slow
  * rounds are, the program keeps (by default) at least half of the wall time. */
 #include "round.h"
+#include "round_config.h"
 #include "control.h"
 #include "explorer.h"
 #include "snapshot.h"
@@ -105,8 +106,7 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
         }
     }
     esc[j] = '\0';
-    snprintf(json, sizeof json, "{\"event\":\"%s\",\"round\":%llu,\"text\":\"%s\"}", kind,
-             (unsigned long long)d->st.rounds + 1, esc);
+    snprintf(json, sizeof json, "{\"event\":\"%s\",\"msg\":\"%s\"}", kind, esc);
     control_event(d->vm->control, json);
 }
 
@@ -406,7 +406,7 @@ static void progress(struct round_driver *d, uint64_t now)
              (unsigned long long)st.retired);
     fprintf(stderr, "jinx: %s\n", line);
     char json[320];
-    snprintf(json, sizeof json, "{\"event\":\"progress\",\"text\":\"%s\"}", line);
+    snprintf(json, sizeof json, "{\"event\":\"progress\",\"msg\":\"%s\"}", line);
     control_event(d->vm->control, json);
 }
 
@@ -469,34 +469,9 @@ static void *driver_main(void *arg)
     return NULL;
 }
 
-static int validate(const struct round_config *c, char *err, size_t errlen)
-{
-    if (!(c->rate > 0) || c->rate > 1000) {
-        snprintf(err, errlen, "rate must be between 0 and 1000 rounds per second");
-        return -1;
-    }
-    if (c->params.max_schedules < 1 || c->params.max_schedules > ROUND_MAX_SIMS) {
-        snprintf(err, errlen, "sims must be from 1 to %d", ROUND_MAX_SIMS);
-        return -1;
-    }
-    if (c->fragment_ns < 10 * SERIAL_CUE_NS || c->fragment_ns > 1000000000ULL) {
-        snprintf(err, errlen, "fragment must be from 10us to 1s");
-        return -1;
-    }
-    if (c->max_duty_pct < 1 || c->max_duty_pct > 95) {
-        snprintf(err, errlen, "duty must be from 1 to 95 percent");
-        return -1;
-    }
-    if ((unsigned)c->strategy >= EX_NSTRATEGIES) {
-        snprintf(err, errlen, "unknown strategy");
-        return -1;
-    }
-    return 0;
-}
-
 int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_t errlen)
 {
-    if (validate(cfg, err, errlen) < 0)
+    if (round_config_check(cfg, err, errlen) < 0)
         return -1;
     if (vm->opt.serial || vm->opt.record_ns || vm->opt.selftest_rounds) {
         snprintf(err, errlen, "this VM runs --serial/--record/--snapshot-selftest; rounds need "

@@ -134,7 +134,7 @@ struct vm {
     bool sim_ended;
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */
-    struct control *control;        /* the control socket, or NULL */
+    struct control *control;        /* the control socket, NULL with --no-control */
     void *dummy_page;               /* cpu_flush_mmio_cache's memslot */
     bool dummy_present;
     uint64_t mmio_flushes;

@@ -1,7 +1,9 @@
 # jinx-vmm: the VMM. Library part (everything but main.c) is shared with unit tests.
 VMM_SRCS := vmm/util.c vmm/elfparse.c vmm/guestmem.c vmm/mm.c vmm/cpu.c vmm/vm.c vmm/futex.c \
             vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c \
-            vmm/round.c vmm/round_config.c vmm/control_stub.c
+            vmm/round.c
+# The control socket (control.c, docs/control.md) and what it needs.
+VMM_SRCS += vmm/json.c vmm/round_config.c vmm/control_req.c vmm/rundir.c vmm/control.c vmm/sigstop.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/agent_blob.o
 VMM_LIB  := $(BUILD)/libjinxvmm.a
 JINX_VMM := $(BIN)/jinx-vmm
@@ -27,3 +29,11 @@ $(JINX_VMM): $(BUILD)/vmm/main.o $(VMM_LIB) $(EXPLORER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread $(LDLIBS)
 
 all: $(JINX_VMM)
+
+# jinxctl: the control client (vmm/jinxctl.c) and `jinxctl inspect` (vmm/inspect.c).
+JINXCTL := $(BIN)/jinxctl
+$(JINXCTL): $(BUILD)/vmm/jinxctl.o $(BUILD)/vmm/inspect.o $(VMM_LIB) $(EXPLORER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread -lm $(LDLIBS)
+
+all: $(JINXCTL)

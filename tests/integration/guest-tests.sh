@@ -31,7 +31,8 @@ expect futex 0 "" "futex ok" -- run $G/futex
 expect threads-100 0 "" "100 created" -- run --vcpus 128 $G/threads 100
 expect threads-limit 0 "thread limit reached \(--vcpus 8\)" "refused" -- run --vcpus 8 $G/threads 20 limit
 expect exit-status 42 "exited with status 42" "" -- run $G/crash exit 42
-expect quiet-exit0 0 EMPTY "nothing" -- run --quiet $G/crash
+expect quiet-exit0 0 EMPTY "nothing" -- run --quiet --no-control $G/crash
+expect quiet-socket-line 0 "^jinx-vmm: control socket .* \(jinxctl attach --rate 5/s\)$" "nothing" -- run --quiet $G/crash
 expect segv 139 "SIGSEGV .* in thread 1 at 0x[0-9a-f]+ null_deref" "" -- run $G/crash segv
 expect segv-backtrace 139 "#1 0x[0-9a-f]+ main" "" -- run $G/crash segv
 expect assert 134 "SIGABRT .* thread 1" "" -- run $G/crash assert
