@@ -1,6 +1,7 @@
 # jinx-vmm: the VMM. Library part (everything but main.c) is shared with unit tests.
 VMM_SRCS := vmm/util.c vmm/elfparse.c vmm/guestmem.c vmm/mm.c vmm/cpu.c vmm/vm.c vmm/futex.c \
-            vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c
+            vmm/syscall.c vmm/loader.c vmm/outcome.c vmm/snapshot.c vmm/selftest.c vmm/decode.c vmm/serial.c vmm/crew.c \
+            vmm/sha256.c vmm/dumpfile.c vmm/corefile.c vmm/backtrace.c vmm/dump.c vmm/inspect.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/agent_blob.o
 VMM_LIB  := $(BUILD)/libjinxvmm.a
 JINX_VMM := $(BIN)/jinx-vmm
@@ -26,3 +27,11 @@ $(JINX_VMM): $(BUILD)/vmm/main.o $(VMM_LIB) $(EXPLORER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread $(LDLIBS)
 
 all: $(JINX_VMM)
+
+# jinxctl: the control and inspection CLI (needs no KVM).
+JINXCTL := $(BIN)/jinxctl
+$(JINXCTL): $(BUILD)/vmm/jinxctl.o $(VMM_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread $(LDLIBS)
+
+all: $(JINXCTL)
