@@ -402,8 +402,9 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
         switch (type) {
         case DREC_END: {
             uint8_t want[SHA256_LEN], got[SHA256_LEN];
-            if (!take(&c, want, SHA256_LEN)) {
-                rc = fail(err, errlen, "END record too short");
+            /* Its own header is outside the digest: allow exactly one form of it. */
+            if (plen != SHA256_LEN || rflags != DREC_F_REQUIRED || !take(&c, want, SHA256_LEN)) {
+                rc = fail(err, errlen, "END record malformed");
                 goto out;
             }
             sha256(buf, off, got);
