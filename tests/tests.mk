@@ -6,6 +6,7 @@ UNIT_TESTS ?=
 INTEGRATION_TESTS ?=
 include tests/unit/vmm_tests.mk
 include tests/guest/guest.mk
+include tests/fuzz/fuzz.mk
 INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh
 
 unit-test: $(UNIT_TESTS)
