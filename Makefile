@@ -39,13 +39,14 @@ ASAN_FLAGS := BUILD=build-asan BIN=build-asan/bin \
   SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
   LDFLAGS="-fsanitize=address,undefined"
 asan: deps
-	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm
+	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm build-asan/bin/jinxctl
 	$(MAKE) guest-tests
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/guest-tests.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/snapshot.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/serial.sh
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/dumps.sh
 
 clean:
-	rm -rf build build-asan bin images/bin
+	rm -rf build build-asan build-fuzz bin images/bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

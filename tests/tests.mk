@@ -7,7 +7,8 @@ INTEGRATION_TESTS ?=
 include tests/unit/vmm_tests.mk
 include tests/guest/guest.mk
 include tests/fuzz/fuzz.mk
-INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh
+INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
+                     tests/integration/dumps.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

@@ -26,7 +26,7 @@
 
 struct core_thread {
     uint32_t tid;
-    int cursig;                  /* the signal that killed it (first thread), else 0 */
+    int cursig;                  /* the signal that killed the process (all threads) */
     uint64_t regs[DUMP_NREGS];   /* user_regs_struct order */
     const uint8_t *fpregs;       /* DUMP_FPREGS_LEN bytes, or NULL */
 };

@@ -443,7 +443,9 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
     read_proc_info(vm, pi);
     for (size_t i = 0; i < d.nthreads; i++) {
         ct[i].tid = d.threads[i].tid;
-        ct[i].cursig = (d.threads[i].flags & DT_F_CRASHED) ? o->signal : 0;
+        /* Every thread's pr_cursig carries the signal, as Linux writes it: gdb (bfd)
+         * takes "Program terminated with signal" from the last NT_PRSTATUS. */
+        ct[i].cursig = o->kind == OUT_SIGNAL ? o->signal : 0;
         memcpy(ct[i].regs, d.threads[i].regs, sizeof ct[i].regs);
         ct[i].fpregs = d.threads[i].has_fpregs ? d.threads[i].fpregs : NULL;
     }
