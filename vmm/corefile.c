@@ -423,10 +423,11 @@ bool core_read(const struct corefile *c, uint64_t va, void *dst, size_t len)
             return false;
         uint64_t in = va - l->vaddr;
         uint64_t n = l->memsz - in < len ? l->memsz - in : len;
-        for (uint64_t k = 0; k < n; k++) {
-            uint64_t at = in + k;
-            out[k] = at < l->filesz ? c->data[l->offset + at] : 0;
-        }
+        /* Bytes past p_filesz (up to p_memsz) read as zero. */
+        uint64_t from_file = in < l->filesz ? (l->filesz - in < n ? l->filesz - in : n) : 0;
+        if (from_file)
+            memcpy(out, c->data + l->offset + in, (size_t)from_file);
+        memset(out + from_file, 0, (size_t)(n - from_file));
         out += n;
         va += n;
         len -= (size_t)n;

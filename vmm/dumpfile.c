@@ -538,7 +538,7 @@ out:
 int dumpfile_read(const char *path, struct dumpfile *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
     if (fd < 0)
         return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
     struct stat st;

@@ -202,7 +202,7 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
     int dl = slash ? (int)(slash - dump_path) : 1;
     snprintf(x->core_path, sizeof x->core_path, "%.*s/%s", dl, slash ? dump_path : ".",
              x->d.core.name);
-    int fd = open(x->core_path, O_RDONLY | O_CLOEXEC);
+    int fd = open(x->core_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never hang on a FIFO */
     if (fd < 0)
         return refuse("cannot open the dump's core file %s: %s (it must sit next to the "
                       ".jinxdump)", x->core_path, strerror(errno));
