@@ -45,8 +45,9 @@ asan: deps
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/snapshot.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/serial.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/control.sh
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/dumps.sh
 
 clean:
-	rm -rf build build-asan bin images/bin
+	rm -rf build build-asan build-fuzz bin images/bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -3,8 +3,8 @@
 # As root it installs what is missing (apt-get update once first);
 # otherwise it prints the exact apt-get line to run and fails.
 set -u
-PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc make clang gdb"
-# Optional: only needed by `make fuzz` / `make asan` with clang.
+PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc make clang gdb python3"
+# libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it).
 OPTIONAL="libclang-rt-14-dev"
 missing=""
 for p in $PKGS $OPTIONAL; do

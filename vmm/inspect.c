@@ -1,12 +1,560 @@
-/* PLACEHOLDER: the real `jinxctl inspect` (crash dumps) is written separately and
- * replaces this file when merged. */
+/* jinxctl inspect: the human (and JSON) view of a crash dump. */
 #include "inspect.h"
+#include "backtrace.h"
+#include "corefile.h"
+#include "decode.h"
+#include "dumpfile.h"
+#include "elfparse.h"
+#include "layout.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_BT 32
+#define MAX_DISASM 200
+
+struct ictx {
+    struct dumpfile d;
+    struct elf_image img;
+    uint64_t bias;
+    struct corefile core;
+    uint8_t *core_map;
+    size_t core_len;
+    char core_path[4096];
+    char image_path[4096];
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinxctl inspect [--thread N] [--disasm N] [--json] [--image PATH] DUMP\n"
+        "\n"
+        "Prints a crash dump written by `jinx-vmm run --dump-dir DIR`: the outcome, and for\n"
+        "each thread its state, registers, backtrace and the code around its RIP. The .core\n"
+        "named by the dump is read from the dump's directory.\n"
+        "\n"
+        "  --thread N     only thread N (a tid as the outcome names it)\n"
+        "  --disasm N     N instructions around each RIP (default 8; 0: none)\n"
+        "  --json         one JSON object instead of text\n"
+        "  --image PATH   the program, when it is no longer at the path the dump recorded\n"
+        "\n"
+        "exit status: 0; 2 when the dump, its core or the image is refused (message says why).\n");
+}
+
+static const char *sig_name(int sig)
+{
+    static const char *n[] = {
+        [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+        [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
+        [SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV",
+        [SIGUSR2] = "SIGUSR2", [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",
+        [SIGTERM] = "SIGTERM", [SIGSYS] = "SIGSYS"};
+    if (sig > 0 && sig < (int)(sizeof n / sizeof n[0]) && n[sig])
+        return n[sig];
+    return sig == 0 ? "none" : "SIG?";
+}
+
+/* ---- memory and symbols ------------------------------------------------------------ */
+
+static bool mem_read(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    struct ictx *x = ctx;
+    return core_read(&x->core, va, dst, len);
+}
+
+static bool mem_is_text(void *ctx, uint64_t va)
+{
+    struct ictx *x = ctx;
+    for (int i = 0; i < x->img.nseg; i++) {
+        const struct elf_segment *s = &x->img.seg[i];
+        if ((s->prot & PROT_X) && va >= x->bias + s->vaddr && va - x->bias - s->vaddr < s->memsz)
+            return true;
+    }
+    return false;
+}
+
+/* "name+0x12" or "0x..." ; return addresses are looked up at addr-1 (a call to a
+ * noreturn function may be the last instruction of its caller). */
+static void symbolize(struct ictx *x, uint64_t addr, bool is_return, char *buf, size_t len)
+{
+    uint64_t look = is_return && addr ? addr - 1 : addr, off = 0;
+    const struct elf_symbol *s = look >= x->bias ? elf_symbolize(&x->img, look - x->bias, &off)
+                                                 : NULL;
+    if (s)
+        off += addr - look;
+    if (s && off)
+        snprintf(buf, len, "%s+0x%llx", s->name, (unsigned long long)off);
+    else if (s)
+        snprintf(buf, len, "%s", s->name);
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+}
+
+/* ---- disassembly ------------------------------------------------------------------- */
+
+struct dis_line {
+    uint64_t addr;
+    bool ok, current;
+    char text[DECODE_TEXT];
+};
+
+static bool decode_at(struct ictx *x, uint64_t a, struct insn_info *ii)
+{
+    uint8_t code[15];
+    size_t n = sizeof code;
+    while (n && !core_read(&x->core, a, code, n))
+        n--; /* near the end of a segment: decode what there is */
+    if (!n) {
+        memset(ii, 0, sizeof *ii);
+        return false;
+    }
+    return decode_insn(code, n, a, ii) == 0;
+}
+
+/* x86 cannot be decoded backwards: find a start before rip whose instruction stream
+ * lands exactly on rip (the function's own start is best), then keep the last `before`
+ * instructions of it, and decode forward from rip. */
+static int disasm_around(struct ictx *x, uint64_t rip, int n, struct dis_line *out)
+{
+    if (n <= 0)
+        return 0;
+    if (n > MAX_DISASM)
+        n = MAX_DISASM;
+    int before = n / 3, k = 0;
+    struct insn_info ii;
+    uint64_t starts[65];
+    int ns = 0;
+    uint64_t off;
+    const struct elf_symbol *s = rip >= x->bias ? elf_symbolize(&x->img, rip - x->bias, &off)
+                                                : NULL;
+    if (s && off && off <= 4096)
+        starts[ns++] = rip - off;
+    for (uint64_t d = 64; d >= 1 && ns < 65; d--)
+        if (rip > d)
+            starts[ns++] = rip - d;
+    for (int si = 0; si < ns && before > 0; si++) {
+        struct dis_line ring[MAX_DISASM];
+        int nr = 0;
+        uint64_t a = starts[si];
+        for (int steps = 0; a < rip && steps < 2048; steps++) {
+            if (!decode_at(x, a, &ii) || ii.len <= 0)
+                break;
+            struct dis_line *l = &ring[nr % before];
+            l->addr = a;
+            l->ok = true;
+            l->current = false;
+            snprintf(l->text, sizeof l->text, "%s", ii.text);
+            nr++;
+            a += (uint64_t)ii.len;
+        }
+        if (a != rip)
+            continue;
+        int have = nr < before ? nr : before;
+        for (int i = 0; i < have; i++)
+            out[k++] = ring[(nr - have + i) % before];
+        break;
+    }
+    uint64_t a = rip;
+    for (int i = 0; k < n; i++) {
+        struct dis_line *l = &out[k++];
+        l->addr = a;
+        l->current = i == 0;
+        l->ok = decode_at(x, a, &ii);
+        snprintf(l->text, sizeof l->text, "%s", l->ok ? ii.text : "(bad or unreadable)");
+        if (!l->ok)
+            break;
+        a += (uint64_t)ii.len;
+    }
+    return k;
+}
+
+/* ---- loading ----------------------------------------------------------------------- */
+
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "jinxctl inspect: %s\n", buf);
+    return INSPECT_EXIT_REFUSED;
+}
+
+static int load(struct ictx *x, const char *dump_path, const char *image_override)
+{
+    char err[1024];
+    if (dumpfile_read(dump_path, &x->d, err, sizeof err) < 0)
+        return refuse("refusing %s", err);
+    /* The core lives next to the .jinxdump: its recorded name is a plain file name. */
+    const char *slash = strrchr(dump_path, '/');
+    int dl = slash ? (int)(slash - dump_path) : 1;
+    snprintf(x->core_path, sizeof x->core_path, "%.*s/%s", dl, slash ? dump_path : ".",
+             x->d.core.name);
+    int fd = open(x->core_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never hang on a FIFO */
+    if (fd < 0)
+        return refuse("cannot open the dump's core file %s: %s (it must sit next to the "
+                      ".jinxdump)", x->core_path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return refuse("%s: not a regular file", x->core_path);
+    }
+    if ((uint64_t)st.st_size != x->d.core.size) {
+        close(fd);
+        return refuse("refusing %s: it is %llu bytes, the dump recorded %llu (truncated or "
+                      "replaced)", x->core_path, (unsigned long long)st.st_size,
+                      (unsigned long long)x->d.core.size);
+    }
+    x->core_len = (size_t)st.st_size;
+    x->core_map = x->core_len ? mmap(NULL, x->core_len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (x->core_map == MAP_FAILED || !x->core_map) {
+        x->core_map = NULL;
+        return refuse("cannot map %s: %s", x->core_path, strerror(errno));
+    }
+    uint8_t sha[SHA256_LEN];
+    sha256(x->core_map, x->core_len, sha);
+    if (memcmp(sha, x->d.core.sha256, SHA256_LEN) != 0)
+        return refuse("refusing %s: its SHA-256 differs from the one the dump recorded (the "
+                      "core is corrupted or from another crash)", x->core_path);
+    if (core_parse(x->core_map, x->core_len, &x->core, err, sizeof err) < 0)
+        return refuse("refusing %s: %s", x->core_path, err);
+    if (x->core.nthreads != x->d.nthreads)
+        return refuse("refusing %s: %zu threads in the core, %zu in the dump", x->core_path,
+                      x->core.nthreads, x->d.nthreads);
+    for (size_t i = 0; i < x->d.nthreads; i++)
+        if (x->core.threads[i].tid != x->d.threads[i].tid)
+            return refuse("refusing %s: thread %zu is tid %u in the core, %u in the dump",
+                          x->core_path, i, x->core.threads[i].tid, x->d.threads[i].tid);
+
+    const char *ip = image_override ? image_override : x->d.image.path;
+    snprintf(x->image_path, sizeof x->image_path, "%s", ip);
+    if (elf_open(ip, &x->img, err, sizeof err) < 0)
+        return refuse("cannot read the image the dump was taken from: %s; if it moved, point to "
+                      "it with --image PATH", err);
+    sha256(x->img.data, x->img.size, sha);
+    if (memcmp(sha, x->d.image.sha256, SHA256_LEN) != 0) {
+        char want[65], got[65];
+        sha256_hex(x->d.image.sha256, want);
+        sha256_hex(sha, got);
+        return refuse("the image %s is not the build the dump was taken from (SHA-256 %.16s..., "
+                      "the dump recorded %.16s...): rebuild it from the same sources or point "
+                      "to the right file with --image PATH", ip, got, want);
+    }
+    x->bias = x->d.image.bias;
+    return 0;
+}
+
+static void unload(struct ictx *x)
+{
+    dumpfile_free(&x->d);
+    core_free(&x->core);
+    if (x->core_map)
+        munmap(x->core_map, x->core_len);
+    elf_free(&x->img);
+}
+
+/* ---- text output ------------------------------------------------------------------- */
+
+static void print_thread_text(struct ictx *x, const struct dump_thread *t, int ndis, FILE *f)
+{
+    char sym[256], wsym[256];
+    const uint64_t *R = t->regs;
+    fprintf(f, "\nthread %u%s: %s", t->tid, (t->flags & DT_F_CRASHED) ? " (crashed)" : "",
+            dump_tstate_name(t->state));
+    if (t->state == DT_BLOCKED) {
+        symbolize(x, t->wait_addr, false, wsym, sizeof wsym);
+        fprintf(f, " in futex wait on 0x%llx", (unsigned long long)t->wait_addr);
+        if (wsym[0] != '0')
+            fprintf(f, " %s", wsym); /* a symbol, not just the address again */
+    }
+    if (t->state == DT_IN_SYSCALL || t->state == DT_BLOCKED || t->state == DT_SLEEPING)
+        fprintf(f, " (syscall %llu)", (unsigned long long)R[DR_ORIG_RAX]);
+    fprintf(f, "  [vcpu %u]\n", t->vcpu);
+    symbolize(x, R[DR_RIP], false, sym, sizeof sym);
+    fprintf(f, "  rip %016llx  %s\n", (unsigned long long)R[DR_RIP], sym);
+    static const int order[] = {DR_RAX, DR_RBX, DR_RCX, DR_RDX, DR_RSI, DR_RDI, DR_RBP, DR_RSP,
+                                DR_R8, DR_R9, DR_R10, DR_R11, DR_R12, DR_R13, DR_R14, DR_R15};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        fprintf(f, "%s%-3s %016llx%s", i % 4 ? " " : "  ", dump_reg_names[order[i]],
+                (unsigned long long)R[order[i]], i % 4 == 3 ? "\n" : "");
+    fprintf(f, "  eflags %08llx fs_base %016llx gs_base %016llx\n",
+            (unsigned long long)R[DR_EFLAGS], (unsigned long long)R[DR_FS_BASE],
+            (unsigned long long)R[DR_GS_BASE]);
+    if (t->has_fpregs) {
+        uint32_t mxcsr;
+        uint16_t fcw;
+        memcpy(&fcw, t->fpregs, 2);
+        memcpy(&mxcsr, t->fpregs + 24, 4);
+        fprintf(f, "  fpu: fcw %04x mxcsr %08x\n", fcw, mxcsr);
+    }
+    {
+        uint64_t bt[MAX_BT];
+        struct bt_mem m = {.read = mem_read, .is_text = mem_is_text, .ctx = x};
+        int nbt = bt_walk(&m, R[DR_RIP], R[DR_RSP], R[DR_RBP], bt, MAX_BT);
+        fprintf(f, "  backtrace:\n");
+        for (int i = 0; i < nbt; i++) {
+            symbolize(x, bt[i], i > 0, sym, sizeof sym);
+            fprintf(f, "    #%d 0x%012llx %s\n", i, (unsigned long long)bt[i], sym);
+        }
+    }
+    if (ndis > 0) {
+        struct dis_line l[MAX_DISASM];
+        int nl = disasm_around(x, R[DR_RIP], ndis, l);
+        fprintf(f, "  code:\n");
+        for (int i = 0; i < nl; i++) {
+            symbolize(x, l[i].addr, false, sym, sizeof sym);
+            fprintf(f, "  %s 0x%012llx %-28s %s\n", l[i].current ? "=>" : "  ",
+                    (unsigned long long)l[i].addr, sym, l[i].text);
+        }
+    }
+}
+
+static void print_text(struct ictx *x, const char *dump_path, const struct dump_thread *only,
+                       int ndis, FILE *f)
+{
+    const struct dumpfile *d = &x->d;
+    const struct dump_outcome *o = &d->outcome;
+    char sym[256], when[64] = "?";
+    if (d->has_run) {
+        time_t t = (time_t)d->run.created;
+        struct tm tm;
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    char sha[65];
+    sha256_hex(d->image.sha256, sha);
+    fprintf(f, "dump:    %s (format %u.%u, written %s by jinx %s)\n", dump_path, d->major,
+            d->minor, when, d->has_run ? d->run.jinx_version : "?");
+    fprintf(f, "image:   %s (sha256 %.16s..., matches)\n", x->image_path, sha);
+    fprintf(f, "core:    %s (%zu bytes, %zu memory segments, sha256 verified)\n", x->core_path,
+            x->core_len, x->core.nloads);
+    if (d->has_run)
+        fprintf(f, "command: %s (seed %llu%s)\n", d->run.cmdline,
+                (unsigned long long)d->run.seed, (d->run.flags & DRUN_F_SERIAL) ? ", serial" : "");
+    switch (o->kind) {
+    case DOUT_SIGNAL:
+        symbolize(x, o->rip, false, sym, sizeof sym);
+        fprintf(f, "outcome: killed by %s (signal %d) in thread %u at 0x%llx %s\n",
+                sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+        break;
+    case DOUT_DEADLOCK:
+        fprintf(f, "outcome: deadlock\n");
+        break;
+    default:
+        fprintf(f, "outcome: %s (exit status %d)\n", dump_out_kind_name(o->kind), o->exit_status);
+    }
+    if (o->detail[0])
+        fprintf(f, "         %s\n", o->detail);
+    fprintf(f, "threads: %zu\n", d->nthreads);
+    for (size_t i = 0; i < d->nthreads; i++)
+        if (!only || only == &d->threads[i])
+            print_thread_text(x, &d->threads[i], ndis, f);
+    for (size_t i = 0; i < d->nextra; i++)
+        fprintf(f, "\n(record of type %u, %llu bytes, not shown by this version)\n",
+                d->extra[i].type, (unsigned long long)d->extra[i].len);
+}
+
+/* ---- JSON output ------------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            fprintf(f, "\\u%04x", c); /* bytes beyond ASCII: keep the JSON valid */
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_hex(FILE *f, const char *key, uint64_t v, bool comma)
+{
+    fprintf(f, "%s\"%s\":\"0x%llx\"", comma ? "," : "", key, (unsigned long long)v);
+}
+
+static void print_thread_json(struct ictx *x, const struct dump_thread *t, int ndis, FILE *f)
+{
+    char sym[256];
+    const uint64_t *R = t->regs;
+    fprintf(f, "{\"tid\":%u,\"state\":", t->tid);
+    json_str(f, dump_tstate_name(t->state));
+    fprintf(f, ",\"crashed\":%s,\"vcpu\":%u", (t->flags & DT_F_CRASHED) ? "true" : "false",
+            t->vcpu);
+    if (t->state == DT_BLOCKED) {
+        json_hex(f, "wait_addr", t->wait_addr, true);
+        symbolize(x, t->wait_addr, false, sym, sizeof sym);
+        fprintf(f, ",\"wait_symbol\":");
+        json_str(f, sym);
+    }
+    json_hex(f, "rip", R[DR_RIP], true);
+    symbolize(x, R[DR_RIP], false, sym, sizeof sym);
+    fprintf(f, ",\"symbol\":");
+    json_str(f, sym);
+    fprintf(f, ",\"registers\":{");
+    for (int i = 0; i < DUMP_NREGS; i++)
+        json_hex(f, dump_reg_names[i], R[i], i > 0);
+    fprintf(f, "}");
+    uint64_t bt[MAX_BT];
+    struct bt_mem m = {.read = mem_read, .is_text = mem_is_text, .ctx = x};
+    int nbt = bt_walk(&m, R[DR_RIP], R[DR_RSP], R[DR_RBP], bt, MAX_BT);
+    fprintf(f, ",\"backtrace\":[");
+    for (int i = 0; i < nbt; i++) {
+        symbolize(x, bt[i], i > 0, sym, sizeof sym);
+        fprintf(f, "%s{\"pc\":\"0x%llx\",\"symbol\":", i ? "," : "", (unsigned long long)bt[i]);
+        json_str(f, sym);
+        fprintf(f, "}");
+    }
+    fprintf(f, "],\"disassembly\":[");
+    struct dis_line l[MAX_DISASM];
+    int nl = disasm_around(x, R[DR_RIP], ndis, l);
+    for (int i = 0; i < nl; i++) {
+        symbolize(x, l[i].addr, false, sym, sizeof sym);
+        fprintf(f, "%s{\"addr\":\"0x%llx\",\"symbol\":", i ? "," : "",
+                (unsigned long long)l[i].addr);
+        json_str(f, sym);
+        fprintf(f, ",\"text\":");
+        json_str(f, l[i].text);
+        fprintf(f, ",\"current\":%s,\"ok\":%s}", l[i].current ? "true" : "false",
+                l[i].ok ? "true" : "false");
+    }
+    fprintf(f, "]}");
+}
+
+static void print_json(struct ictx *x, const char *dump_path, const struct dump_thread *only,
+                       int ndis, FILE *f)
+{
+    const struct dumpfile *d = &x->d;
+    const struct dump_outcome *o = &d->outcome;
+    char sym[256], sha[65];
+    fprintf(f, "{\"dump\":");
+    json_str(f, dump_path);
+    fprintf(f, ",\"format\":\"%u.%u\",\"image\":{\"path\":", d->major, d->minor);
+    json_str(f, x->image_path);
+    sha256_hex(d->image.sha256, sha);
+    fprintf(f, ",\"sha256\":\"%s\",\"bias\":\"0x%llx\"},\"core\":{\"path\":", sha,
+            (unsigned long long)d->image.bias);
+    json_str(f, x->core_path);
+    sha256_hex(d->core.sha256, sha);
+    fprintf(f, ",\"size\":%llu,\"sha256\":\"%s\"}", (unsigned long long)d->core.size, sha);
+    if (d->has_run) {
+        fprintf(f, ",\"run\":{\"created\":%llu,\"seed\":%llu,\"serial\":%s,\"jinx\":",
+                (unsigned long long)d->run.created, (unsigned long long)d->run.seed,
+                (d->run.flags & DRUN_F_SERIAL) ? "true" : "false");
+        json_str(f, d->run.jinx_version);
+        fprintf(f, ",\"command\":");
+        json_str(f, d->run.cmdline);
+        fprintf(f, "}");
+    }
+    fprintf(f, ",\"outcome\":{\"kind\":");
+    json_str(f, dump_out_kind_name(o->kind));
+    fprintf(f, ",\"exit_status\":%d", o->exit_status);
+    if (o->kind == DOUT_SIGNAL) {
+        fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%u,\"vector\":%d", o->signal,
+                sig_name(o->signal), o->thread, o->vector);
+        json_hex(f, "rip", o->rip, true);
+        symbolize(x, o->rip, false, sym, sizeof sym);
+        fprintf(f, ",\"symbol\":");
+        json_str(f, sym);
+        if (o->vector == 14)
+            json_hex(f, "cr2", o->cr2, true);
+    }
+    fprintf(f, ",\"detail\":");
+    json_str(f, o->detail);
+    fprintf(f, "},\"threads\":[");
+    bool first = true;
+    for (size_t i = 0; i < d->nthreads; i++) {
+        if (only && only != &d->threads[i])
+            continue;
+        fprintf(f, "%s", first ? "" : ",");
+        first = false;
+        print_thread_json(x, &d->threads[i], ndis, f);
+    }
+    fprintf(f, "],\"other_records\":[");
+    for (size_t i = 0; i < d->nextra; i++)
+        fprintf(f, "%s{\"type\":%u,\"bytes\":%llu}", i ? "," : "", d->extra[i].type,
+                (unsigned long long)d->extra[i].len);
+    fprintf(f, "]}\n");
+}
+
+/* ---- command ----------------------------------------------------------------------- */
 
 int cmd_inspect(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "jinxctl inspect: not built yet\n");
-    return 2;
+    static const struct option lo[] = {
+        {"thread", required_argument, 0, 't'}, {"disasm", required_argument, 0, 'd'},
+        {"json", no_argument, 0, 'j'}, {"image", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    uint64_t tid = 0, ndis = 8;
+    bool json = false, want_thread = false;
+    const char *image = NULL;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (!parse_u64(optarg, &tid) || tid == 0 || tid > 0x3FFFFFFF)
+                return refuse("--thread %s: expected a thread id (1, 2, ...)", optarg);
+            want_thread = true;
+            break;
+        case 'd':
+            if (!parse_u64(optarg, &ndis) || ndis > MAX_DISASM)
+                return refuse("--disasm %s: expected a number of instructions, 0 to %d", optarg,
+                              MAX_DISASM);
+            break;
+        case 'j': json = true; break;
+        case 'i': image = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return INSPECT_EXIT_REFUSED;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return INSPECT_EXIT_REFUSED;
+    }
+    const char *path = argv[optind];
+    struct ictx *x = calloc(1, sizeof *x);
+    if (!x)
+        return refuse("out of memory");
+    int rc = load(x, path, image);
+    const struct dump_thread *only = NULL;
+    if (rc == 0 && want_thread) {
+        for (size_t i = 0; i < x->d.nthreads; i++)
+            if (x->d.threads[i].tid == tid)
+                only = &x->d.threads[i];
+        if (!only) {
+            char list[512] = "";
+            size_t pos = 0;
+            for (size_t i = 0; i < x->d.nthreads && pos + 12 < sizeof list; i++)
+                pos += (size_t)snprintf(list + pos, sizeof list - pos, " %u", x->d.threads[i].tid);
+            rc = refuse("no thread %llu in this dump (threads:%s)", (unsigned long long)tid, list);
+        }
+    }
+    if (rc == 0) {
+        if (json)
+            print_json(x, path, only, (int)ndis, stdout);
+        else
+            print_text(x, path, only, (int)ndis, stdout);
+        if (fflush(stdout) != 0)
+            rc = 1;
+    }
+    unload(x);
+    free(x);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* jinx-vmm: command line. */
 #include "control.h"
+#include "dump.h"
 #include "outcome.h"
 #include "round.h"
 #include "round_config.h"
@@ -31,6 +32,8 @@ static void usage(FILE *f)
         "  --thread-stack SIZE  default stack for new threads (default 1M; musl's is 128K)\n"
         "  --env K=V          add to the guest's environment (repeatable; default empty)\n"
         "  --report FILE      write the outcome as JSON to FILE\n"
+        "  --dump-dir DIR     on a fatal signal or deadlock, write DIR/<image>-<time>.core (for\n"
+        "                     gdb) and .jinxdump (for jinxctl inspect); default: no dump\n"
         "  --stats            print boot time, exits and syscalls on stderr\n"
         "  --quiet            no report when the program exits with status 0\n"
         "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
@@ -58,7 +61,8 @@ static void usage(FILE *f)
 enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
-       OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST };
+       OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
+       OPT_DUMP_DIR };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -85,6 +89,7 @@ static int cmd_run(int argc, char **argv)
         {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},
+        {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
         {0, 0, 0, 0}};
     /* Control socket and --attach (control.h, round.h). */
     bool no_control = false, attach = false, seed_given = false;
@@ -206,6 +211,7 @@ static int cmd_run(int argc, char **argv)
             }
             break;
         case OPT_REPORT: opt.report_path = optarg; break;
+        case OPT_DUMP_DIR: opt.dump_dir = optarg; break;
         case OPT_STATS: opt.stats = true; break;
         case OPT_QUIET: opt.quiet = true; break;
         case OPT_HELP: case 'h': usage(stdout); return 0;
@@ -259,6 +265,10 @@ static int cmd_run(int argc, char **argv)
     }
 
     char err[512] = "";
+    if (opt.dump_dir && dump_check_dir(opt.dump_dir, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        return EXIT_VMM_ERROR;
+    }
     struct elf_image probe;
     if (elf_open(image, &probe, err, sizeof err) < 0) {
         jx_err("%s", err);
@@ -345,6 +355,19 @@ static int cmd_run(int argc, char **argv)
     }
     if (!(opt.quiet && vm.out.kind == OUT_EXIT && vm.out.status == 0) && !interrupted)
         outcome_print(&vm, &vm.out, stderr);
+    if (opt.dump_dir && dump_wanted(&vm.out)) {
+        /* vm_run has joined every vCPU thread: the VM is stopped as the crash left it. */
+        struct dump_result dr;
+        int drc = dump_write(&vm, &vm.out, opt.dump_dir, NULL, 0, &dr, err, sizeof err);
+        if (drc < 0)
+            jx_err("cannot write the crash dump: %s", err);
+        else
+            fprintf(stderr, "jinx-vmm: dump written to %s (+ .core)\n", dr.jinxdump);
+        if (opt.stats && drc == 0)
+            fprintf(stderr, "jinx-vmm: stats: dump_ms=%.2f core_bytes=%llu core_disk_bytes=%llu "
+                    "jinxdump_bytes=%llu\n", dr.ns / 1e6, (unsigned long long)dr.core_size,
+                    (unsigned long long)dr.core_disk, (unsigned long long)dr.jinxdump_size);
+    }
     if (want_serial) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
                 "pages of %zu watched), %llu scheduled steps, %llu divergences\n",

@@ -79,6 +79,7 @@ struct vm_options {
     int selftest_rounds;        /* --snapshot-selftest */
     uint64_t selftest_interval_ns;
     const char *report_path;
+    const char *dump_dir;       /* --dump-dir: crash dumps go there (dump.h); NULL: none */
 };
 
 struct vm {

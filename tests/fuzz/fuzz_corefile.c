@@ -1,0 +1,49 @@
+/* libFuzzer harness for the core file reader (vmm/corefile.c) and what `jinxctl inspect`
+ * does with a parsed core: reads of guest memory, frame-pointer backtraces over it and
+ * capstone decoding at each thread's RIP. Any input: no crash, leak or bad access. */
+#include "backtrace.h"
+#include "corefile.h"
+#include "decode.h"
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool rd(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    return core_read(ctx, va, dst, len);
+}
+
+static bool text(void *ctx, uint64_t va)
+{
+    const struct corefile *c = ctx;
+    for (size_t i = 0; i < c->nloads; i++)
+        if ((c->loads[i].flags & CORE_PF_X) && va - c->loads[i].vaddr < c->loads[i].memsz)
+            return true;
+    return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct corefile c;
+    char err[512];
+    if (core_parse(data, size, &c, err, sizeof err) < 0)
+        return 0;
+    struct bt_mem m = {.read = rd, .is_text = text, .ctx = &c};
+    for (size_t i = 0; i < c.nthreads && i < 8; i++) {
+        const uint64_t *R = c.threads[i].regs;
+        uint64_t bt[32];
+        bt_walk(&m, R[DR_RIP], R[DR_RSP], R[DR_RBP], bt, 32);
+        uint8_t code[15];
+        struct insn_info ii;
+        if (core_read(&c, R[DR_RIP], code, sizeof code))
+            decode_insn(code, sizeof code, R[DR_RIP], &ii);
+    }
+    for (size_t i = 0; i < c.nloads && i < 16; i++) {
+        uint8_t buf[256];
+        core_read(&c, c.loads[i].vaddr + c.loads[i].memsz - 100, buf, sizeof buf);
+        core_read(&c, c.loads[i].vaddr, buf, sizeof buf);
+    }
+    core_free(&c);
+    return 0;
+}
