@@ -134,7 +134,7 @@ printf '{"cmd":"ping"}\n{"cmd":"sta' | raw -c "$sock"
 out=$(printf '{"cmd":"ping"}\n' | raw "$sock")
 check "clients that disconnect mid-line disturb nothing" has "$out" '"ok":true'
 out=$(raw -f 10000 "$sock")
-check "flood of 10000 requests: 10000 replies" test "$out" = "replies=10000 ok=10000"
+check "flood of 10000 requests: 10000 replies ($out)" test "$out" = "replies=10000 ok=10000"
 out=$("$CTL" status --vm "$sock" 2>&1)
 check "status after the flood" has "$out" "rounds: detached"
 

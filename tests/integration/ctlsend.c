@@ -75,22 +75,21 @@ static int flood(int fd, long n)
         if (poll(&pf, 1, 10000) <= 0)
             break;
         if (pf.revents & POLLOUT) {
+            /* The request stream is `n` copies of req; send the next piece of it from
+             * wherever the last send stopped, never blocking (a blocking send while the
+             * server waits for us to read its replies would deadlock both). */
             char buf[100 * sizeof req];
-            size_t k = 0;
-            while (k + rl <= sizeof buf && sent + k < total) {
-                memcpy(buf + k, req, rl);
-                k += rl;
+            size_t k = 0, off = sent % rl;
+            while (k < sizeof buf - rl && sent + k < total) {
+                size_t piece = rl - (off + k) % rl;
+                if (piece > total - sent - k)
+                    piece = total - sent - k;
+                memcpy(buf + k, req + (off + k) % rl, piece);
+                k += piece;
             }
             ssize_t w = send(fd, buf, k, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (w > 0) {
-                /* a partial line is fine: the rest of it goes next time */
+            if (w > 0)
                 sent += (size_t)w;
-                if ((size_t)w % rl) {
-                    size_t rest = rl - (size_t)w % rl;
-                    send_all(fd, req + rl - rest, rest);
-                    sent += rest;
-                }
-            }
         }
         if (pf.revents & (POLLIN | POLLHUP)) {
             ssize_t k = read(fd, in + have, sizeof in - have);
