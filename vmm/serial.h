@@ -13,6 +13,7 @@
 #define JINX_SERIAL_H
 #include "cursor.h"
 #include "schedule.h"
+#include "spin.h"
 #include "trace.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,15 +29,18 @@ struct serial {
     struct ex_schedule sched;
     struct ex_cursor cursor;
     struct ex_trace trace;
+    struct ex_spin spin;    /* spinners found so far (deprioritised at cue points) */
+    uint32_t spin_threshold;
     uint64_t cues;
     uint64_t base_ns;       /* virtual time when serialized execution began */
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
 };
 
-/* Turns serialized execution on; schedule_path may be NULL (default policy only).
+/* Turns serialized execution on; schedule_path may be NULL (default policy only);
+ * spin_threshold as in spin.h (0: no spin detection).
  * Returns 0, or -1 with a message (bad schedule file: untrusted input). */
-int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin, char *err,
-                size_t errlen);
+int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
+                uint32_t spin_threshold, char *err, size_t errlen);
 void serial_free(struct vm *vm);
 
 /* Caller holds vm->lock. */
@@ -44,8 +48,9 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v);
 /* Records a cue point of thread v and picks who runs next. Caller holds vm->lock. */
 void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags);
-/* Picks who runs after thread tid's cue point (the cursor over the enabled threads),
- * hands pages over (crew.h) and wakes the chosen one. Caller holds vm->lock. */
+/* Picks who runs after thread tid's cue point (the cursor over the enabled threads,
+ * keeping its default policy away from spinners), hands pages over (crew.h) and wakes
+ * the chosen one. Caller holds vm->lock. */
 int serial_pick_locked(struct vm *vm, int tid);
 /* The same for a syscall thread tid just made on v (arguments from v's registers). */
 void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
