@@ -6,7 +6,8 @@ UNIT_TESTS ?=
 INTEGRATION_TESTS ?=
 include tests/unit/vmm_tests.mk
 include tests/guest/guest.mk
-INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh
+INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
+                     tests/integration/determinism.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \
