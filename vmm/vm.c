@@ -443,7 +443,11 @@ int vm_settle_stale_io(struct vcpu *v)
     struct kvm_sregs s = v->run->s.regs.sregs;
     uint64_t dirty = v->run->kvm_dirty_regs;
     v->run->kvm_dirty_regs = 0;
-    int rc = vm_complete_mmio(v, 0);
+    /* Finishing a locked RMW's read half emulates on into its write half, another MMIO
+     * exit: go on (discarding it too) until KVM returns without a pending exit. */
+    int rc = -1;
+    for (int i = 0; i < 4 && rc < 0; i++)
+        rc = vm_complete_mmio(v, 0);
     v->run->s.regs.regs = r;
     v->run->s.regs.sregs = s;
     v->run->kvm_dirty_regs = dirty;
