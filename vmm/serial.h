@@ -4,11 +4,12 @@
  * step per cue point and by skipped sleeps only, so the same program, seed and schedule
  * give the same execution every time.
  *
- * Cue points in this version are the synchronization syscalls: futex wait and wake,
- * clone, thread exit, sched_yield and sleeps. Every cue point is recorded in a trace
- * (explorer/trace.h). Threads that communicate through memory alone are not preempted
- * between syscalls: page-fault cue points come next (docs/design-notes.md); a thread that
- * spins without syscalls waiting for another one is a livelock here (use --timeout). */
+ * Cue points are the synchronization syscalls (futex wait and wake, clone, thread exit,
+ * sched_yield and sleeps) and, unless --no-memory-cues, memory accesses found by page
+ * ownership (crew.h). Every cue point is recorded in a trace (explorer/trace.h) and fed
+ * to spin detection (explorer/spin.h): a thread re-reading an unchanged location is
+ * deprioritised, so that a spin loop on a shared flag does not livelock the `continue`
+ * policy. (A spin on a page nobody else has touched yet makes no cue points at all.) */
 #ifndef JINX_SERIAL_H
 #define JINX_SERIAL_H
 #include "cursor.h"

@@ -328,12 +328,18 @@ int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, si
         return -1;
     }
     /* No vCPU may carry a half-done emulation into the restored state. Finishing one
-     * costs a KVM_RUN (~30 us on PVM), so it is left to the vCPU's own thread, before it
-     * next runs (vm_settle_stale_io): a thread that stays blocked never pays. */
+     * costs a KVM_RUN (~30 us on PVM). A blocked thread's syscall read only writes rax
+     * and rip, which the restore replaces: that is left to the vCPU's own thread, before
+     * it next runs (vm_settle_stale_io), so a thread that stays blocked never pays. A
+     * trapped access is finished here, before the dirty log is read: finishing a locked
+     * RMW's read half makes KVM perform its write half, and since the page may be mapped
+     * again by now (crew_stop), into guest memory, which the copy below must undo. */
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         if (v->result_pending || v->acc_pending) {
             v->io_stale = true;
+            if (v->acc_pending)
+                vm_settle_stale_io(v);
             v->result_pending = v->acc_pending = false;
             v->acc_rmw_rip = 0;
         }
