@@ -31,6 +31,12 @@ static uint32_t by_default(struct ex_cursor *c, const struct ex_tidset *en)
 
 uint32_t ex_cursor_next(struct ex_cursor *c, const struct ex_tidset *enabled)
 {
+    return ex_cursor_next_avoiding(c, enabled, NULL);
+}
+
+uint32_t ex_cursor_next_avoiding(struct ex_cursor *c, const struct ex_tidset *enabled,
+                                 const struct ex_tidset *avoid)
+{
     if (ex_tidset_empty(enabled))
         return 0;
     uint32_t t = 0;
@@ -49,8 +55,12 @@ uint32_t ex_cursor_next(struct ex_cursor *c, const struct ex_tidset *enabled)
         c->seg++;
         c->used = 0;
     }
-    if (!t)
-        t = by_default(c, enabled);
+    if (!t) {
+        struct ex_tidset pref = *enabled;
+        for (int w = 0; avoid && w < 4; w++)
+            pref.w[w] &= ~avoid->w[w];
+        t = by_default(c, ex_tidset_empty(&pref) ? enabled : &pref);
+    }
     else
         c->turn_left = 0;   /* the default policy's first turn goes to the next thread */
     c->last = t;

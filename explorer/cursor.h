@@ -2,10 +2,9 @@
  * explorer's own model share, so that what a strategy predicts is what the VMM
  * does.
  *
- * At every cue point the VMM calls ex_cursor_next() with the set of threads
- * that can run (not blocked in a futex wait or join, not exited; the VMM may
- * leave out threads it has found spinning, unless nothing else can run) and
- * runs the thread it returns until that thread's next cue point.
+ * At every cue point the VMM calls ex_cursor_next() (or ex_cursor_next_avoiding())
+ * with the set of threads that can run (not blocked in a futex wait or join, not
+ * exited) and runs the thread it returns until that thread's next cue point.
  *
  * Rules:
  *  - The current segment's thread runs if it is enabled; each step uses one of
@@ -17,7 +16,9 @@
  *    moving on keeps the rest of the interleaving meaningful. In replay mode
  *    any divergence means the replay went wrong.
  *  - When the segments are used up, the schedule's default policy decides
- *    (schedule.h).
+ *    (schedule.h), among the enabled threads minus `avoid` (threads found
+ *    spinning, spin.h) unless that leaves nobody. The segments ignore `avoid`:
+ *    a schedule (a replay above all) is obeyed as written.
  *  - With no thread enabled, it returns 0 (a deadlock, or the end). */
 #ifndef EXPLORER_CURSOR_H
 #define EXPLORER_CURSOR_H
@@ -39,6 +40,10 @@ struct ex_cursor {
 void ex_cursor_init(struct ex_cursor *c, const struct ex_schedule *s);
 /* Picks the thread for this cue point (see above); 0 if enabled is empty. */
 uint32_t ex_cursor_next(struct ex_cursor *c, const struct ex_tidset *enabled);
+/* The same, keeping the default policy away from `avoid` (NULL: nobody) while some
+ * enabled thread is not in it. */
+uint32_t ex_cursor_next_avoiding(struct ex_cursor *c, const struct ex_tidset *enabled,
+                                 const struct ex_tidset *avoid);
 /* True while the segments still decide (false once the default policy has
  * taken over). */
 bool ex_cursor_in_schedule(const struct ex_cursor *c);

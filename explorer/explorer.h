@@ -32,6 +32,7 @@
 #include "rng.h"
 #include "schedule.h"
 #include "score.h"
+#include "spin.h"
 #include "steer.h"
 #include "strategy.h"
 #include "syncdep.h"

@@ -274,6 +274,11 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
             e->insn[tl] = '\0';
         }
         vm->serial.cues++;
+        /* Spin detection sees what a read returned (or a write stored). */
+        uint64_t value = 0;
+        memcpy(&value, v->acc_write ? v->acc_data : v->run->mmio.data, (size_t)len);
+        ex_spin_observe(&vm->serial.spin, (uint32_t)v->tid, kind, pg->va + off, (uint16_t)len,
+                        value);
     }
     v->acc_second_half = false;
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */

@@ -36,8 +36,9 @@ int gm_init(struct guestmem *gm, uint64_t size, char *err, size_t errlen)
     gm->next = GPA_POOL / PAGE_SIZE;
     gm->used = GPA_POOL / PAGE_SIZE;
     gm->table_level = calloc(gm->nframes, 1);
+    gm->table_bitmap = calloc((gm->nframes + 63) / 64, 8);
     gm->table_cursor = gm->nframes;
-    if (!gm->table_level) {
+    if (!gm->table_level || !gm->table_bitmap) {
         snprintf(err, errlen, "out of host memory");
         return -1;
     }
@@ -63,6 +64,8 @@ void gm_destroy(struct guestmem *gm)
     free(gm->vmm_dirty);
     free(gm->remapped);
     free(gm->table_level);
+    free(gm->table_bitmap);
+    gm->table_bitmap = NULL;
     free(gm->trap_frame);
     gm->table_level = NULL;
     gm->trap_frame = NULL;
@@ -134,6 +137,7 @@ static uint64_t alloc_table(struct guestmem *gm, int level)
         gm->bitmap[f / 64] |= bit;
         gm->used++;
         gm->table_level[f] = (uint8_t)level;
+        gm->table_bitmap[f / 64] |= bit;
         return f * PAGE_SIZE;
     }
     return 0;

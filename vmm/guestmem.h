@@ -39,6 +39,7 @@ struct guestmem {
      * leaf entries change, and a change of a leaf entry reaches KVM through the frame it
      * maps (gm_invalidate_frame). table_level[frame] is 0 for data, else 1 (PT) .. 3. */
     uint8_t *table_level;
+    uint64_t *table_bitmap; /* the same as a bitmap: 1 = page-table frame (restores OR it in) */
     uint64_t table_cursor;
     uint64_t invalidations;  /* frames whose cached translations were dropped */
     /* Snapshot support (snapshot.c). KVM's dirty log sees only the guest's writes; these

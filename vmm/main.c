@@ -45,6 +45,8 @@ static void usage(FILE *f)
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
         "  --trace FILE       (with --serial) write the cue-point trace to FILE (- for stdout)\n"
         "  --no-memory-cues   (with --serial) cue points at synchronization syscalls only\n"
+        "  --spin-threshold N (with --serial) a thread that reads one unchanged location N\n"
+        "                     times in a row is deprioritised (default 8; 0: off)\n"
         "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"
         "                     DUR virtual time (1 us per cue point), print its trace, go on\n"
         "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
@@ -62,13 +64,13 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
        OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
-       OPT_DUMP_DIR };
+       OPT_DUMP_DIR, OPT_SPIN };
 
 static int cmd_run(int argc, char **argv)
 {
     struct vm_options opt = {.max_vcpus = 16, .mem = 512ULL << 20, .seed = 1,
                              .thread_stack = 1ULL << 20, .selftest_interval_ns = 5000000,
-                             .roundrobin = true};
+                             .roundrobin = true, .spin_threshold = EX_SPIN_THRESHOLD};
     static char *envp[MAX_ENV];
     int envc = 0;
     static const struct option lo[] = {
@@ -82,6 +84,7 @@ static int cmd_run(int argc, char **argv)
         {"serial", no_argument, 0, OPT_SERIAL}, {"schedule", required_argument, 0, OPT_SCHEDULE},
         {"trace", required_argument, 0, OPT_TRACE}, {"policy", required_argument, 0, OPT_POLICY},
         {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
+        {"spin-threshold", required_argument, 0, OPT_SPIN},
         {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
         {"simulate", required_argument, 0, OPT_SIMULATE},
         {"no-control", no_argument, 0, OPT_NO_CONTROL}, {"attach", required_argument, 0, OPT_ATTACH},
@@ -177,6 +180,13 @@ static int cmd_run(int argc, char **argv)
         case OPT_SCHEDULE: opt.schedule_path = optarg; break;
         case OPT_TRACE: opt.trace_path = optarg; break;
         case OPT_NO_CREW: opt.no_crew = true; break;
+        case OPT_SPIN:
+            if (!parse_u64(optarg, &n) || n > 1000000) {
+                jx_err("--spin-threshold %s: expected a number of reads (0: off)", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            opt.spin_threshold = (uint32_t)n;
+            break;
         case OPT_SIMULATE:
             if (!parse_u64(optarg, &n) || n < 1 || n > 100000) {
                 jx_err("--simulate %s: expected a number of simulations", optarg);
@@ -291,7 +301,7 @@ static int cmd_run(int argc, char **argv)
     if (want_serial && !vm.cpuid_hidden)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them is not deterministic here");
-    if (want_serial && serial_init(&vm, opt.schedule_path, opt.roundrobin, err, sizeof err) < 0) {
+    if (want_serial && serial_init(&vm, opt.schedule_path, opt.roundrobin, opt.spin_threshold, err, sizeof err) < 0) {
         jx_err("%s", err);
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
@@ -370,11 +380,13 @@ static int cmd_run(int argc, char **argv)
     }
     if (want_serial) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
-                "pages of %zu watched), %llu scheduled steps, %llu divergences\n",
+                "pages of %zu watched), %llu scheduled steps, %llu divergences, %llu spin "
+                "deprioritisations\n",
                 (unsigned long long)vm.serial.cues, (unsigned long long)vm.crew.accesses,
                 (unsigned long long)vm.crew.shared_pages, vm.gm.ntrap,
                 (unsigned long long)vm.serial.cursor.steps,
-                (unsigned long long)vm.serial.cursor.divergences);
+                (unsigned long long)vm.serial.cursor.divergences,
+                (unsigned long long)vm.serial.spin.detections);
         if (opt.trace_path) {
             FILE *tf = strcmp(opt.trace_path, "-") ? fopen(opt.trace_path, "w") : stdout;
             if (!tf)

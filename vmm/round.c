@@ -174,7 +174,7 @@ static bool do_round(struct round_driver *d)
     uint64_t t1 = mono_ns();
     if (!d->serial_ready) {
         /* The serialized machinery, set up while the world is stopped. */
-        if (serial_init(vm, NULL, true, err, sizeof err) < 0) {
+        if (serial_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0) {
             jx_err("round: %s", err);
             vm_resume(vm);
             return false;

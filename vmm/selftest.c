@@ -34,6 +34,10 @@ static int read_state(struct vcpu *v, struct kvm_regs *r, struct kvm_sregs *s, s
         *s = v->run->s.regs.sregs;
     else if (ioctl(v->fd, KVM_GET_SREGS, s) < 0)
         return -1;
+    if (v->fpu_pending) { /* a restore's FPU state, applied before the next KVM_RUN */
+        *x = *v->fpu_want;
+        return 0;
+    }
     return ioctl(v->fd, KVM_GET_XSAVE, x) < 0 ? -1 : 0;
 }
 

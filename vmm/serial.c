@@ -15,13 +15,15 @@
 
 #define SCHEDULE_MAX_FILE (16u << 20)
 
-int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin, char *err,
-                size_t errlen)
+int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
+                uint32_t spin_threshold, char *err, size_t errlen)
 {
     struct serial *s = &vm->serial;
     memset(s, 0, sizeof *s);
     ex_schedule_init(&s->sched);
     ex_trace_init(&s->trace);
+    s->spin_threshold = spin_threshold;
+    ex_spin_init(&s->spin, spin_threshold, 0);
     s->sched.policy = roundrobin ? EX_DEFAULT_ROUNDROBIN : EX_DEFAULT_CONTINUE;
     s->sched.quantum = 1;
     if (schedule_path) {
@@ -112,6 +114,7 @@ void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind
         e->rip = v->run->s.regs.regs.rcx; /* the user's return address */
         vm_symbolize(vm, e->rip, e->sym, sizeof e->sym);
     }
+    ex_spin_observe(&s->spin, (uint32_t)tid, kind, addr, 0, 0);
     serial_pick_locked(vm, tid);
 }
 
@@ -133,7 +136,7 @@ int serial_pick_locked(struct vm *vm, int tid)
         pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run waits for this */
         return -1;
     }
-    uint32_t next = ex_cursor_next(&s->cursor, &enabled);
+    uint32_t next = ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
 
     if ((int)next != tid)
         crew_switch_locked(vm, (int)next);
@@ -203,6 +206,7 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
             (!s->current || vm->vcpus[i]->tid < s->current))
             s->current = vm->vcpus[i]->tid;
     ex_cursor_init(&s->cursor, &s->sched);
+    ex_spin_init(&s->spin, s->spin_threshold, 0);
     ex_trace_free(&s->trace);
     ex_trace_init(&s->trace);
     s->on = true;

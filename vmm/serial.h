@@ -4,15 +4,17 @@
  * step per cue point and by skipped sleeps only, so the same program, seed and schedule
  * give the same execution every time.
  *
- * Cue points in this version are the synchronization syscalls: futex wait and wake,
- * clone, thread exit, sched_yield and sleeps. Every cue point is recorded in a trace
- * (explorer/trace.h). Threads that communicate through memory alone are not preempted
- * between syscalls: page-fault cue points come next (docs/design-notes.md); a thread that
- * spins without syscalls waiting for another one is a livelock here (use --timeout). */
+ * Cue points are the synchronization syscalls (futex wait and wake, clone, thread exit,
+ * sched_yield and sleeps) and, unless --no-memory-cues, memory accesses found by page
+ * ownership (crew.h). Every cue point is recorded in a trace (explorer/trace.h) and fed
+ * to spin detection (explorer/spin.h): a thread re-reading an unchanged location is
+ * deprioritised, so that a spin loop on a shared flag does not livelock the `continue`
+ * policy. (A spin on a page nobody else has touched yet makes no cue points at all.) */
 #ifndef JINX_SERIAL_H
 #define JINX_SERIAL_H
 #include "cursor.h"
 #include "schedule.h"
+#include "spin.h"
 #include "trace.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,16 +30,19 @@ struct serial {
     struct ex_schedule sched;
     struct ex_cursor cursor;
     struct ex_trace trace;
+    struct ex_spin spin;    /* spinners found so far (deprioritised at cue points) */
+    uint32_t spin_threshold;
     uint64_t cues;
     uint64_t base_ns;       /* virtual time when serialized execution began */
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
     bool cut;               /* the wall budget ended the fragment */
 };
 
-/* Turns serialized execution on; schedule_path may be NULL (default policy only).
+/* Turns serialized execution on; schedule_path may be NULL (default policy only);
+ * spin_threshold as in spin.h (0: no spin detection).
  * Returns 0, or -1 with a message (bad schedule file: untrusted input). */
-int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin, char *err,
-                size_t errlen);
+int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
+                uint32_t spin_threshold, char *err, size_t errlen);
 void serial_free(struct vm *vm);
 
 /* Caller holds vm->lock. */
@@ -45,8 +50,9 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v);
 /* Records a cue point of thread v and picks who runs next. Caller holds vm->lock. */
 void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags);
-/* Picks who runs after thread tid's cue point (the cursor over the enabled threads),
- * hands pages over (crew.h) and wakes the chosen one. Caller holds vm->lock. */
+/* Picks who runs after thread tid's cue point (the cursor over the enabled threads,
+ * keeping its default policy away from spinners), hands pages over (crew.h) and wakes
+ * the chosen one. Caller holds vm->lock. */
 int serial_pick_locked(struct vm *vm, int tid);
 /* The same for a syscall thread tid just made on v (arguments from v's registers). */
 void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,

@@ -50,6 +50,17 @@ struct vcpu {
     bool result_in_rax;         /* the read was completed early (snapshot): set rax instead */
     bool in_run;                /* the host thread is running this vCPU (vm->lock) */
     bool ran;                   /* entered the guest since the last snapshot or restore */
+    const void *clean_snap;     /* the snapshot whose state this vCPU holds, unchanged since
+                                 * (set by snapshot take/restore; only valid while !ran) */
+    /* FPU/XSAVE state a restore wants, applied by the vCPU's own thread before it next
+     * enters the guest, and only if it differs from what KVM holds (snapshot.c). */
+    bool fpu_pending;
+    /* A half-done emulation (a pending syscall read or trapped access) from before a
+     * restore: KVM would finish it on the next KVM_RUN, on top of the restored registers.
+     * The vCPU's own thread finishes it first, discarding its effect (vm_settle_stale_io). */
+    bool io_stale;
+    struct kvm_xsave *fpu_want, *fpu_cur; /* owned */
+    uint64_t fpu_checks, fpu_sets;
     /* A trapped memory access waiting for its thread's turn (crew.c). */
     bool acc_pending, acc_write, acc_second_half;
     int acc_len;
@@ -72,6 +83,7 @@ struct vm_options {
     bool serial;                /* --serial: one thread at a time */
     bool roundrobin;            /* serial default policy: switch at every cue point */
     bool no_crew;               /* serial without memory cue points */
+    uint32_t spin_threshold;    /* --spin-threshold: identical reads that make a spinner */
     uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
     int simulate;               /* --simulate N: N fragments from one snapshot */
     const char *schedule_path;  /* --schedule */
@@ -164,6 +176,12 @@ void vm_fatal_signal(struct vm *vm, struct vcpu *v, int sig, const struct kvm_re
 /* Completes a pending syscall MMIO read with value without running guest code (KVM_RUN
  * with immediate_exit). The vCPU must not be running. */
 int vm_complete_mmio(struct vcpu *v, int64_t value);
+/* Applies a restore's deferred FPU state (v->fpu_pending), from v's own host thread
+ * before it enters the guest: KVM_SET_XSAVE only if KVM's state differs. */
+int vm_apply_fpu(struct vcpu *v);
+/* Finishes v->io_stale's emulation without running guest code, keeping the registers a
+ * restore wrote to kvm_run. From v's own thread, or on a paused VM. */
+int vm_settle_stale_io(struct vcpu *v);
 /* Stops the world: returns when no vCPU runs guest code and every vCPU without a
  * pending syscall completion is at a clean point. vm_resume lets them go on. */
 void vm_pause(struct vm *vm);

@@ -85,6 +85,51 @@ if [ $st = 0 ] && [ "${#unl[@]}" -ge 2 ]; then
   else bad "circle schedule: statuses $s1 $s2 $s3"; cat "$tmp/bug.sched"; echo "$b1" | tail -3; fi
 else bad "circle continue recording: status $st, unlocks found: ${#unl[@]}"; fi
 
+# Cue-point accuracy (tests/guest/accuracy.c): the futex handshakes fix the order of
+# every access to acc_x and acc_y, each alone on its page; the trace must list exactly
+# these (thread, kind, variable/size) on those pages, whatever the policy.
+hexsym() { printf '0x%x' "0x$(nm "$1" | awk -v s="$2" '$3==s {print $1}')"; }
+ax=$(hexsym $G/accuracy acc_x); ay=$(hexsym $G/accuracy acc_y)
+want="T1 W acc_x/4;T1 RMW(lock) acc_y/8;T2 R acc_x/4;T2 W acc_x/4;T2 RMW(lock) acc_y/8;T1 R acc_x/4;T1 W acc_x/4;T1 R acc_y/2;T2 R acc_x/4;"
+onpages() { # TRACE: the accesses on acc_x's and acc_y's pages, as "T1 W acc_x/4;..."
+  awk -v X="$ax" -v Y="$ay" 'function pg(a) { return substr(a, 1, length(a) - 3) }
+    { split($4, a, "/"); n = "";
+      if (pg(a[1]) == pg(X) && length(a[1]) == length(X)) n = (a[1] == X ? "acc_x" : "acc_x?" a[1]);
+      if (pg(a[1]) == pg(Y) && length(a[1]) == length(Y)) n = (a[1] == Y ? "acc_y" : "acc_y?" a[1]);
+      if (n != "") printf "%s %s %s/%s;", $2, $3, n, a[2] }' "$1"
+}
+for pol in roundrobin continue; do
+  "$VMM" run --serial --policy $pol --trace "$tmp/acc" $G/accuracy >"$tmp/acc.out" 2>&1; st=$?
+  got=$(onpages "$tmp/acc")
+  if [ $st = 0 ] && [ "$got" = "$want" ]; then ok "accuracy ($pol): exactly the 9 expected accesses to acc_x/acc_y, in order"
+  else bad "accuracy ($pol): status $st"; echo "  want $want"; echo "  got  $got"; fi
+  # TLB coherence: T1 used acc_x and acc_y while it owned them; T2's accesses shared the
+  # pages (revoking T1's mapping); T1's next accesses must have trapped, i.e. appear.
+  if echo "$got" | grep -q "T2 RMW(lock) acc_y/8;T1 R acc_x/4;T1 W acc_x/4;T1 R acc_y/2;"; then
+    ok "accuracy ($pol): a revoked page traps on the owner's next access (TLB coherence)"
+  else bad "accuracy ($pol): T1's accesses after revocation missing: $got"; fi
+done
+"$VMM" run --serial --no-memory-cues --trace "$tmp/acc" $G/accuracy >/dev/null 2>&1; st=$?
+if [ $st = 0 ] && [ -z "$(onpages "$tmp/acc")" ]; then ok "accuracy: no memory cue points with --no-memory-cues"; else bad "accuracy --no-memory-cues: status $st"; fi
+
+# Spin detection (tests/guest/spin.c): main spins on a plain flag that a runnable worker
+# sets. `continue` alone keeps the spinner forever (livelock: timeout); with spin
+# detection the spinner is deprioritised after N identical reads, the worker runs and
+# sets the flag, and main sees it at its next read: exactly N reads of 0.
+out=$("$VMM" run --serial --policy continue --timeout 60s $G/spin 2>&1); st=$?
+nd=$(echo "$out" | sed -n 's/.* \([0-9]*\) spin deprioritisations.*/\1/p')
+if [ $st = 0 ] && [ "${nd:-0}" -ge 1 ] && echo "$out" | grep -q "flag seen after 8 reads of 0"; then
+  ok "spin: the spinner is deprioritised ($nd spin deprioritisations) and the program ends under --policy continue"
+else bad "spin under continue: status $st, '$nd' deprioritisations"; echo "$out" | tail -4; fi
+out=$("$VMM" run --serial --policy continue --spin-threshold 3 --timeout 60s $G/spin 2>&1); st=$?
+if [ $st = 0 ] && echo "$out" | grep -q "flag seen after 3 reads of 0"; then ok "spin: --spin-threshold 3 gives way after exactly 3 reads"
+else bad "spin --spin-threshold 3: status $st"; echo "$out" | tail -3; fi
+"$VMM" run --serial --policy continue --spin-threshold 0 --timeout 3s $G/spin >/dev/null 2>&1; st=$?
+if [ $st = 124 ]; then ok "spin: without spin detection the same run livelocks (timeout)"; else bad "spin without detection: status $st (expected 124)"; fi
+"$VMM" run --serial --timeout 60s $G/spin >"$tmp/sp.out" 2>&1; st=$?
+if [ $st = 0 ] && grep -q "flag seen" "$tmp/sp.out"; then ok "spin: passes under roundrobin too"; else bad "spin under roundrobin: status $st"; fi
+deterministic spin-continue 3 --policy continue $G/spin
+
 # --after/--record: free run, one serialized fragment with memory cue points, free again.
 # (the correct program may end inside the fragment: then fewer cue points, still correct)
 for spec in "throughput 4 300:1000" "correct 12 120000:1"; do

@@ -238,6 +238,14 @@ static void test_gm_pte_and_prot_flags(void **state)
     assert_int_equal(*p, 0);
     assert_int_equal(gm->used, POOL_FRAMES + 3); /* PDPT, PD, PT */
     assert_ptr_equal(gm_pte(gm, USER_TOP - PG, false), p);
+    /* The table bitmap (what a snapshot restore ORs in) lists exactly the table frames. */
+    uint64_t tables = 0;
+    for (uint64_t fr = 0; fr < gm->nframes; fr++) {
+        bool bit = (gm->table_bitmap[fr / 64] >> (fr % 64)) & 1;
+        assert_int_equal(bit, gm->table_level[fr] != 0);
+        tables += bit;
+    }
+    assert_int_equal(tables, 3);
 
     assert_int_equal(gm_prot_flags(0), PTE_SOFT);
     assert_int_equal(gm_prot_flags(PROT_R), PTE_P | PTE_U | PTE_A | PTE_D | PTE_NX);
