@@ -37,7 +37,7 @@ img=$1; shift
 name=$(basename "$img")
 ok=$(sed -n 's/^ok: *exit //p' "images/$name.manifest" 2>/dev/null | head -1); ok=${ok:-0}
 if [ $native = 1 ]; then
-  run_tmo=${run_tmo:-5}; ulimit -c 0
+  run_tmo=${run_tmo:-2}; ulimit -c 0
 elif [ $stress = 1 ]; then run_tmo=${run_tmo:-60}
 else run_tmo=${run_tmo:-120}
 fi
