@@ -11,8 +11,8 @@
 #                                [--strategies portfolio,pct,...] [--rate 5/s] [--quick]
 #
 #   --images LIST      default: every image whose manifest has an expected failure
-#   --runs N           repetitions per image and mode (default 5)
-#   --budget DUR       per repetition, e.g. 20s, 2m (default 20s)
+#   --runs N           repetitions per image and mode (default 3)
+#   --budget DUR       per repetition, e.g. 20s, 2m (default 10s)
 #   --strategies LIST  default portfolio,jinx,pct,pctvb,race,random,bounded
 #   --rate R           rounds per second for the attach modes (default 5/s)
 #   --quick            circle only, 2 runs, portfolio only (budget 3s; the CI smoke test)
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/../.." || exit 2
 export BIN=${BIN:-bin}
 
 ALL_STRATS=portfolio,jinx,pct,pctvb,race,random,bounded
-images=""; runs=5; budget=20; strats=$ALL_STRATS; rate=5/s
+images=""; runs=3; budget=10; strats=$ALL_STRATS; rate=5/s
 parse_dur() { # 20, 20s, 2m -> seconds
   case "$1" in
     *[!0-9sm]*|''|s|m) return 1 ;;
