@@ -41,16 +41,16 @@ bench_check_json() {
 # bench_plot OUT.png SCRIPT: run gnuplot on SCRIPT (its text, terminal and output are set
 # here); without gnuplot, say so and go on (the table, CSV and JSON are what matters).
 bench_plot() {
-  local out=$1 script=$2
-  if ! command -v gnuplot >/dev/null 2>&1; then
+  local out=$1 script=$2 gp=${GNUPLOT:-gnuplot}
+  if ! command -v "$gp" >/dev/null 2>&1; then
     echo "plot: gnuplot not installed, no $out (apt-get install gnuplot-nox, or scripts/setup-deps.sh as root)"
     return 0
   fi
   if printf 'set terminal pngcairo size 1100,650 noenhanced font ",10"\nset output "%s"\n%s\n' "$out" "$script" \
-      | gnuplot 2>"$out.log"; then
+      | "$gp" 2>"$out.log"; then
     rm -f "$out.log"; echo "plot: $out"
   elif printf 'set terminal png size 1100,650 noenhanced\nset output "%s"\n%s\n' "$out" "$script" \
-      | gnuplot 2>"$out.log"; then
+      | "$gp" 2>"$out.log"; then
     rm -f "$out.log"; echo "plot: $out"
   else
     echo "plot: gnuplot failed, no $out (see $out.log)"
