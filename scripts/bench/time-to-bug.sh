@@ -16,6 +16,8 @@
 #   --strategies LIST  default portfolio,jinx,pct,pctvb,race,random,bounded
 #   --rate R           rounds per second for the attach modes (default 5/s)
 #   --quick            circle only, 2 runs, portfolio only (budget 3s; the CI smoke test)
+#   --from-raw FILE    measure nothing: summarize a time-to-bug-runs.csv of an earlier
+#                      (possibly interrupted) run; give its --runs and --budget too
 #
 # A mode stops repeating once its median is known to exceed the budget (more than half
 # of the planned repetitions missed). Medians count a miss as "more than the budget", so
@@ -31,7 +33,7 @@ cd "$(dirname "$0")/../.." || exit 2
 export BIN=${BIN:-bin}
 
 ALL_STRATS=portfolio,jinx,pct,pctvb,race,random,bounded
-images=""; runs=3; budget=10; strats=$ALL_STRATS; rate=5/s
+from_raw=""; images=""; runs=3; budget=10; strats=$ALL_STRATS; rate=5/s
 parse_dur() { # 20, 20s, 2m -> seconds
   case "$1" in
     *[!0-9sm]*|''|s|m) return 1 ;;
@@ -48,6 +50,7 @@ while [ $# -gt 0 ]; do
               budget=$(parse_dur "$2") || bench_die "--budget $2: expected seconds such as 20s or 2m"; shift 2 ;;
     --strategies) [ $# -ge 2 ] || bench_die "--strategies needs a list"; strats=$2; shift 2 ;;
     --rate) [ $# -ge 2 ] || bench_die "--rate needs a rate such as 5/s"; rate=$2; shift 2 ;;
+    --from-raw) [ $# -ge 2 ] || bench_die "--from-raw needs a file"; from_raw=$2; shift 2 ;;
     --quick) images=circle; runs=2; budget=3; strats=portfolio; shift ;;
     -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
@@ -58,6 +61,12 @@ case "$runs" in ''|*[!0-9]*|0) bench_die "--runs $runs: expected a positive numb
 for s in ${strats//,/ }; do
   case ",$ALL_STRATS," in *",$s,"*) ;; *) bench_die "--strategies: unknown strategy $s (known: $ALL_STRATS)" ;; esac
 done
+if [ -n "$from_raw" ]; then
+  [ -s "$from_raw" ] || bench_die "--from-raw $from_raw: no such file"
+  images=$(awk -F, 'NR > 1 && !s[$1]++ {printf "%s%s", (n++ ? "," : ""), $1}' "$from_raw")
+  strats=$(awk -F, 'NR > 1 && $2 != "native" && $2 != "stress" && !s[$2]++ {printf "%s%s", (n++ ? "," : ""), $2}' "$from_raw")
+  [ -n "$images" ] || bench_die "--from-raw $from_raw: no rows"
+fi
 if [ -z "$images" ]; then
   for m in images/*.manifest; do
     e=$(sed -n 's/^expected:[[:space:]]*//p' "$m" | head -1)
@@ -74,8 +83,11 @@ done
 mkdir -p "$RESULTS"
 raw=$RESULTS/time-to-bug-runs.csv; csv=$RESULTS/time-to-bug.csv; js=$RESULTS/time-to-bug.json
 png=$RESULTS/time-to-bug.png; dat=$RESULTS/time-to-bug.dat
-echo "image,mode,rep,first_seed,found,runs,seconds,status,rounds,simulations,cues" >"$raw"
 modes="native stress ${strats//,/ }"
+if [ -n "$from_raw" ]; then
+  [ "$from_raw" -ef "$raw" ] || cp "$from_raw" "$raw"
+else
+echo "image,mode,rep,first_seed,found,runs,seconds,status,rounds,simulations,cues" >"$raw"
 need=$(( (runs + 1) / 2 ))
 t_start=${EPOCHREALTIME/./}
 echo "time to bug: images $images; modes: $modes; $runs runs each, budget ${budget}s, attach $rate"
@@ -105,6 +117,7 @@ for n in ${images//,/ }; do
   done
 done
 echo >&2
+fi
 
 # Summaries: one row per image and mode.
 echo "image,mode,reps,found,time_median_s,time_min_s,time_max_s,runs_median,rounds_median,simulations_median,speedup_native_over_mode" >"$csv"
