@@ -84,12 +84,13 @@ mkdir -p "$RESULTS"
 raw=$RESULTS/time-to-bug-runs.csv; csv=$RESULTS/time-to-bug.csv; js=$RESULTS/time-to-bug.json
 png=$RESULTS/time-to-bug.png; dat=$RESULTS/time-to-bug.dat
 modes="native stress ${strats//,/ }"
+t_start=${EPOCHREALTIME/./}
 if [ -n "$from_raw" ]; then
   [ "$from_raw" -ef "$raw" ] || cp "$from_raw" "$raw"
 else
 echo "image,mode,rep,first_seed,found,runs,seconds,status,rounds,simulations,cues" >"$raw"
 need=$(( (runs + 1) / 2 ))
-t_start=${EPOCHREALTIME/./}
+
 echo "time to bug: images $images; modes: $modes; $runs runs each, budget ${budget}s, attach $rate"
 echo "  (host: $(nproc) CPUs, $( [ -d /sys/module/kvm_pvm ] && echo 'kvm_pvm' || echo 'hardware KVM'), loadavg $(cut -d' ' -f1 /proc/loadavg))"
 
