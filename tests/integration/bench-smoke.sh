@@ -7,7 +7,7 @@ BIN=${BIN:-bin}; BUILD=${BUILD:-build}
 export BIN BUILD
 RESULTS=$(mktemp -d /tmp/jinx-bench-smoke.XXXXXX); export RESULTS
 trap 'rm -rf "$RESULTS"' EXIT
-pass=0; fail=0
+pass=0; fail=0; repo=$PWD
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
 have_gnuplot=0; command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
@@ -45,7 +45,7 @@ assert {x["vcpus"] for x in z["rows"] if x["table"] == "vcpus"} == {1, 4}
 PY
 
 # Without gnuplot: a clear word, no failure.
-out=$(cd "$RESULTS" && GNUPLOT=/nonexistent/gnuplot bash -c ". $PWD/scripts/bench/lib.sh; bench_plot x.png 'plot x'" 2>&1); st=$?
+out=$(cd "$RESULTS" && GNUPLOT=/nonexistent/gnuplot bash -c ". $repo/scripts/bench/lib.sh; bench_plot x.png 'plot x'" 2>&1); st=$?
 if [ $st = 0 ] && echo "$out" | grep -q "gnuplot not installed"; then ok "no gnuplot: said so, status 0"
 else bad "no gnuplot: status $st, said: $out"; fi
 
