@@ -6,12 +6,23 @@ set -u
 PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc make clang gdb python3"
 # libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it).
 OPTIONAL="libclang-rt-14-dev"
+# Benchmark plots (scripts/bench/*.sh draw PNGs with gnuplot). Installed as root like the
+# rest; otherwise only a note: the benchmarks still run and say that the plot is missing.
+BENCH="gnuplot-nox"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
 for p in $PKGS $OPTIONAL; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
+  installed "$p" || missing="$missing $p"
 done
+bench_missing=""
+for p in $BENCH; do
+  installed "$p" || bench_missing="$bench_missing $p"
+done
+if [ -n "$bench_missing" ] && [ "$(id -u)" -eq 0 ]; then
+  missing="$missing$bench_missing"
+elif [ -n "$bench_missing" ]; then
+  echo "jinx setup: note: benchmark plots need:$bench_missing (sudo apt-get install -y$bench_missing)" >&2
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then
   echo "jinx setup: installing missing Debian packages:$missing" >&2

@@ -10,7 +10,7 @@ include tests/fuzz/fuzz.mk
 INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
                      tests/integration/determinism.sh tests/integration/dumps.sh \
                      tests/integration/rounds.sh
-INTEGRATION_TESTS += tests/integration/control.sh
+INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

@@ -376,9 +376,13 @@ static bool do_round(struct round_driver *d)
                 (unsigned long long)round_no,
                 vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock");
     if (cfg.verbose)
-        fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, %.2f ms\n",
+        fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, %.2f ms "
+                "(stop %.3f snapshot %.3f record %.3f explore %.3f simulate %.3f score %.3f "
+                "retire %.3f resume %.3f ms)\n",
                 (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
-                (t8 - t0) / 1e6);
+                (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+                (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6,
+                (t8 - t7) / 1e6);
     if (analysed)
         ex_analysis_free(&a);
     ex_schedule_set_free(&ss);

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Benchmark scripts cannot rot: each runs with --quick, exits 0, and leaves a CSV with
+# rows and a JSON that parses (and a PNG when gnuplot is installed). Results go to a
+# temporary directory, not bench-results/. About a minute in all.
+set -u
+BIN=${BIN:-bin}; BUILD=${BUILD:-build}
+export BIN BUILD
+RESULTS=$(mktemp -d /tmp/jinx-bench-smoke.XXXXXX); export RESULTS
+trap 'rm -rf "$RESULTS"' EXIT
+pass=0; fail=0; repo=$PWD
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+have_gnuplot=0; command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
+
+for spec in time-to-bug round-cost overhead reset; do
+  s=${EPOCHREALTIME/./}
+  out=$(scripts/bench/$spec.sh --quick 2>&1); st=$?
+  secs=$(( (${EPOCHREALTIME/./} - s) / 1000000 ))
+  if [ $st != 0 ]; then bad "$spec.sh --quick: status $st"; echo "$out" | tail -15; continue; fi
+  ok "$spec.sh --quick (${secs}s)"
+  csv=$RESULTS/$spec.csv; js=$RESULTS/$spec.json; png=$RESULTS/$spec.png
+  if [ -s "$csv" ] && [ "$(wc -l <"$csv")" -ge 2 ] && ! grep -q ',nan,nan,nan' "$csv"; then ok "$spec.csv has rows"
+  else bad "$spec.csv missing, empty or all nan"; cat "$csv" 2>/dev/null | head -5; fi
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d' "$js" 2>/dev/null; then ok "$spec.json parses"
+  else bad "$spec.json missing or not JSON"; fi
+  if [ $have_gnuplot = 1 ]; then
+    if [ -s "$png" ] && [ "$(head -c 4 "$png" | tail -c 3)" = PNG ]; then ok "$spec.png"; else bad "$spec.png missing"; fi
+  elif echo "$out" | grep -q "gnuplot not installed"; then ok "$spec.sh says gnuplot is missing"
+  else bad "$spec.sh: no plot and no word about gnuplot"; fi
+done
+
+# The numbers the docs quote come out: a found bug with rounds, the parallel note, ratios.
+python3 - "$RESULTS" <<'PY' && ok "result contents" || bad "result contents"
+import json, sys
+r = sys.argv[1]
+t = json.load(open(r + "/time-to-bug.json"))
+p = [c for c in t["cells"] if c["mode"] == "portfolio"]
+assert p and p[0]["found"] >= 1 and p[0]["rounds_median"] is not None, p
+rc = json.load(open(r + "/round-cost.json"))
+assert rc["parallel_sandboxes"] == "not implemented" and rc["rows"][0]["round_ms"] is not None
+o = json.load(open(r + "/overhead.json"))
+assert [x["rate"] for x in o["rows"]] == ["none", "1/s", "5/s", "20/s"] and o["rows"][0]["ratio_median"] == 1
+z = json.load(open(r + "/reset.json"))
+assert {x["vcpus"] for x in z["rows"] if x["table"] == "vcpus"} == {1, 4}
+PY
+
+# Without gnuplot: a clear word, no failure.
+out=$(cd "$RESULTS" && GNUPLOT=/nonexistent/gnuplot bash -c ". $repo/scripts/bench/lib.sh; bench_plot x.png 'plot x'" 2>&1); st=$?
+if [ $st = 0 ] && echo "$out" | grep -q "gnuplot not installed"; then ok "no gnuplot: said so, status 0"
+else bad "no gnuplot: status $st, said: $out"; fi
+
+# Usage errors are errors (status 2), not a long run.
+scripts/bench/time-to-bug.sh --strategies nosuch >/dev/null 2>&1; st=$?
+[ $st = 2 ] && ok "time-to-bug: unknown strategy refused" || bad "time-to-bug --strategies nosuch: status $st"
+scripts/bench/time-to-bug.sh --images correct >/dev/null 2>&1; st=$?
+[ $st = 2 ] && ok "time-to-bug: an image without a bug refused" || bad "time-to-bug --images correct: status $st"
+scripts/bench/round-cost.sh --bogus >/dev/null 2>&1; st=$?
+[ $st = 2 ] && ok "round-cost: unknown option refused" || bad "round-cost --bogus: status $st"
+
+echo "bench smoke: $pass passed, $fail failed"
+[ $fail = 0 ]
