@@ -18,5 +18,22 @@ say "jinx-vmm run images/bin/widen/circle  (the bug's window widened by a sleep:
 $VMM run images/bin/widen/circle; echo "exit status $?"
 say "jinx-vmm run images/bin/widen/deadlock-abba  (lock-order inversion, widened)"
 $VMM run images/bin/widen/deadlock-abba; echo "exit status $?"
+say "jinx-vmm run --attach 5/s --dump-dir DIR images/bin/circle  (simulation rounds: rerun with seed 1, 2, ... until the bug shows)"
+dumps=$(mktemp -d /tmp/jinx-demo-XXXXXX)
+for seed in $(seq 1 30); do
+  out=$($VMM run --no-control --attach 5/s --verbose-rounds --seed "$seed" --dump-dir "$dumps" images/bin/circle 2>&1); st=$?
+  if [ $st != 0 ]; then
+    echo "run $seed (seed $seed):"; echo "$out" | grep -v "^jinx-vmm:   r[0-9a-z]* " | head -30
+    echo "exit status $st"
+    break
+  fi
+  echo "run $seed: no bug ($(echo "$out" | grep -c '^jinx: round') round lines)"
+done
+dump=$(ls "$dumps"/*.jinxdump 2>/dev/null | head -1)
+if [ -n "$dump" ]; then
+  say "jinxctl inspect $dump"
+  bin/jinxctl inspect --disasm 4 "$dump" | head -40
+fi
+rm -rf "$dumps"
 echo
-echo "Next: make test (every test), scripts/bench/free-vs-native.sh (overhead)."
+echo "Next: make test (every test), docs/rounds.md, scripts/bench/time-to-bug.sh."
