@@ -23,7 +23,7 @@
  * private work, so it is rare.
  *
  * usage: wsq [tasks [work [thieves]]]   (defaults 120 tasks, work 4000 units, 2 thieves)
- * -DWIDEN_WINDOW: steal() sleeps 50 us between s2 and s3.
+ * -DWIDEN_WINDOW: steal() sleeps 2 ms between s2 and s3.
  */
 #include "common.h"
 
@@ -80,7 +80,7 @@ static long steal(struct deque *d)
     long task = atomic_load(&d->buf[t]);
     if (atomic_load(&d->top) != t)            /* s2 */
         return ABORT;
-    WIDEN(50000);
+    WIDEN(2000000);
     atomic_store(&d->top, t + 1);             /* s3 — BUG: should be CAS(top, t, t+1) */
     return task;
 }
