@@ -39,3 +39,11 @@ $(JINXCTL): $(BUILD)/vmm/jinxctl.o $(VMM_LIB) $(EXPLORER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread -lm $(LDLIBS)
 
 all: $(JINXCTL)
+
+# jinx: `jinx test IMAGE` for CI (vmm/jinx_test.c); runs bin/jinx-vmm.
+JINX := $(BIN)/jinx
+$(JINX): $(BUILD)/vmm/jinx_test.o $(VMM_LIB) $(EXPLORER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lpthread $(LDLIBS)
+
+all: $(JINX)
