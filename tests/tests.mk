@@ -8,7 +8,7 @@ include tests/unit/vmm_tests.mk
 include tests/guest/guest.mk
 include tests/fuzz/fuzz.mk
 INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
-                     tests/integration/dumps.sh tests/integration/rounds.sh
+                     tests/integration/dumps.sh tests/integration/rounds.sh tests/integration/replay.sh
 INTEGRATION_TESTS += tests/integration/control.sh
 
 unit-test: $(UNIT_TESTS)
