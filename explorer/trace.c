@@ -204,6 +204,11 @@ void ex_trace_print(FILE *f, const struct ex_trace *t)
 
 void ex_trace_print_timeline(FILE *f, const struct ex_trace *t)
 {
+    ex_trace_print_timeline_marked(f, t, -1);
+}
+
+void ex_trace_print_timeline_marked(FILE *f, const struct ex_trace *t, long mark)
+{
     /* Value per location: the one thread seen so far, or UINT64_MAX once shared. */
     struct ex_u64map owner;
     ex_u64map_init(&owner);
@@ -228,10 +233,12 @@ void ex_trace_print_timeline(FILE *f, const struct ex_trace *t)
     char d[96];
     for (size_t i = 0; i < t->n; i++) {
         const struct ex_event *e = &t->ev[i];
-        if (ex_is_access(e) && *ex_u64map_get(&owner, ex_loc_of(e)) != UINT64_MAX)
+        bool marked = mark >= 0 && (size_t)mark == i;
+        if (!marked && ex_is_access(e) && *ex_u64map_get(&owner, ex_loc_of(e)) != UINT64_MAX)
             continue;
         describe(d, sizeof d, e);
-        fprintf(f, "%6zu %*s%-*s %s\n", i, (int)(e->tid - 1) * col, "", col - 1, d, e->sym);
+        fprintf(f, "%s%4zu %*s%-*s %s%s\n", marked ? ">>" : "  ", i, (int)(e->tid - 1) * col, "",
+                col - 1, d, e->sym, marked ? "   <== differs from the recording" : "");
     }
     ex_u64map_free(&owner);
 }

@@ -165,5 +165,8 @@ void ex_trace_print(FILE *f, const struct ex_trace *t);
 /* A per-thread timeline of memory accesses to locations touched by more than one
  * thread (plus sync events): one column per thread, one row per event. */
 void ex_trace_print_timeline(FILE *f, const struct ex_trace *t);
+/* The same with event `mark` (if >= 0) always shown and flagged ">>": the cue point where
+ * a retired interleaving first differs from the recording. */
+void ex_trace_print_timeline_marked(FILE *f, const struct ex_trace *t, long mark);
 
 #endif

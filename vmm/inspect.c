@@ -6,6 +6,8 @@
 #include "dumpfile.h"
 #include "elfparse.h"
 #include "layout.h"
+#include "roundrec.h"
+#include "score.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +34,7 @@ struct ictx {
     size_t core_len;
     char core_path[4096];
     char image_path[4096];
+    struct dump_round r;        /* the round that retired the bug, if the dump has one */
 };
 
 static void usage(FILE *f)
@@ -197,6 +200,8 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
     char err[1024];
     if (dumpfile_read(dump_path, &x->d, err, sizeof err) < 0)
         return refuse("refusing %s", err);
+    if (dump_round_parse(&x->d, &x->r, err, sizeof err) < 0)
+        return refuse("refusing %s: %s", dump_path, err);
     /* The core lives next to the .jinxdump: its recorded name is a plain file name. */
     const char *slash = strrchr(dump_path, '/');
     int dl = slash ? (int)(slash - dump_path) : 1;
@@ -259,6 +264,7 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
 
 static void unload(struct ictx *x)
 {
+    dump_round_free(&x->r);
     dumpfile_free(&x->d);
     core_free(&x->core);
     if (x->core_map)
@@ -322,6 +328,59 @@ static void print_thread_text(struct ictx *x, const struct dump_thread *t, int n
     }
 }
 
+static bool is_round_record(uint32_t type)
+{
+    return type >= DREC_SNAPSHOT && type <= DREC_VMOPTS;
+}
+
+/* The cue point where the retired interleaving first differs from the recording. */
+static long first_difference(const struct dump_round *r)
+{
+    return ex_trace_first_difference(&r->retired, &r->recorded);
+}
+
+static void print_round_text(struct ictx *x, FILE *f)
+{
+    const struct dump_round *r = &x->r;
+    const struct rr_score *sc = &r->score;
+    fprintf(f, "\nround:   %llu, %s %u of %u (strategy %s) retired; %s\n",
+            (unsigned long long)sc->round, sc->sim ? "simulation" : "the recording", sc->sim,
+            sc->nsim, sc->strategy, sc->why);
+    fprintf(f, "score:   %s, rank %llu: races made adjacent %u, unserializable %u, new writers "
+            "%u, novel pairs %u (suspicion %llu)\n",
+            ex_outcome_name((enum ex_outcome)sc->outcome), (unsigned long long)sc->rank,
+            sc->races_adjacent, sc->avio_new, sc->new_writers, sc->novel_pairs,
+            (unsigned long long)sc->suspicion);
+    char *sched = ex_schedule_to_text(&r->sched);
+    fprintf(f, "replay:  %llu of at most %llu cue points from a snapshot of %zu pages and %u "
+            "vCPUs (jinx-vmm replay DUMP); schedule:\n", (unsigned long long)r->retired.n,
+            (unsigned long long)sc->cue_limit, r->snap.npages, r->snap.nvcpus);
+    if (sched) {
+        for (char *line = strtok(sched, "\n"); line; line = strtok(NULL, "\n"))
+            fprintf(f, "           %s\n", line);
+        free(sched);
+    }
+    long diff = first_difference(r);
+    if (diff >= 0 && (size_t)diff < r->retired.n) {
+        const struct ex_event *e = &r->retired.ev[diff];
+        fprintf(f, "differs: from the recording first at cue point %ld: thread %u %s 0x%llx at "
+                "%s\n", diff, e->tid, ex_kind_name((enum ex_kind)e->kind),
+                (unsigned long long)e->addr, e->sym);
+    } else {
+        fprintf(f, "differs: the retired interleaving is the recording's%s\n",
+                diff >= 0 ? " (a prefix of it)" : "");
+    }
+    fprintf(f, "\ninterleaving (shared accesses and synchronization of the retired fragment, "
+            "one column per thread):\n");
+    ex_trace_print_timeline_marked(f, &r->retired, diff >= 0 && (size_t)diff < r->retired.n
+                                                       ? diff : -1);
+    fprintf(f, "\nshared variables: %zu\n", r->nvars);
+    for (size_t i = 0; i < r->nvars; i++)
+        fprintf(f, "  0x%012llx %-32s %u threads, %u accesses (%u writes)\n",
+                (unsigned long long)r->vars[i].addr, r->vars[i].sym, r->vars[i].threads,
+                r->vars[i].accesses, r->vars[i].writes);
+}
+
 static void print_text(struct ictx *x, const char *dump_path, const struct dump_thread *only,
                        int ndis, FILE *f)
 {
@@ -362,9 +421,15 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     for (size_t i = 0; i < d->nthreads; i++)
         if (!only || only == &d->threads[i])
             print_thread_text(x, &d->threads[i], ndis, f);
+    if (x->r.present)
+        print_round_text(x, f);
+    else
+        fprintf(f, "\nround:   none (the crash was met in free execution: no interleaving to "
+                "show, no replay)\n");
     for (size_t i = 0; i < d->nextra; i++)
-        fprintf(f, "\n(record of type %u, %llu bytes, not shown by this version)\n",
-                d->extra[i].type, (unsigned long long)d->extra[i].len);
+        if (!is_round_record(d->extra[i].type))
+            fprintf(f, "\n(record of type %u, %llu bytes, not shown by this version)\n",
+                    d->extra[i].type, (unsigned long long)d->extra[i].len);
 }
 
 /* ---- JSON output ------------------------------------------------------------------- */
@@ -437,6 +502,63 @@ static void print_thread_json(struct ictx *x, const struct dump_thread *t, int n
     fprintf(f, "]}");
 }
 
+static void print_round_json(struct ictx *x, FILE *f)
+{
+    const struct dump_round *r = &x->r;
+    const struct rr_score *sc = &r->score;
+    fprintf(f, "{\"round\":%llu,\"simulation\":%u,\"simulations\":%u,\"strategy\":",
+            (unsigned long long)sc->round, sc->sim, sc->nsim);
+    json_str(f, sc->strategy);
+    fprintf(f, ",\"why\":");
+    json_str(f, sc->why);
+    fprintf(f, ",\"score\":{\"outcome\":\"%s\",\"bug\":%s,\"rank\":%llu,\"suspicion\":%llu,"
+            "\"races_adjacent\":%u,\"avio_new\":%u,\"new_writers\":%u,\"novel_pairs\":%u}",
+            ex_outcome_name((enum ex_outcome)sc->outcome), sc->bug ? "true" : "false",
+            (unsigned long long)sc->rank, (unsigned long long)sc->suspicion, sc->races_adjacent,
+            sc->avio_new, sc->new_writers, sc->novel_pairs);
+    fprintf(f, ",\"cue_limit\":%llu,\"cues_retired\":%zu,\"cues_recorded\":%zu,"
+            "\"snapshot\":{\"pages\":%zu,\"vcpus\":%u},\"schedule\":",
+            (unsigned long long)sc->cue_limit, r->retired.n, r->recorded.n, r->snap.npages,
+            r->snap.nvcpus);
+    char *js = ex_schedule_to_json(&r->sched);
+    fprintf(f, "%s", js ? js : "null");
+    free(js);
+    long diff = first_difference(r);
+    if (diff >= 0 && (size_t)diff >= r->retired.n)
+        diff = -1;
+    fprintf(f, ",\"first_difference\":%ld,\"timeline\":[", diff);
+    bool first = true;
+    for (size_t i = 0; i < r->retired.n; i++) {
+        const struct ex_event *e = &r->retired.ev[i];
+        bool shared = !ex_is_access(e);
+        for (size_t k = 0; !shared && k < r->nvars; k++)
+            shared = r->vars[k].addr == e->addr;
+        if (!shared && (long)i != diff)
+            continue;
+        fprintf(f, "%s{\"seq\":%zu,\"thread\":%u,\"kind\":\"%s\"", first ? "" : ",", i, e->tid,
+                ex_kind_name((enum ex_kind)e->kind));
+        json_hex(f, "addr", e->addr, true);
+        fprintf(f, ",\"size\":%u", e->size);
+        json_hex(f, "rip", e->rip, true);
+        fprintf(f, ",\"symbol\":");
+        json_str(f, e->sym);
+        fprintf(f, ",\"insn\":");
+        json_str(f, e->insn);
+        fprintf(f, ",\"differs\":%s}", (long)i == diff ? "true" : "false");
+        first = false;
+    }
+    fprintf(f, "],\"shared_variables\":[");
+    for (size_t i = 0; i < r->nvars; i++) {
+        fprintf(f, "%s{", i ? "," : "");
+        json_hex(f, "addr", r->vars[i].addr, false);
+        fprintf(f, ",\"symbol\":");
+        json_str(f, r->vars[i].sym);
+        fprintf(f, ",\"threads\":%u,\"accesses\":%u,\"writes\":%u}", r->vars[i].threads,
+                r->vars[i].accesses, r->vars[i].writes);
+    }
+    fprintf(f, "]}");
+}
+
 static void print_json(struct ictx *x, const char *dump_path, const struct dump_thread *only,
                        int ndis, FILE *f)
 {
@@ -486,10 +608,20 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
         first = false;
         print_thread_json(x, &d->threads[i], ndis, f);
     }
-    fprintf(f, "],\"other_records\":[");
-    for (size_t i = 0; i < d->nextra; i++)
-        fprintf(f, "%s{\"type\":%u,\"bytes\":%llu}", i ? "," : "", d->extra[i].type,
+    fprintf(f, "],\"round\":");
+    if (x->r.present)
+        print_round_json(x, f);
+    else
+        fprintf(f, "null");
+    fprintf(f, ",\"other_records\":[");
+    bool firstx = true;
+    for (size_t i = 0; i < d->nextra; i++) {
+        if (is_round_record(d->extra[i].type))
+            continue;
+        fprintf(f, "%s{\"type\":%u,\"bytes\":%llu}", firstx ? "" : ",", d->extra[i].type,
                 (unsigned long long)d->extra[i].len);
+        firstx = false;
+    }
     fprintf(f, "]}\n");
 }
 

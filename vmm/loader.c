@@ -91,6 +91,10 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
     if (elf_open(path, &vm->img, err, errlen) < 0)
         return -1;
     vm->image_path = path;
+    vm->argc = argc;
+    vm->argv = argv;
+    vm->envc = envc;
+    vm->envp = envp;
     vm->bias = vm->img.pie ? PIE_BASE : 0;
     if (load_segments(vm, err, errlen) < 0)
         return -1;

@@ -1,6 +1,8 @@
 /* jinx-vmm: command line. */
 #include "control.h"
 #include "dump.h"
+#include "dumpround.h"
+#include "replay.h"
 #include "outcome.h"
 #include "round.h"
 #include "round_config.h"
@@ -20,6 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx-vmm run [options] IMAGE [-- ARG...]\n"
+        "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
         "\n"
         "Boots IMAGE (a static x86-64 Linux program, e.g. built with musl-gcc -static) in a\n"
         "KVM virtual machine, one vCPU per guest thread, all running in parallel.\n"
@@ -343,6 +346,14 @@ static int cmd_run(int argc, char **argv)
     }
     vm_run(&vm);
     bool had_rounds = vm.rounds != NULL;
+    /* A retired bug's round records go into the dump; they borrow from the round driver
+     * (its snapshot), so they are encoded before round_shutdown frees it. */
+    struct dump_record *rrec = NULL;
+    size_t nrrec = 0;
+    const struct round_retired *retired = round_retired(&vm);
+    if (opt.dump_dir && dump_wanted(&vm.out) && retired &&
+        dumpround_build(&vm, retired, &rrec, &nrrec, err, sizeof err) < 0)
+        jx_err("the crash dump will lack the round's records (no replay): %s", err);
     struct round_stats rstats;
     round_status(&vm, &rstats);
     round_shutdown(&vm); /* no events after this: the socket goes next */
@@ -368,16 +379,19 @@ static int cmd_run(int argc, char **argv)
     if (opt.dump_dir && dump_wanted(&vm.out)) {
         /* vm_run has joined every vCPU thread: the VM is stopped as the crash left it. */
         struct dump_result dr;
-        int drc = dump_write(&vm, &vm.out, opt.dump_dir, NULL, 0, &dr, err, sizeof err);
+        int drc = dump_write(&vm, &vm.out, opt.dump_dir, rrec, nrrec, &dr, err, sizeof err);
         if (drc < 0)
             jx_err("cannot write the crash dump: %s", err);
         else
             fprintf(stderr, "jinx-vmm: dump written to %s (+ .core)\n", dr.jinxdump);
         if (opt.stats && drc == 0)
             fprintf(stderr, "jinx-vmm: stats: dump_ms=%.2f core_bytes=%llu core_disk_bytes=%llu "
-                    "jinxdump_bytes=%llu\n", dr.ns / 1e6, (unsigned long long)dr.core_size,
-                    (unsigned long long)dr.core_disk, (unsigned long long)dr.jinxdump_size);
+                    "jinxdump_bytes=%llu snapshot_bytes=%llu\n", dr.ns / 1e6,
+                    (unsigned long long)dr.core_size, (unsigned long long)dr.core_disk,
+                    (unsigned long long)dr.jinxdump_size,
+                    (unsigned long long)(nrrec ? rrec[0].len : 0));
     }
+    dumpround_free(rrec, nrrec);
     if (want_serial) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
                 "pages of %zu watched), %llu scheduled steps, %llu divergences, %llu spin "
@@ -432,6 +446,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "run"))
         return cmd_run(argc - 1, argv + 1);
-    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE)", argv[1]);
+    if (!strcmp(argv[1], "replay"))
+        return cmd_replay(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE, jinx-vmm replay DUMP)", argv[1]);
     return EXIT_VMM_ERROR;
 }

@@ -43,6 +43,8 @@ struct round_driver {
     bool snap_ready;
     bool serial_ready;
     struct ex_coverage cov;
+    bool have_retired;          /* a retired bug ended the program: `retired` holds it */
+    struct round_retired retired;
 };
 
 struct sim_result {
@@ -152,6 +154,48 @@ static int rewind_vm(struct round_driver *d)
 }
 
 static bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+/* The retired simulation's live replay ended the program with its bug: keep what the
+ * crash dump needs (the snapshot itself stays in d->snap until round_shutdown). */
+static void keep_retired(struct round_driver *d, const struct round_config *cfg,
+                         uint64_t round_no, int best, int nsim, const struct ex_schedule *sched,
+                         const struct ex_trace *recorded, const struct sim_result *live,
+                         const struct sim_result *w, uint64_t limit)
+{
+    struct round_retired *r = &d->retired;
+    ex_schedule_init(&r->sched);
+    ex_trace_init(&r->recorded);
+    ex_trace_init(&r->retired);
+    if (ex_schedule_copy(&r->sched, sched) < 0 || ex_trace_copy(&r->recorded, recorded) < 0 ||
+        ex_trace_copy(&r->retired, &live->trace) < 0) {
+        jx_err("round %llu: out of memory keeping the retired bug for the dump",
+               (unsigned long long)round_no);
+        ex_schedule_free(&r->sched);
+        ex_trace_free(&r->recorded);
+        ex_trace_free(&r->retired);
+        return;
+    }
+    r->snap = &d->snap;
+    r->score = w->score;
+    r->round = round_no;
+    r->sim = best;
+    r->nsim = nsim;
+    r->cue_limit = limit;
+    r->cues_sim = w->cues;
+    r->cues_live = live->cues;
+    snprintf(r->strategy, sizeof r->strategy, "%s", ex_strategy_name(cfg->strategy));
+    char what[120];
+    describe_outcome(w, what, sizeof what);
+    snprintf(r->why, sizeof r->why, "%s %.120s: a bug outranks every other score",
+             best ? "simulation" : "the recording", what);
+    d->have_retired = true;
+}
+
+const struct round_retired *round_retired(struct vm *vm)
+{
+    struct round_driver *d = vm->rounds;
+    return d && d->have_retired && d->snap_ready ? &d->retired : NULL;
+}
 
 /* One round. Returns false when the VM is over (stopped by an outcome). */
 static bool do_round(struct round_driver *d)
@@ -313,6 +357,9 @@ static bool do_round(struct round_driver *d)
             serial_fragment_end(vm);
         } else {
             divergences += !w->ended; /* the simulation did not end, the replay did */
+            if (bug)
+                keep_retired(d, &cfg, round_no, best, nsim, best ? &ss.v[best - 1] : &rec_sched,
+                             &res[0].trace, &live, w, w->ended ? want : w->cues);
         }
         ex_trace_free(&live.trace);
     } else if (ok) {
@@ -565,6 +612,11 @@ void round_shutdown(struct vm *vm)
     pthread_mutex_unlock(&d->mu);
     if (d->started)
         pthread_join(d->thread, NULL);
+    if (d->have_retired) {
+        ex_schedule_free(&d->retired.sched);
+        ex_trace_free(&d->retired.recorded);
+        ex_trace_free(&d->retired.retired);
+    }
     if (d->snap_ready)
         snapshot_free(&d->snap);
     ex_coverage_free(&d->cov);

@@ -60,6 +60,27 @@ struct round_stats {
     char last_event[200];        /* the last notable line */
 };
 
+/* What the round that retired a bug knew, for the crash dump (dumpround.h): set when a
+ * retired simulation's live replay ended the program with a bug, and kept until
+ * round_shutdown. */
+struct snapshot;
+struct round_retired {
+    const struct snapshot *snap;   /* the snapshot the fragment started from (borrowed) */
+    struct ex_schedule sched;      /* the retired schedule */
+    struct ex_trace recorded;      /* the recording the explorer started from */
+    struct ex_trace retired;       /* the live replay of the winner, up to the bug */
+    struct ex_score score;         /* the winner's score */
+    uint64_t round;                /* round number, from 1 */
+    int sim, nsim;                 /* the winner (0: the recording itself) of nsim */
+    uint64_t cue_limit;            /* the replay's cue-point limit */
+    uint64_t cues_sim, cues_live;  /* cue points of the simulation and of the live replay */
+    char strategy[32];
+    char why[200];                 /* why it won, one line */
+};
+/* The retired bug of this VM's rounds, or NULL (no rounds, or the program's end was not
+ * a retired simulation's). Valid until round_shutdown; call it after vm_run returned. */
+const struct round_retired *round_retired(struct vm *vm);
+
 /* Starts (or reconfigures) rounds on a running VM. Returns 0, or -1 with a message. */
 int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_t errlen);
 /* Stops rounds after the one in progress; returns when the driver is idle. */

@@ -1,4 +1,5 @@
 #include "snapshot.h"
+#include "snapfile.h"
 #include "util.h"
 #include <errno.h>
 #include <stdio.h>
@@ -414,4 +415,247 @@ int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, si
         return -1;
     }
     return 0;
+}
+
+/* ---- crash dumps and replay ------------------------------------------------------ */
+
+static bool page_is_zero(const uint8_t *p)
+{
+    static const uint8_t zero[PAGE_SIZE];
+    return memcmp(p, zero, PAGE_SIZE) == 0;
+}
+
+int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err, size_t errlen)
+{
+    struct vm *vm = s->vm;
+    struct guestmem *gm = &vm->gm;
+    memset(img, 0, sizeof *img);
+    if (!s->have_mem) {
+        snprintf(err, errlen, "snapshot: none taken");
+        return -1;
+    }
+    uint64_t words = bitmap_words(gm), pool = GPA_POOL / PAGE_SIZE;
+    img->mem = gm->size;
+    img->nvcpus = (uint32_t)s->nvcpus;
+    img->v = calloc((size_t)s->nvcpus + 1, sizeof *img->v);
+    img->vmas = malloc((s->nvmas ? s->nvmas : 1) * sizeof *img->vmas);
+    img->frame_bitmap = calloc(words, 8);
+    img->tables = malloc(sizeof *img->tables * 64);
+    img->pages = malloc(sizeof *img->pages * 256);
+    size_t tcap = 64, pcap = 256;
+    if (!img->v || !img->vmas || !img->frame_bitmap || !img->tables || !img->pages)
+        goto oom;
+    for (int i = 0; i < s->nvcpus; i++) {
+        const struct snap_vcpu *sv = &s->v[i];
+        struct snapimg_vcpu *v = &img->v[i];
+        v->flags = SNAPF_EXISTS | (sv->woken ? SNAPF_WOKEN : 0) |
+                   (sv->result_in_rax ? SNAPF_RESULT_IN_RAX : 0) |
+                   (sv->start_pending ? SNAPF_START : 0) | (sv->has_kvm_state ? SNAPF_HAS_KVM : 0);
+        v->tid = (uint32_t)sv->tid;
+        v->state = (uint32_t)sv->state;
+        v->wait_bitset = sv->wait_bitset;
+        v->clear_child_tid = sv->clear_child_tid;
+        v->sigmask = sv->sigmask;
+        v->wait_addr = sv->wait_addr;
+        v->wait_deadline = sv->wait_deadline;
+        v->wait_seq = sv->wait_seq;
+        v->wait_result = sv->wait_result;
+        v->blocked_regs = sv->blocked_regs;
+        if (sv->has_kvm_state) {
+            v->regs = sv->regs;
+            v->sregs = sv->sregs;
+            v->xsave = (const uint8_t *)sv->xsave->region;
+            v->xsave_len = sizeof *sv->xsave;
+        }
+        if (sv->start_pending) {
+            v->start_regs = sv->start_regs;
+            v->start_sregs = sv->start_sregs;
+            if (sv->start_xsave) {
+                v->start_xsave = (const uint8_t *)sv->start_xsave->region;
+                v->start_xsave_len = sizeof *sv->start_xsave;
+            }
+        }
+    }
+    img->next_tid = s->next_tid;
+    img->live = s->live;
+    img->blocked = s->blocked;
+    img->wait_counter = s->wait_counter;
+    img->vtime = s->vtime;
+    img->rng = s->rng;
+    memcpy(img->sigact, s->sigact, sizeof img->sigact);
+    memcpy(img->vmas, s->vmas, s->nvmas * sizeof *img->vmas);
+    img->nvmas = s->nvmas;
+    img->brk_base = s->brk_base;
+    img->brk_cur = s->brk_cur;
+    img->frames_used = s->frames_used;
+    img->frames_next = s->frames_next;
+    img->table_cursor = gm->table_cursor;
+    memcpy(img->frame_bitmap, s->frame_bitmap, words * 8);
+    for (uint64_t f = pool; f < gm->nframes; f++) {
+        uint8_t level = gm->table_level[f];
+        if (level) {
+            if (img->ntables == tcap) {
+                struct snapimg_table *t = realloc(img->tables, 2 * tcap * sizeof *t);
+                if (!t)
+                    goto oom;
+                img->tables = t;
+                tcap *= 2;
+            }
+            img->tables[img->ntables++] = (struct snapimg_table){.frame = f, .level = level};
+            img->frame_bitmap[f / 64] |= 1ULL << (f % 64);
+        }
+        if (!(img->frame_bitmap[f / 64] & (1ULL << (f % 64))))
+            continue;
+        const uint8_t *data = (level >= 2 ? gm->host : s->mem) + f * PAGE_SIZE;
+        if (page_is_zero(data))
+            continue;
+        if (img->npages == pcap) {
+            struct snapimg_page *p = realloc(img->pages, 2 * pcap * sizeof *p);
+            if (!p)
+                goto oom;
+            img->pages = p;
+            pcap *= 2;
+        }
+        img->pages[img->npages++] = (struct snapimg_page){.frame = f, .data = data};
+    }
+    memcpy(img->pml4_user, gm->host + GPA_PML4, sizeof img->pml4_user);
+    char why[200];
+    if (snapfile_validate(img, why, sizeof why) < 0) {
+        snprintf(err, errlen, "snapshot export: %s", why);
+        snapimg_free(img);
+        return -1;
+    }
+    return 0;
+oom:
+    snapimg_free(img);
+    snprintf(err, errlen, "snapshot export: out of memory");
+    return -1;
+}
+
+static int load_xsave(const uint8_t *src, uint32_t len, struct kvm_xsave **out)
+{
+    struct kvm_xsave *x = calloc(1, sizeof *x);
+    if (!x)
+        return -1;
+    memcpy(x->region, src, len);
+    *out = x;
+    return 0;
+}
+
+int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, size_t errlen)
+{
+    struct guestmem *gm = &vm->gm;
+    char why[200];
+    if (snapfile_validate(img, why, sizeof why) < 0) {
+        snprintf(err, errlen, "snapshot: %s", why);
+        return -1;
+    }
+    if (img->mem != gm->size || vm->nvcpus != 0) {
+        snprintf(err, errlen, "snapshot of %llu MiB, VM of %llu MiB%s",
+                 (unsigned long long)(img->mem >> 20), (unsigned long long)(gm->size >> 20),
+                 vm->nvcpus ? " that already runs" : "");
+        return -1;
+    }
+    atomic_store(&vm->paused, true); /* the vCPU threads created below wait */
+    if (!vm->start_ns)
+        vm->start_ns = mono_ns();
+    uint64_t words = bitmap_words(gm), pool = GPA_POOL / PAGE_SIZE;
+
+    /* Memory: everything above the agent's area becomes the image's. */
+    pthread_mutex_lock(&gm->lock);
+    madvise(gm->host + GPA_POOL, gm->size - GPA_POOL, MADV_DONTNEED);
+    for (size_t i = 0; i < img->npages; i++)
+        memcpy(gm->host + img->pages[i].frame * PAGE_SIZE, img->pages[i].data, PAGE_SIZE);
+    memcpy(gm->host + GPA_PML4, img->pml4_user, sizeof img->pml4_user);
+    memset(gm->table_level, 0, gm->nframes);
+    for (size_t i = 0; i < img->ntables; i++)
+        gm->table_level[img->tables[i].frame] = img->tables[i].level;
+    gm->table_cursor = img->table_cursor;
+    uint64_t used = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        gm->bitmap[w] = img->frame_bitmap[w];
+        used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
+    }
+    (void)pool;
+    gm->used = used;
+    gm->next = img->frames_next;
+    struct vma *nv = malloc((img->nvmas ? img->nvmas : 1) * sizeof *nv);
+    if (nv) {
+        memcpy(nv, img->vmas, img->nvmas * sizeof *nv);
+        free(vm->mm.v);
+        vm->mm.v = nv;
+        vm->mm.cap = img->nvmas ? img->nvmas : 1;
+        vm->mm.n = img->nvmas;
+        vm->mm.brk_base = img->brk_base;
+        vm->mm.brk_cur = img->brk_cur;
+    }
+    pthread_mutex_unlock(&gm->lock);
+    if (!nv) {
+        snprintf(err, errlen, "snapshot: out of memory");
+        return -1;
+    }
+
+    /* vCPUs: the same number, so each thread keeps its vCPU index (its TSS, its stack). */
+    if (vm_add_vcpus(vm, (int)img->nvcpus, err, errlen) < 0)
+        return -1;
+    pthread_mutex_lock(&vm->lock);
+    int rc = 0;
+    for (uint32_t i = 0; i < img->nvcpus && rc == 0; i++) {
+        const struct snapimg_vcpu *sv = &img->v[i];
+        struct vcpu *v = vm->vcpus[i];
+        v->tid = (int)sv->tid;
+        v->state = (enum tstate)sv->state;
+        v->clear_child_tid = sv->clear_child_tid;
+        v->sigmask = sv->sigmask;
+        v->wait_addr = sv->wait_addr;
+        v->wait_deadline = sv->wait_deadline;
+        v->wait_seq = sv->wait_seq;
+        v->wait_bitset = sv->wait_bitset;
+        v->woken = sv->flags & SNAPF_WOKEN;
+        v->wait_result = sv->wait_result;
+        v->result_in_rax = sv->flags & SNAPF_RESULT_IN_RAX;
+        v->result_pending = false;
+        v->blocked_regs = sv->blocked_regs;
+        v->start_pending = sv->flags & SNAPF_START;
+        free(v->start_xsave);
+        v->start_xsave = NULL;
+        if (v->start_pending) {
+            v->start_regs = sv->start_regs;
+            v->start_sregs = sv->start_sregs;
+            if (sv->start_xsave && load_xsave(sv->start_xsave, sv->start_xsave_len,
+                                              &v->start_xsave) < 0)
+                rc = -1;
+        }
+        if (rc == 0 && (sv->flags & SNAPF_HAS_KVM)) {
+            struct kvm_xsave *xs = NULL;
+            struct kvm_regs regs = sv->regs;
+            struct kvm_sregs sregs = sv->sregs;
+            /* Through the ioctls and kvm_run's synced copy both: the VMM edits the
+             * latter (a woken thread's syscall result goes into its rax there). */
+            v->run->s.regs.regs = regs;
+            v->run->s.regs.sregs = sregs;
+            v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+            if (load_xsave(sv->xsave ? sv->xsave : (const uint8_t *)"", sv->xsave_len, &xs) < 0 ||
+                ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0 || ioctl(v->fd, KVM_SET_REGS, &regs) < 0 ||
+                (sv->xsave_len && ioctl(v->fd, KVM_SET_XSAVE, xs) < 0)) {
+                snprintf(err, errlen, "snapshot: KVM refused vCPU %u's state: %s", i,
+                         strerror(errno));
+                rc = -1;
+            }
+            free(xs);
+        }
+        v->ran = false;
+    }
+    vm->next_tid = img->next_tid;
+    vm->live = img->live;
+    vm->blocked = img->blocked;
+    vm->wait_counter = img->wait_counter;
+    vm->skipped_ns = (int64_t)img->vtime - (int64_t)(mono_ns() - vm->start_ns);
+    vm->paused_at = mono_ns();
+    vm->rng = img->rng;
+    memcpy(vm->sigact, img->sigact, sizeof vm->sigact);
+    pthread_mutex_unlock(&vm->lock);
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "snapshot: out of memory");
+    return rc;
 }

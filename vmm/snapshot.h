@@ -44,6 +44,24 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen);
 /* Brings the paused VM back to s exactly. */
 int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, size_t errlen);
 
+/* The snapshot as a SNAPSHOT record's image (snapfile.h), for a crash dump: borrows
+ * page data and XSAVE areas from s and from guest memory, so the VM must still be
+ * stopped and s alive while img is used. The upper page-table levels come from guest
+ * memory (a restore never reverts them and they only ever gain entries, so they hold the
+ * snapshot's), leaf tables and data from the snapshot's copy; all-zero pages are left
+ * out. 0, or -1 with a message; free img with snapimg_free. */
+struct snap_image;
+int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err, size_t errlen);
+
+/* Rebuilds a snapshot image in a fresh VM (`jinx-vmm replay`): after vm_create and
+ * vm_load, before any thread ran (no vm_run). Pauses the VM, replaces guest memory above
+ * the agent's area, the page tables, the frame allocator and the address space with the
+ * image's, creates the image's vCPUs and sets each one's registers, system registers,
+ * XSAVE and thread state, and sets the VMM state (thread counts, virtual time from
+ * vm->start_ns, rng, signal actions). The VM stays paused (vm_resume, or a serialized
+ * fragment, lets it run). 0, or -1 with a message. */
+int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, size_t errlen);
+
 /* Completes pending syscall MMIO reads of blocked threads so that no vCPU holds state
  * KVM cannot save (called by take and restore; the result reaches rax on wake). */
 int snapshot_settle_vcpus(struct vm *vm);

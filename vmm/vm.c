@@ -909,7 +909,6 @@ void vm_run(struct vm *vm)
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);
-    uint64_t deadline = vm->opt.timeout_ns ? vm->start_ns + vm->opt.timeout_ns : 0;
     if (vm->opt.record_ns) {
         pthread_mutex_unlock(&vm->lock);
         if (vm->opt.simulate)
@@ -925,6 +924,28 @@ void vm_run(struct vm *vm)
                                            vm->opt.selftest_interval_ns);
         pthread_mutex_lock(&vm->lock);
     }
+    pthread_mutex_unlock(&vm->lock);
+    vm_wait(vm);
+}
+
+int vm_add_vcpus(struct vm *vm, int n, char *err, size_t errlen)
+{
+    if (n > vm->opt.max_vcpus || n > MAX_VCPUS) {
+        snprintf(err, errlen, "%d vCPUs needed, but --vcpus is %d", n, vm->opt.max_vcpus);
+        return -1;
+    }
+    pthread_mutex_lock(&vm->lock);
+    int rc = 0;
+    while (rc == 0 && vm->nvcpus < n)
+        rc = new_vcpu(vm, err, errlen) ? 0 : -1;
+    pthread_mutex_unlock(&vm->lock);
+    return rc;
+}
+
+void vm_wait(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    uint64_t deadline = vm->opt.timeout_ns ? vm->start_ns + vm->opt.timeout_ns : 0;
     while (!atomic_load(&vm->stopping)) {
         if (deadline) {
             struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),

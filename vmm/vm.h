@@ -105,6 +105,8 @@ struct vm {
     struct mm mm;
     struct elf_image img;
     const char *image_path;
+    int argc, envc;             /* the program's arguments and environment, as given to */
+    char **argv, **envp;        /* vm_load (borrowed): a crash dump records them */
     uint64_t bias;              /* load address - link address (static-pie) */
     struct agent_header agent;
     bool pvm;                   /* /dev/kvm is PVM: user SYSCALL stays in user mode */
@@ -164,6 +166,13 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
             char *err, size_t errlen);
 /* Runs until an outcome; fills vm->out. */
 void vm_run(struct vm *vm);
+/* For a VM whose threads come from elsewhere (a snapshot loaded by snapshot_load_into,
+ * replay.c) instead of vm_run's thread 1: creates vCPUs, parked, each with its host
+ * thread, until there are n (at most --vcpus). 0, or -1 with a message. */
+int vm_add_vcpus(struct vm *vm, int n, char *err, size_t errlen);
+/* The second half of vm_run: waits for an outcome (or --timeout, counted from
+ * vm->start_ns) and joins every vCPU host thread. */
+void vm_wait(struct vm *vm);
 
 /* For the syscall layer. All called from a vCPU's host thread. */
 uint64_t vm_vtime(struct vm *vm);            /* caller holds vm->lock or accepts a race */

@@ -8,10 +8,12 @@
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm \
+FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRCS    := vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c
-FUZZ_TARGETS := dumpfile corefile
+FUZZ_SRCS    := vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
+                vmm/bytes.c vmm/snapfile.c vmm/roundrec.c explorer/trace.c explorer/u64map.c \
+                explorer/schedule.c explorer/schedule_json.c
+FUZZ_TARGETS := dumpfile corefile roundrec
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard vmm/*.h) | deps
@@ -33,4 +35,4 @@ fuzz-seeds: $(FUZZ_BUILD)/mkseeds
 
 $(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c $(FUZZ_SRCS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -o $@ $< $(FUZZ_SRCS) -lcapstone
+	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer -o $@ $< $(FUZZ_SRCS) -lcapstone

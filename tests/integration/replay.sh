@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Replayable crash dumps end to end: for each buggy image, `jinx test` finds the bug and
+# leaves a dump; gdb reads its core (threads, faulting function); `jinxctl inspect` names
+# the thread, signal and function and shows the interleaving; `jinx-vmm replay`
+# reproduces the same crash 20 times out of 20 (status, thread, RIP). A dump of a crash
+# met in free execution (after the rounds, no round records) is refused with a clear
+# message; the search then goes on (jinx-vmm run --attach, next seeds) for a dump of a
+# bug retired by a round, which replays. Damaged dumps and another image build are
+# refused with status 2; `jinx test` on the correct program finds nothing; --junit is XML.
+set -u
+BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
+REPLAYS=${REPLAYS:-20}
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+for tool in gdb python3; do command -v $tool >/dev/null || { echo "FAIL $tool is needed"; exit 1; }; done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
+status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
+  "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; esac; }
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+replayable() { "$CTL" inspect --disasm 0 "$1" 2>/dev/null | grep -q '^interleaving'; }
+
+# A dump of a round-retired bug: more runs with rounds, from seed $2 on, for at most
+# FIND_SECONDS (most bugs of some images are met in free execution right after a round
+# retired a suspicious interleaving: those dumps have no snapshot to replay).
+FIND_SECONDS=${FIND_SECONDS:-20}
+find_replayable() {
+  local name=$1 seed=$2 dir=$3 start=$SECONDS
+  while [ $((SECONDS - start)) -lt "$FIND_SECONDS" ]; do
+    "$VMM" run --no-control --quiet --seed "$seed" --attach 5/s --dump-dir "$dir" \
+      "images/bin/$name" >/dev/null 2>"$tmp/run.err"
+    local d; d=$(sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$tmp/run.err")
+    if [ -n "$d" ] && replayable "$d"; then echo "$d"; return 0; fi
+    seed=$((seed + 1))
+  done
+  return 1
+}
+
+free_refused=0; replayed=0; noround=""
+for name in circle flag-open race-o1o2 race-lock-x bounding-2v bounding-3t deadlock-abba wsq; do
+  want=$(status_of "$(field "$name" expected)")
+  D="$tmp/$name"; t0=$SECONDS
+  "$JINX" test --budget 90s --json --dump-dir "$D" "images/bin/$name" >"$tmp/$name.json" 2>"$tmp/$name.err"; st=$?
+  dump=$(jget "$tmp/$name.json" 'd["dump"]'); seed=$(jget "$tmp/$name.json" 'd["seed"]')
+  if [ $st = 1 ] && [ "$(jget "$tmp/$name.json" 'd["status"]')" = "$want" ] && [ -f "$dump" ]; then
+    ok "$name: jinx test found it (status $want) in $((SECONDS - t0)) s, seed $seed"
+  else bad "$name: jinx test status $st, wanted 1 with a dump of status $want"; cat "$tmp/$name.err" | tail -5; continue; fi
+
+  # gdb reads the core: thread count and the faulting function.
+  "$CTL" inspect --json --disasm 0 "$dump" >"$tmp/i.json" 2>/dev/null
+  nthr=$(jget "$tmp/i.json" 'len(d["threads"])'); tid=$(jget "$tmp/i.json" 'd["outcome"]["thread"]')
+  func=$(jget "$tmp/i.json" 'd["threads"][0]["symbol"].split("+")[0]')
+  gdb -batch -ex 'info threads' -ex bt "images/bin/$name" "${dump%.jinxdump}.core" >"$tmp/gdb" 2>&1
+  gthreads=$(grep -cE '^[* ] +[0-9]+ +LWP [0-9]+' "$tmp/gdb")
+  if [ "$gthreads" = "$nthr" ]; then ok "$name: gdb sees the dump's $nthr threads"; else bad "$name: gdb sees $gthreads threads, the dump $nthr"; fi
+  if [ "$want" = 123 ] || grep -qE "^#0 +(0x[0-9a-f]+ in )?$func \(" "$tmp/gdb"; then
+    ok "$name: gdb: #0 in the faulting function ${func:-(deadlock)}"; else bad "$name: gdb: wanted #0 in $func"; head -20 "$tmp/gdb"; fi
+
+  # inspect: thread, signal, function (text), the interleaving when the dump has a round.
+  "$CTL" inspect --disasm 0 "$dump" >"$tmp/i.txt" 2>&1
+  if [ "$want" = 123 ]; then
+    if grep -q "^outcome: deadlock" "$tmp/i.txt"; then ok "$name: inspect: deadlock"; else bad "$name: inspect: no deadlock"; fi
+  else
+    sig=$(jget "$tmp/i.json" 'd["outcome"]["signame"]')
+    if grep -qE "^outcome: killed by $sig .* in thread $tid at 0x[0-9a-f]+ $func" "$tmp/i.txt"; then
+      ok "$name: inspect names $sig, thread $tid, $func"; else bad "$name: inspect: wanted $sig, thread $tid, $func"; grep "^outcome" "$tmp/i.txt"; fi
+  fi
+
+  if ! replayable "$dump"; then
+    # Met in free execution after the rounds: replay must refuse, and say why.
+    "$VMM" replay "$dump" >/dev/null 2>"$tmp/r.err"; st=$?
+    if [ $st = 2 ] && grep -q "no round records" "$tmp/r.err"; then free_refused=$((free_refused + 1))
+      ok "$name: a free-execution dump is refused for replay (status 2, no round records)"
+    else bad "$name: replay of a free-execution dump: status $st"; cat "$tmp/r.err"; fi
+    dump=$(find_replayable "$name" $((seed + 1)) "$D") || {
+      echo "note $name: no round-retired dump within $FIND_SECONDS s more (its bugs met in free execution)"
+      noround="$noround $name"; continue; }
+    ok "$name: round-retired dump: $(basename "$dump")"
+    "$CTL" inspect --json --disasm 0 "$dump" >"$tmp/i.json" 2>/dev/null
+    tid=$(jget "$tmp/i.json" 'd["outcome"]["thread"]')
+  fi
+  "$CTL" inspect --disasm 0 "$dump" >"$tmp/i.txt" 2>&1
+  if grep -q "^interleaving" "$tmp/i.txt" && grep -q "^shared variables: [0-9]" "$tmp/i.txt" &&
+     [ "$(jget "$tmp/i.json" 'len(d["round"]["timeline"]) > 0')" = True ]; then
+    ok "$name: inspect shows the interleaving and the shared variables (text and JSON)"
+  else bad "$name: inspect: no interleaving"; sed -n '/^round/,$p' "$tmp/i.txt" | head -20; fi
+
+  # replay: the same outcome every time.
+  rip=$(jget "$tmp/i.json" 'd["outcome"].get("rip","")'); same=0; t1=$(date +%s%N)
+  for i in $(seq "$REPLAYS"); do
+    "$VMM" replay "$dump" >/dev/null 2>"$tmp/r.err"; st=$?
+    if [ $st = "$want" ] && grep -q "replay reproduced the dump's" "$tmp/r.err" && ! grep -q DIVERGED "$tmp/r.err" &&
+       { [ "$want" = 123 ] || grep -q "in thread $tid at $rip " "$tmp/r.err"; }; then same=$((same + 1))
+    else echo "  replay $i: status $st"; tail -3 "$tmp/r.err"; fi
+  done
+  ms=$(( ($(date +%s%N) - t1) / 1000000 / REPLAYS ))
+  [ $same = "$REPLAYS" ] && replayed=$((replayed + 1))
+  if [ $same = "$REPLAYS" ]; then ok "$name: replay reproduced it $same/$REPLAYS times (status $want, thread ${tid:-none}, rip ${rip:-none}; ${ms} ms each)"
+  else bad "$name: replay reproduced it $same/$REPLAYS times"; fi
+  cp "$dump" "$tmp/last.jinxdump"; cp "${dump%.jinxdump}.core" "$tmp/"; last_core=$(basename "${dump%.jinxdump}.core")
+done
+
+# Damaged dumps and another build: refused with status 2.
+if [ -f "$tmp/last.jinxdump" ]; then
+  d="$tmp/last.jinxdump"; sz=$(stat -c %s "$d")
+  head -c $((sz / 2)) "$d" >"$tmp/trunc.jinxdump"
+  "$VMM" replay "$tmp/trunc.jinxdump" >/dev/null 2>"$tmp/r.err"; st=$?
+  if [ $st = 2 ] && grep -q "refused" "$tmp/r.err"; then ok "truncated dump refused (status 2)"; else bad "truncated dump: status $st"; fi
+  cp "$d" "$tmp/flip.jinxdump"
+  python3 - "$tmp/flip.jinxdump" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); b[len(b) // 3] ^= 0x10; open(p, 'wb').write(b)
+PY
+  "$VMM" replay "$tmp/flip.jinxdump" >/dev/null 2>"$tmp/r.err"; st=$?
+  if [ $st = 2 ] && grep -q "checksum mismatch" "$tmp/r.err"; then ok "bit-flipped dump refused (status 2)"; else bad "bit-flipped dump: status $st"; cat "$tmp/r.err"; fi
+  cp images/bin/correct "$tmp/rebuilt"; printf 'x' >>"$tmp/rebuilt"
+  "$VMM" replay --image "$tmp/rebuilt" "$d" >/dev/null 2>"$tmp/r.err"; st=$?
+  if [ $st = 2 ] && grep -q "not the build this dump came from" "$tmp/r.err"; then ok "another image build refused (status 2)"; else bad "another build: status $st"; cat "$tmp/r.err"; fi
+fi
+
+# The correct program: nothing found, exit 0; --junit writes valid XML.
+"$JINX" test --budget 10s --junit "$tmp/junit.xml" --dump-dir "$tmp/correct" images/bin/correct >"$tmp/c.out" 2>&1; st=$?
+if [ $st = 0 ] && grep -q "nothing found" "$tmp/c.out"; then ok "jinx test: correct: nothing found in 10 s (exit 0)"; else bad "jinx test correct: status $st"; tail -5 "$tmp/c.out"; fi
+if python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); s = d.getElementsByTagName("testsuite")[0]; assert s.getAttribute("failures") == "0"' "$tmp/junit.xml"; then
+  ok "--junit writes valid JUnit XML (no failure)"; else bad "--junit: invalid XML"; fi
+"$JINX" test --budget 90s --junit "$tmp/junit2.xml" --dump-dir "$tmp/c2" images/bin/circle >/dev/null 2>&1; st=$?
+if [ $st = 1 ] && python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.getElementsByTagName("failure")' "$tmp/junit2.xml"; then
+  ok "--junit records a found bug as a failure"; else bad "--junit with a bug: status $st"; fi
+"$JINX" test --budget nonsense images/bin/correct >/dev/null 2>&1; st=$?
+if [ $st = 2 ]; then ok "jinx test: a bad --budget is a usage error (2)"; else bad "jinx test bad budget: status $st"; fi
+
+# Every round-retired dump replayed; at least three images must have produced one.
+if [ $replayed -ge 3 ]; then ok "$replayed images replayed $REPLAYS/$REPLAYS from round-retired dumps (none found for:${noround:- -})"
+else bad "only $replayed images gave a round-retired dump (none for:$noround)"; fi
+echo "replay tests: $pass passed, $fail failed ($free_refused free-execution dumps refused)"
+[ $fail = 0 ]
