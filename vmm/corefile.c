@@ -1,6 +1,7 @@
 /* ELF core files: writer (dump.c) and validating reader (inspect.c). x86-64 only, like
  * the guests: structures are written and read in host (little-endian) layout. */
 #include "corefile.h"
+#include "util.h"
 #include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -16,16 +17,6 @@ _Static_assert(sizeof(struct elf_prstatus) == 336, "x86-64 elf_prstatus");
 _Static_assert(sizeof(struct elf_prpsinfo) == 136, "x86-64 elf_prpsinfo");
 _Static_assert(sizeof(elf_gregset_t) == DUMP_NREGS * 8, "user_regs_struct");
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- writer ---------------------------------------------------------------------- */
 
@@ -144,9 +135,9 @@ int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint6
                char *err, size_t errlen)
 {
     if (d->nthreads == 0 || d->nthreads > CORE_MAX_THREADS)
-        return fail(err, errlen, "core: %zu threads (1..%d)", d->nthreads, CORE_MAX_THREADS);
+        return jx_fail(err, errlen, "core: %zu threads (1..%d)", d->nthreads, CORE_MAX_THREADS);
     if (d->nsegs + 1 > CORE_MAX_LOADS)
-        return fail(err, errlen, "core: %zu memory segments, at most %d", d->nsegs,
+        return jx_fail(err, errlen, "core: %zu memory segments, at most %d", d->nsegs,
                     CORE_MAX_LOADS - 1);
     struct notes n = {0};
     for (size_t i = 0; i < d->nthreads; i++) {
@@ -175,7 +166,7 @@ int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint6
     }
     if (n.oom) {
         free(n.p);
-        return fail(err, errlen, "core: out of memory");
+        return jx_fail(err, errlen, "core: out of memory");
     }
     size_t phnum = 1 + d->nsegs;
     uint64_t notes_off = sizeof(Elf64_Ehdr) + phnum * sizeof(Elf64_Phdr);
@@ -184,7 +175,7 @@ int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint6
     struct out o = {.fd = fd, .buf = malloc(OUTBUF)};
     if (!o.buf) {
         free(n.p);
-        return fail(err, errlen, "core: out of memory");
+        return jx_fail(err, errlen, "core: out of memory");
     }
     sha256_init(&o.sha);
     Elf64_Ehdr eh;
@@ -239,7 +230,7 @@ int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint6
         o.error = errno;
     free(o.buf);
     if (o.error)
-        return fail(err, errlen, "core: write failed: %s", strerror(o.error));
+        return jx_fail(err, errlen, "core: write failed: %s", strerror(o.error));
     sha256_final(&o.sha, sha);
     *size = o.pos;
     return 0;
@@ -259,14 +250,14 @@ static int parse_notes(struct corefile *c, const uint8_t *p, uint64_t len, char 
     uint64_t off = 0;
     while (off < len) {
         if (len - off < sizeof(Elf64_Nhdr))
-            return fail(err, errlen, "core: note header cut short");
+            return jx_fail(err, errlen, "core: note header cut short");
         Elf64_Nhdr h;
         memcpy(&h, p + off, sizeof h);
         off += sizeof h;
         uint64_t nsz = ((uint64_t)h.n_namesz + 3) & ~3ULL;
         uint64_t dsz = ((uint64_t)h.n_descsz + 3) & ~3ULL;
         if (nsz > len - off || dsz > len - off - nsz)
-            return fail(err, errlen, "core: note of type %u runs past its segment", h.n_type);
+            return jx_fail(err, errlen, "core: note of type %u runs past its segment", h.n_type);
         const uint8_t *name = p + off;
         const uint8_t *desc = p + off + nsz;
         off += nsz + dsz;
@@ -275,14 +266,14 @@ static int parse_notes(struct corefile *c, const uint8_t *p, uint64_t len, char 
         switch (h.n_type) {
         case NT_PRSTATUS: {
             if (h.n_descsz < sizeof(struct elf_prstatus))
-                return fail(err, errlen, "core: NT_PRSTATUS of %u bytes", h.n_descsz);
+                return jx_fail(err, errlen, "core: NT_PRSTATUS of %u bytes", h.n_descsz);
             if (c->nthreads >= CORE_MAX_THREADS)
-                return fail(err, errlen, "core: more than %d threads", CORE_MAX_THREADS);
+                return jx_fail(err, errlen, "core: more than %d threads", CORE_MAX_THREADS);
             struct elf_prstatus ps;
             memcpy(&ps, desc, sizeof ps);
             struct core_note_thread *x = realloc(c->threads, (c->nthreads + 1) * sizeof *x);
             if (!x)
-                return fail(err, errlen, "core: out of memory");
+                return jx_fail(err, errlen, "core: out of memory");
             c->threads = x;
             struct core_note_thread *t = &c->threads[c->nthreads++];
             memset(t, 0, sizeof *t);
@@ -293,12 +284,12 @@ static int parse_notes(struct corefile *c, const uint8_t *p, uint64_t len, char 
         }
         case NT_FPREGSET:
             if (h.n_descsz != DUMP_FPREGS_LEN || !c->nthreads)
-                return fail(err, errlen, "core: misplaced or malformed NT_FPREGSET");
+                return jx_fail(err, errlen, "core: misplaced or malformed NT_FPREGSET");
             c->threads[c->nthreads - 1].has_fpregs = true;
             break;
         case NT_PRPSINFO: {
             if (h.n_descsz < sizeof(struct elf_prpsinfo))
-                return fail(err, errlen, "core: NT_PRPSINFO of %u bytes", h.n_descsz);
+                return jx_fail(err, errlen, "core: NT_PRPSINFO of %u bytes", h.n_descsz);
             struct elf_prpsinfo pi;
             memcpy(&pi, desc, sizeof pi);
             memcpy(c->fname, pi.pr_fname, sizeof pi.pr_fname);
@@ -309,12 +300,12 @@ static int parse_notes(struct corefile *c, const uint8_t *p, uint64_t len, char 
         }
         case NT_SIGINFO:
             if (h.n_descsz < 12)
-                return fail(err, errlen, "core: NT_SIGINFO of %u bytes", h.n_descsz);
+                return jx_fail(err, errlen, "core: NT_SIGINFO of %u bytes", h.n_descsz);
             memcpy(&c->signo, desc, 4);
             break;
         case NT_AUXV:
             if (h.n_descsz % 16)
-                return fail(err, errlen, "core: NT_AUXV of %u bytes", h.n_descsz);
+                return jx_fail(err, errlen, "core: NT_AUXV of %u bytes", h.n_descsz);
             c->nauxv = h.n_descsz / 8 < 128 ? h.n_descsz / 8 : 128;
             memcpy(c->auxv, desc, c->nauxv * 8);
             break;
@@ -332,44 +323,44 @@ int core_parse(const uint8_t *data, size_t size, struct corefile *c, char *err, 
     c->size = size;
     Elf64_Ehdr eh;
     if (size < sizeof eh)
-        return fail(err, errlen, "core: file too short for an ELF header (%zu bytes)", size);
+        return jx_fail(err, errlen, "core: file too short for an ELF header (%zu bytes)", size);
     memcpy(&eh, data, sizeof eh);
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-        return fail(err, errlen, "core: not an ELF file");
+        return jx_fail(err, errlen, "core: not an ELF file");
     if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
         eh.e_type != ET_CORE || eh.e_machine != EM_X86_64)
-        return fail(err, errlen, "core: not an x86-64 ELF core file");
+        return jx_fail(err, errlen, "core: not an x86-64 ELF core file");
     if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM)
-        return fail(err, errlen, "core: bad program header table (%u entries of %u bytes)",
+        return jx_fail(err, errlen, "core: bad program header table (%u entries of %u bytes)",
                     eh.e_phnum, eh.e_phentsize);
     if (eh.e_phoff > size || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > size - eh.e_phoff)
-        return fail(err, errlen, "core: program headers run past the end of the file");
+        return jx_fail(err, errlen, "core: program headers run past the end of the file");
     int rc = 0;
     bool seen_note = false;
     c->loads = calloc(eh.e_phnum, sizeof *c->loads);
     if (!c->loads)
-        return fail(err, errlen, "core: out of memory");
+        return jx_fail(err, errlen, "core: out of memory");
     for (unsigned i = 0; i < eh.e_phnum && rc == 0; i++) {
         Elf64_Phdr ph;
         memcpy(&ph, data + eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
         if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
             continue;
         if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
-            rc = fail(err, errlen, "core: segment %u (offset 0x%llx, %llu bytes) runs past the "
+            rc = jx_fail(err, errlen, "core: segment %u (offset 0x%llx, %llu bytes) runs past the "
                       "end of the file (%zu bytes): truncated?", i,
                       (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz, size);
             break;
         }
         if (ph.p_type == PT_NOTE) {
             if (ph.p_filesz > CORE_MAX_NOTES)
-                rc = fail(err, errlen, "core: notes segment too large");
+                rc = jx_fail(err, errlen, "core: notes segment too large");
             else
                 rc = parse_notes(c, data + ph.p_offset, ph.p_filesz, err, errlen);
             seen_note = true;
             continue;
         }
         if (ph.p_filesz > ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr) {
-            rc = fail(err, errlen, "core: segment %u has inconsistent sizes", i);
+            rc = jx_fail(err, errlen, "core: segment %u has inconsistent sizes", i);
             break;
         }
         c->loads[c->nloads++] = (struct core_load){.vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
@@ -377,9 +368,9 @@ int core_parse(const uint8_t *data, size_t size, struct corefile *c, char *err, 
                                                    .filesz = ph.p_filesz, .flags = ph.p_flags};
     }
     if (rc == 0 && !seen_note)
-        rc = fail(err, errlen, "core: no notes segment");
+        rc = jx_fail(err, errlen, "core: no notes segment");
     if (rc == 0 && c->nthreads == 0)
-        rc = fail(err, errlen, "core: no threads (NT_PRSTATUS)");
+        rc = jx_fail(err, errlen, "core: no threads (NT_PRSTATUS)");
     if (rc < 0) {
         core_free(c);
         return rc;

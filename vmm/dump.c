@@ -23,16 +23,6 @@
 #define SI_TKILL_CODE (-6)
 #define SI_KERNEL_CODE 0x80
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 bool dump_wanted(const struct outcome *o)
 {
@@ -44,13 +34,13 @@ int dump_check_dir(const char *dir, char *err, size_t errlen)
     struct stat st;
     if (stat(dir, &st) < 0) {
         if (errno != ENOENT || mkdir(dir, 0755) < 0 || stat(dir, &st) < 0)
-            return fail(err, errlen, "--dump-dir %s: cannot create it: %s (create the directory "
+            return jx_fail(err, errlen, "--dump-dir %s: cannot create it: %s (create the directory "
                         "or choose another)", dir, strerror(errno));
     }
     if (!S_ISDIR(st.st_mode))
-        return fail(err, errlen, "--dump-dir %s: not a directory", dir);
+        return jx_fail(err, errlen, "--dump-dir %s: not a directory", dir);
     if (access(dir, W_OK | X_OK) < 0)
-        return fail(err, errlen, "--dump-dir %s: not writable: %s", dir, strerror(errno));
+        return jx_fail(err, errlen, "--dump-dir %s: not writable: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -330,10 +320,10 @@ static int tmp_open(const char *dir, struct tmpf *t, char *err, size_t errlen)
     if (t->fd >= 0)
         return 0;
     if (snprintf(t->name, sizeof t->name, "%s/.jinx-dump-XXXXXX", dir) >= (int)sizeof t->name)
-        return fail(err, errlen, "dump directory path too long");
+        return jx_fail(err, errlen, "dump directory path too long");
     t->fd = mkostemp(t->name, O_CLOEXEC);
     if (t->fd < 0)
-        return fail(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
+        return jx_fail(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
     t->named = true;
     return 0;
 }
@@ -433,11 +423,11 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
     bool core_linked = false;
 
     if (!pi || collect_threads(vm, o, &d.threads, &d.nthreads) < 0 || d.nthreads == 0) {
-        fail(err, errlen, "cannot read the threads' registers from KVM");
+        jx_fail(err, errlen, "cannot read the threads' registers from KVM");
         goto out;
     }
     if (collect_segments(vm, &segs, &nsegs) < 0 || !(ct = calloc(d.nthreads, sizeof *ct))) {
-        fail(err, errlen, "out of memory");
+        jx_fail(err, errlen, "out of memory");
         goto out;
     }
     read_proc_info(vm, pi);
@@ -491,7 +481,7 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
     for (size_t i = 0; i < nextra; i++)
         if (dumpfile_add_record(&d, extra[i].type, extra[i].flags, extra[i].data,
                                 extra[i].len) < 0) {
-            fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
+            jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
             goto out;
         }
 
@@ -511,7 +501,7 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                 sizeof res->core ||
             (size_t)snprintf(res->jinxdump, sizeof res->jinxdump, "%s/%s.jinxdump", dir, stem) >=
                 sizeof res->jinxdump) {
-            fail(err, errlen, "dump directory path too long");
+            jx_fail(err, errlen, "dump directory path too long");
             goto out;
         }
         if (access(res->jinxdump, F_OK) == 0)
@@ -520,21 +510,21 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         if (e == -EEXIST)
             continue;
         if (e < 0) {
-            fail(err, errlen, "cannot write %s: %s", res->core, strerror(-e));
+            jx_fail(err, errlen, "cannot write %s: %s", res->core, strerror(-e));
             goto out;
         }
         core_linked = true;
         snprintf(d.core.name, sizeof d.core.name, "%s.core", stem);
         dbuf_free(&b);
         if (dumpfile_encode(&d, &b) < 0) {
-            fail(err, errlen, "out of memory encoding the dump");
+            jx_fail(err, errlen, "out of memory encoding the dump");
             goto out;
         }
         if (jd.fd < 0 && tmp_open(dir, &jd, err, errlen) < 0)
             goto out;
         if (ftruncate(jd.fd, 0) < 0 || lseek(jd.fd, 0, SEEK_SET) < 0 ||
             write_all(jd.fd, b.p, b.len) < 0) {
-            fail(err, errlen, "cannot write %s: %s", res->jinxdump, strerror(errno));
+            jx_fail(err, errlen, "cannot write %s: %s", res->jinxdump, strerror(errno));
             goto out;
         }
         e = tmp_publish(&jd, res->jinxdump);
@@ -544,14 +534,14 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
             continue;
         }
         if (e < 0) {
-            fail(err, errlen, "cannot write %s: %s", res->jinxdump, strerror(-e));
+            jx_fail(err, errlen, "cannot write %s: %s", res->jinxdump, strerror(-e));
             goto out;
         }
         rc = 0;
         break;
     }
     if (rc < 0) {
-        fail(err, errlen, "no free dump file name in %s (100 taken)", dir);
+        jx_fail(err, errlen, "no free dump file name in %s (100 taken)", dir);
         goto out;
     }
     /* The names themselves must survive a crash of the host too. */

@@ -1,6 +1,7 @@
 /* The .jinxdump record format, both ways. The parser treats its input as hostile: every
  * read goes through a cursor that checks the remaining length first. */
 #include "dumpfile.h"
+#include "util.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -276,16 +277,6 @@ static bool get_str(struct cur *c, char *dst, size_t cap)
     return !c->bad;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t le32(const uint8_t *p)
@@ -310,7 +301,7 @@ static const char *type_name(uint32_t t)
 static int parse_thread(struct cur *c, struct dumpfile *d, char *err, size_t errlen)
 {
     if (d->nthreads >= DUMP_MAX_THREADS)
-        return fail(err, errlen, "more than %d THREAD records", DUMP_MAX_THREADS);
+        return jx_fail(err, errlen, "more than %d THREAD records", DUMP_MAX_THREADS);
     struct dump_thread t;
     memset(&t, 0, sizeof t);
     t.tid = get_u32(c);
@@ -323,25 +314,25 @@ static int parse_thread(struct cur *c, struct dumpfile *d, char *err, size_t err
     uint32_t fplen = get_u32(c);
     get_u32(c);
     if (c->bad)
-        return fail(err, errlen, "THREAD record too short");
+        return jx_fail(err, errlen, "THREAD record too short");
     if (fplen != 0 && fplen != DUMP_FPREGS_LEN)
-        return fail(err, errlen, "THREAD %u: FPU area of %u bytes (expected 0 or %d)", t.tid,
+        return jx_fail(err, errlen, "THREAD %u: FPU area of %u bytes (expected 0 or %d)", t.tid,
                     fplen, DUMP_FPREGS_LEN);
     if (fplen && !take(c, t.fpregs, DUMP_FPREGS_LEN))
-        return fail(err, errlen, "THREAD %u: FPU area cut short", t.tid);
+        return jx_fail(err, errlen, "THREAD %u: FPU area cut short", t.tid);
     t.has_fpregs = fplen != 0;
     if (t.tid == 0 || t.tid > 0x3FFFFFFF)
-        return fail(err, errlen, "THREAD with invalid tid %u", t.tid);
+        return jx_fail(err, errlen, "THREAD with invalid tid %u", t.tid);
     if (t.state < DT_RUNNING || t.state > DT_NEW)
-        return fail(err, errlen, "THREAD %u: unknown state %u", t.tid, t.state);
+        return jx_fail(err, errlen, "THREAD %u: unknown state %u", t.tid, t.state);
     if (t.flags & ~DT_F_CRASHED)
-        return fail(err, errlen, "THREAD %u: unknown flags 0x%x", t.tid, t.flags);
+        return jx_fail(err, errlen, "THREAD %u: unknown flags 0x%x", t.tid, t.flags);
     for (size_t i = 0; i < d->nthreads; i++)
         if (d->threads[i].tid == t.tid)
-            return fail(err, errlen, "two THREAD records for tid %u", t.tid);
+            return jx_fail(err, errlen, "two THREAD records for tid %u", t.tid);
     struct dump_thread *x = realloc(d->threads, (d->nthreads + 1) * sizeof *x);
     if (!x)
-        return fail(err, errlen, "out of memory");
+        return jx_fail(err, errlen, "out of memory");
     d->threads = x;
     d->threads[d->nthreads++] = t;
     return 0;
@@ -352,50 +343,50 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
 {
     memset(d, 0, sizeof *d);
     if (len < DUMP_HEADER_LEN || memcmp(buf, DUMP_MAGIC, 8) != 0)
-        return fail(err, errlen, "not a jinx dump (no JINXDUMP header)");
+        return jx_fail(err, errlen, "not a jinx dump (no JINXDUMP header)");
     if (len > DUMP_MAX_FILE)
-        return fail(err, errlen, "file too large for a jinx dump (%zu bytes)", len);
+        return jx_fail(err, errlen, "file too large for a jinx dump (%zu bytes)", len);
     d->major = le16(buf + 8);
     d->minor = le16(buf + 10);
     uint32_t hlen = le32(buf + 12);
     if (d->major != DUMP_VERSION_MAJOR)
-        return fail(err, errlen, "dump format version %u.%u, this jinx reads %d.x",
+        return jx_fail(err, errlen, "dump format version %u.%u, this jinx reads %d.x",
                     d->major, d->minor, DUMP_VERSION_MAJOR);
     if (hlen < DUMP_HEADER_LEN || hlen % 8 || hlen > len)
-        return fail(err, errlen, "bad header length %u", hlen);
+        return jx_fail(err, errlen, "bad header length %u", hlen);
     bool seen_image = false, seen_outcome = false, seen_core = false, seen_end = false;
     size_t off = hlen;
     int rc = 0;
     while (off < len) {
         if (seen_end) {
-            rc = fail(err, errlen, "%zu bytes after the END record (the file was appended to)",
+            rc = jx_fail(err, errlen, "%zu bytes after the END record (the file was appended to)",
                       len - off);
             goto out;
         }
         if (len - off < DUMP_REC_HDR_LEN) {
-            rc = fail(err, errlen, "truncated: record header at offset %zu is cut short", off);
+            rc = jx_fail(err, errlen, "truncated: record header at offset %zu is cut short", off);
             goto out;
         }
         uint32_t type = le32(buf + off), rflags = le32(buf + off + 4);
         uint64_t plen = le64(buf + off + 8);
         size_t body = off + DUMP_REC_HDR_LEN;
         if (plen > len - body) {
-            rc = fail(err, errlen, "truncated: %s record at offset %zu claims %llu bytes, "
+            rc = jx_fail(err, errlen, "truncated: %s record at offset %zu claims %llu bytes, "
                       "%zu remain", type_name(type), off, (unsigned long long)plen, len - body);
             goto out;
         }
         size_t padded = (size_t)plen + (8 - (size_t)plen % 8) % 8;
         if (padded > len - body) {
-            rc = fail(err, errlen, "truncated: padding of the record at offset %zu", off);
+            rc = jx_fail(err, errlen, "truncated: padding of the record at offset %zu", off);
             goto out;
         }
         for (size_t i = body + (size_t)plen; i < body + padded; i++)
             if (buf[i]) {
-                rc = fail(err, errlen, "nonzero padding after the record at offset %zu", off);
+                rc = jx_fail(err, errlen, "nonzero padding after the record at offset %zu", off);
                 goto out;
             }
         if (rflags & ~DREC_F_REQUIRED) {
-            rc = fail(err, errlen, "record at offset %zu has unknown flags 0x%x", off, rflags);
+            rc = jx_fail(err, errlen, "record at offset %zu has unknown flags 0x%x", off, rflags);
             goto out;
         }
         struct cur c = {.p = buf + body, .left = (size_t)plen};
@@ -404,12 +395,12 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             uint8_t want[SHA256_LEN], got[SHA256_LEN];
             /* Its own header is outside the digest: allow exactly one form of it. */
             if (plen != SHA256_LEN || rflags != DREC_F_REQUIRED || !take(&c, want, SHA256_LEN)) {
-                rc = fail(err, errlen, "END record malformed");
+                rc = jx_fail(err, errlen, "END record malformed");
                 goto out;
             }
             sha256(buf, off, got);
             if (!(flags & DUMPFILE_NO_CHECKSUM) && memcmp(want, got, SHA256_LEN) != 0) {
-                rc = fail(err, errlen, "checksum mismatch: the dump is corrupted (bytes "
+                rc = jx_fail(err, errlen, "checksum mismatch: the dump is corrupted (bytes "
                           "0..%zu do not match the digest in its END record)", off);
                 goto out;
             }
@@ -418,7 +409,7 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
         }
         case DREC_IMAGE:
             if (seen_image) {
-                rc = fail(err, errlen, "two IMAGE records");
+                rc = jx_fail(err, errlen, "two IMAGE records");
                 goto out;
             }
             seen_image = true;
@@ -426,13 +417,13 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             d->image.bias = get_u64(&c);
             d->image.size = get_u64(&c);
             if (!get_str(&c, d->image.path, sizeof d->image.path) || !d->image.path[0]) {
-                rc = fail(err, errlen, "IMAGE record malformed (path)");
+                rc = jx_fail(err, errlen, "IMAGE record malformed (path)");
                 goto out;
             }
             break;
         case DREC_RUN:
             if (d->has_run) {
-                rc = fail(err, errlen, "two RUN records");
+                rc = jx_fail(err, errlen, "two RUN records");
                 goto out;
             }
             d->has_run = true;
@@ -443,13 +434,13 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             d->run.flags = get_u32(&c);
             if (!get_str(&c, d->run.jinx_version, sizeof d->run.jinx_version) ||
                 !get_str(&c, d->run.cmdline, sizeof d->run.cmdline)) {
-                rc = fail(err, errlen, "RUN record malformed");
+                rc = jx_fail(err, errlen, "RUN record malformed");
                 goto out;
             }
             break;
         case DREC_OUTCOME: {
             if (seen_outcome) {
-                rc = fail(err, errlen, "two OUTCOME records");
+                rc = jx_fail(err, errlen, "two OUTCOME records");
                 goto out;
             }
             seen_outcome = true;
@@ -464,12 +455,12 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             o->errcode = get_u64(&c);
             o->cr2 = get_u64(&c);
             if (!get_str(&c, o->detail, sizeof o->detail)) {
-                rc = fail(err, errlen, "OUTCOME record malformed");
+                rc = jx_fail(err, errlen, "OUTCOME record malformed");
                 goto out;
             }
             if (o->kind < DOUT_EXIT || o->kind > DOUT_ERROR || o->signal < 0 || o->signal > 64 ||
                 o->vector < -1 || o->vector > 31 || o->exit_status < 0 || o->exit_status > 255) {
-                rc = fail(err, errlen, "OUTCOME record has out-of-range values");
+                rc = jx_fail(err, errlen, "OUTCOME record has out-of-range values");
                 goto out;
             }
             break;
@@ -482,7 +473,7 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             break;
         case DREC_CORE:
             if (seen_core) {
-                rc = fail(err, errlen, "two CORE records");
+                rc = jx_fail(err, errlen, "two CORE records");
                 goto out;
             }
             seen_core = true;
@@ -491,34 +482,34 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             if (!get_str(&c, d->core.name, sizeof d->core.name) || !d->core.name[0] ||
                 strchr(d->core.name, '/') || !strcmp(d->core.name, ".") ||
                 !strcmp(d->core.name, "..")) {
-                rc = fail(err, errlen, "CORE record malformed (the core file name must be a "
+                rc = jx_fail(err, errlen, "CORE record malformed (the core file name must be a "
                           "plain file name)");
                 goto out;
             }
             break;
         default:
             if (rflags & DREC_F_REQUIRED) {
-                rc = fail(err, errlen, "record type %u is required but unknown to this jinx "
+                rc = jx_fail(err, errlen, "record type %u is required but unknown to this jinx "
                           "(written by a newer version?)", type);
                 goto out;
             }
             if (dumpfile_add_record(d, type, rflags, c.p, plen) < 0) {
-                rc = fail(err, errlen, "too many records of unknown types");
+                rc = jx_fail(err, errlen, "too many records of unknown types");
                 goto out;
             }
             c.left = 0;
             break;
         }
         if (c.bad) {
-            rc = fail(err, errlen, "%s record at offset %zu is too short", type_name(type), off);
+            rc = jx_fail(err, errlen, "%s record at offset %zu is too short", type_name(type), off);
             goto out;
         }
         off = body + padded;
     }
     if (!seen_end)
-        rc = fail(err, errlen, "truncated: no END record (the file is incomplete)");
+        rc = jx_fail(err, errlen, "truncated: no END record (the file is incomplete)");
     else if (!seen_image || !seen_outcome || !seen_core || d->nthreads == 0)
-        rc = fail(err, errlen, "incomplete dump: missing %s record",
+        rc = jx_fail(err, errlen, "incomplete dump: missing %s record",
                   !seen_image ? "IMAGE" : !seen_outcome ? "OUTCOME" : !seen_core ? "CORE"
                                                                       : "THREAD");
     else if (d->outcome.kind == DOUT_SIGNAL) {
@@ -526,7 +517,7 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
         for (size_t i = 0; i < d->nthreads; i++)
             found |= d->threads[i].tid == d->outcome.thread;
         if (!found)
-            rc = fail(err, errlen, "OUTCOME names thread %u, which has no THREAD record",
+            rc = jx_fail(err, errlen, "OUTCOME names thread %u, which has no THREAD record",
                       d->outcome.thread);
     }
 out:
@@ -540,21 +531,21 @@ int dumpfile_read(const char *path, struct dumpfile *d, char *err, size_t errlen
     memset(d, 0, sizeof *d);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
     if (fd < 0)
-        return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return jx_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s: not a regular file", path);
+        return jx_fail(err, errlen, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > DUMP_MAX_FILE) {
         close(fd);
-        return fail(err, errlen, "%s: too large for a jinx dump", path);
+        return jx_fail(err, errlen, "%s: too large for a jinx dump", path);
     }
     size_t n = (size_t)st.st_size, got = 0;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
-        return fail(err, errlen, "out of memory reading %s", path);
+        return jx_fail(err, errlen, "out of memory reading %s", path);
     }
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
@@ -568,7 +559,7 @@ int dumpfile_read(const char *path, struct dumpfile *d, char *err, size_t errlen
     char e[512];
     int rc = dumpfile_parse(buf, got, 0, d, e, sizeof e);
     if (rc < 0)
-        fail(err, errlen, "%s: %s", path, e);
+        jx_fail(err, errlen, "%s: %s", path, e);
     free(buf);
     return rc;
 }

@@ -1,4 +1,5 @@
 #include "elfparse.h"
+#include "util.h"
 #include "layout.h"
 #include <elf.h>
 #include <errno.h>
@@ -10,16 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* a + b <= limit without overflow */
 static int fits(uint64_t a, uint64_t b, uint64_t limit)
@@ -109,28 +100,28 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
     img->data = data;
     img->size = size;
     if (size < sizeof(Elf64_Ehdr))
-        return fail(err, errlen, "not an ELF file: only %zu bytes (truncated?)", size);
+        return jx_fail(err, errlen, "not an ELF file: only %zu bytes (truncated?)", size);
     const Elf64_Ehdr *eh = (const void *)data;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
-        return fail(err, errlen, "not an ELF file (bad magic)");
+        return jx_fail(err, errlen, "not an ELF file (bad magic)");
     if (eh->e_ident[EI_CLASS] != ELFCLASS64)
-        return fail(err, errlen, "not a 64-bit ELF file: jinx runs x86-64 programs only");
+        return jx_fail(err, errlen, "not a 64-bit ELF file: jinx runs x86-64 programs only");
     if (eh->e_ident[EI_DATA] != ELFDATA2LSB)
-        return fail(err, errlen, "not a little-endian ELF file");
+        return jx_fail(err, errlen, "not a little-endian ELF file");
     if (eh->e_machine != EM_X86_64)
-        return fail(err, errlen, "wrong machine %u: jinx runs x86-64 (EM_X86_64) programs only",
+        return jx_fail(err, errlen, "wrong machine %u: jinx runs x86-64 (EM_X86_64) programs only",
                     eh->e_machine);
     if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
-        return fail(err, errlen, "ELF type %u is not an executable (ET_EXEC or static-pie ET_DYN)",
+        return jx_fail(err, errlen, "ELF type %u is not an executable (ET_EXEC or static-pie ET_DYN)",
                     eh->e_type);
     if (eh->e_phentsize != sizeof(Elf64_Phdr))
-        return fail(err, errlen, "bad program header size %u", eh->e_phentsize);
+        return jx_fail(err, errlen, "bad program header size %u", eh->e_phentsize);
     if (eh->e_phnum == 0 || eh->e_phnum > 64)
-        return fail(err, errlen, "bad program header count %u", eh->e_phnum);
+        return jx_fail(err, errlen, "bad program header count %u", eh->e_phnum);
     if (!fits(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), size))
-        return fail(err, errlen, "program headers lie outside the file (truncated?)");
+        return jx_fail(err, errlen, "program headers lie outside the file (truncated?)");
     if (eh->e_phoff % 8)
-        return fail(err, errlen, "program header table at 0x%llx is misaligned",
+        return jx_fail(err, errlen, "program header table at 0x%llx is misaligned",
                     (unsigned long long)eh->e_phoff);
     img->pie = eh->e_type == ET_DYN;
     img->entry = eh->e_entry;
@@ -143,7 +134,7 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         const Elf64_Phdr *p = &ph[i];
         switch (p->p_type) {
         case PT_INTERP:
-            return fail(err, errlen,
+            return jx_fail(err, errlen,
                         "dynamically linked executable (has PT_INTERP): build it with "
                         "`musl-gcc -static` (or -static-pie)");
         case PT_PHDR:
@@ -157,22 +148,22 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
             if (p->p_memsz == 0)
                 break;
             if (img->nseg == ELF_MAX_SEGMENTS)
-                return fail(err, errlen, "too many PT_LOAD segments (max %d)", ELF_MAX_SEGMENTS);
+                return jx_fail(err, errlen, "too many PT_LOAD segments (max %d)", ELF_MAX_SEGMENTS);
             if (p->p_filesz > p->p_memsz)
-                return fail(err, errlen, "segment %u: file size 0x%llx exceeds memory size 0x%llx",
+                return jx_fail(err, errlen, "segment %u: file size 0x%llx exceeds memory size 0x%llx",
                             i, (unsigned long long)p->p_filesz, (unsigned long long)p->p_memsz);
             if (p->p_memsz > ELF_MAX_SPAN)
-                return fail(err, errlen, "segment %u: memory size 0x%llx is too large (max 1 GiB)",
+                return jx_fail(err, errlen, "segment %u: memory size 0x%llx is too large (max 1 GiB)",
                             i, (unsigned long long)p->p_memsz);
             if (!fits(p->p_offset, p->p_filesz, size))
-                return fail(err, errlen, "segment %u: file range 0x%llx+0x%llx lies outside the "
+                return jx_fail(err, errlen, "segment %u: file range 0x%llx+0x%llx lies outside the "
                             "%zu-byte file (truncated?)", i, (unsigned long long)p->p_offset,
                             (unsigned long long)p->p_filesz, size);
             if ((p->p_vaddr & (PAGE_SIZE - 1)) != (p->p_offset & (PAGE_SIZE - 1)))
-                return fail(err, errlen, "segment %u: address and file offset are not congruent "
+                return jx_fail(err, errlen, "segment %u: address and file offset are not congruent "
                             "modulo the page size", i);
             if (!fits(p->p_vaddr, p->p_memsz + PAGE_SIZE, MMAP_TOP))
-                return fail(err, errlen, "segment %u: address range 0x%llx+0x%llx is outside user "
+                return jx_fail(err, errlen, "segment %u: address range 0x%llx+0x%llx is outside user "
                             "space", i, (unsigned long long)p->p_vaddr,
                             (unsigned long long)p->p_memsz);
             struct elf_segment *s = &img->seg[img->nseg++];
@@ -189,24 +180,24 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         }
     }
     if (img->nseg == 0)
-        return fail(err, errlen, "no loadable segments");
+        return jx_fail(err, errlen, "no loadable segments");
     qsort(img->seg, img->nseg, sizeof img->seg[0], cmp_seg);
     for (int i = 0; i + 1 < img->nseg; i++)
         if (img->seg[i].vaddr + img->seg[i].memsz > img->seg[i + 1].vaddr)
-            return fail(err, errlen, "overlapping segments at 0x%llx and 0x%llx",
+            return jx_fail(err, errlen, "overlapping segments at 0x%llx and 0x%llx",
                         (unsigned long long)img->seg[i].vaddr,
                         (unsigned long long)img->seg[i + 1].vaddr);
     img->lo = img->seg[0].vaddr & PAGE_MASK;
     const struct elf_segment *last = &img->seg[img->nseg - 1];
     img->hi = (last->vaddr + last->memsz + PAGE_SIZE - 1) & PAGE_MASK;
     if (img->hi - img->lo > ELF_MAX_SPAN)
-        return fail(err, errlen, "segments span 0x%llx bytes (max 1 GiB)",
+        return jx_fail(err, errlen, "segments span 0x%llx bytes (max 1 GiB)",
                     (unsigned long long)(img->hi - img->lo));
     if (!img->pie && img->lo < USER_MIN)
-        return fail(err, errlen, "segment at 0x%llx is below the lowest user address 0x%llx",
+        return jx_fail(err, errlen, "segment at 0x%llx is below the lowest user address 0x%llx",
                     (unsigned long long)img->lo, (unsigned long long)USER_MIN);
     if (img->pie && img->lo != 0)
-        return fail(err, errlen, "static-pie image does not start at address 0");
+        return jx_fail(err, errlen, "static-pie image does not start at address 0");
     int entry_ok = 0;
     for (int i = 0; i < img->nseg; i++) {
         const struct elf_segment *s = &img->seg[i];
@@ -218,7 +209,7 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
             phdr_from_pt = s->vaddr + (eh->e_phoff - s->offset);
     }
     if (!entry_ok)
-        return fail(err, errlen, "entry point 0x%llx is not inside an executable segment",
+        return jx_fail(err, errlen, "entry point 0x%llx is not inside an executable segment",
                     (unsigned long long)img->entry);
     img->phdr_vaddr = phdr_from_pt;
     digest(data, size, img->build_hash);
@@ -231,22 +222,22 @@ int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
     memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
+        return jx_fail(err, errlen, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s: not a regular file", path);
+        return jx_fail(err, errlen, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > ELF_MAX_FILE) {
         close(fd);
-        return fail(err, errlen, "%s: file too large (%lld bytes, max 1 GiB)", path,
+        return jx_fail(err, errlen, "%s: file too large (%lld bytes, max 1 GiB)", path,
                     (long long)st.st_size);
     }
     size_t size = (size_t)st.st_size;
     uint8_t *data = malloc(size ? size : 1);
     if (!data) {
         close(fd);
-        return fail(err, errlen, "%s: out of memory", path);
+        return jx_fail(err, errlen, "%s: out of memory", path);
     }
     size_t got = 0;
     while (got < size) {
@@ -254,7 +245,7 @@ int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
         if (r <= 0) {
             free(data);
             close(fd);
-            return fail(err, errlen, "%s: read error", path);
+            return jx_fail(err, errlen, "%s: read error", path);
         }
         got += (size_t)r;
     }
@@ -262,7 +253,7 @@ int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
     char inner[400];
     if (elf_parse(data, size, img, inner, sizeof inner) < 0) {
         elf_free(img);
-        return fail(err, errlen, "%s: %s", path, inner);
+        return jx_fail(err, errlen, "%s: %s", path, inner);
     }
     return 0;
 }

@@ -1,21 +1,12 @@
 /* Round record codecs (roundrec.h). */
 #include "roundrec.h"
+#include "util.h"
 #include "bytes.h"
 #include "u64map.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- traces ---------------------------------------------------------------------- */
 
@@ -73,9 +64,9 @@ int rr_trace_parse(const uint8_t *p, size_t len, struct ex_trace *t, char *err, 
     bget_u32(&c);
     uint64_t n = bget_u64(&c);
     if (c.bad)
-        return fail(err, errlen, "trace record too short");
+        return jx_fail(err, errlen, "trace record too short");
     if (nthreads > EX_MAX_TID || n > RR_MAX_EVENTS || n > c.left / EVENT_MIN_BYTES)
-        return fail(err, errlen, "trace: %u threads, %llu events: out of range or more than "
+        return jx_fail(err, errlen, "trace: %u threads, %llu events: out of range or more than "
                     "the record holds", nthreads, (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++) {
         struct ex_event e;
@@ -93,29 +84,29 @@ int rr_trace_parse(const uint8_t *p, size_t len, struct ex_trace *t, char *err, 
         get_short_str(&c, e.insn, sizeof e.insn);
         if (c.bad) {
             ex_trace_free(t);
-            return fail(err, errlen, "trace: event %llu cut short or malformed",
+            return jx_fail(err, errlen, "trace: event %llu cut short or malformed",
                         (unsigned long long)i);
         }
         if (e.page != (e.addr & ~(uint64_t)0xfff) && e.page != 0) {
             ex_trace_free(t);
-            return fail(err, errlen, "trace: event %llu: page does not match its address",
+            return jx_fail(err, errlen, "trace: event %llu: page does not match its address",
                         (unsigned long long)i);
         }
         if (e.tid > EX_MAX_TID || e.tid == 0 || !ex_trace_append(t, &e)) {
             ex_trace_free(t);
-            return fail(err, errlen, "trace: event %llu: thread out of range (or no memory)",
+            return jx_fail(err, errlen, "trace: event %llu: thread out of range (or no memory)",
                         (unsigned long long)i);
         }
     }
     if (nthreads < t->nthreads) {
         ex_trace_free(t);
-        return fail(err, errlen, "trace: an event names a thread above the trace's %u", nthreads);
+        return jx_fail(err, errlen, "trace: an event names a thread above the trace's %u", nthreads);
     }
     t->nthreads = nthreads;
     char why[160];
     if (!ex_trace_validate(t, why, sizeof why)) {
         ex_trace_free(t);
-        return fail(err, errlen, "trace: %s", why);
+        return jx_fail(err, errlen, "trace: %s", why);
     }
     return 0;
 }
@@ -146,11 +137,11 @@ int rr_schedule_parse(const uint8_t *p, size_t len, struct ex_schedule *s, char 
     uint32_t n = bget_u32(&c);
     const uint8_t *js = c.bad || n > EX_MAX_INPUT ? NULL : bget_ptr(&c, n);
     if (!js)
-        return fail(err, errlen, "schedule record malformed or cut short");
+        return jx_fail(err, errlen, "schedule record malformed or cut short");
     struct ex_parse_error pe;
     memset(&pe, 0, sizeof pe);
     if (ex_schedule_parse_json((const char *)js, n, s, &pe) < 0)
-        return fail(err, errlen, "schedule: %s", pe.msg);
+        return jx_fail(err, errlen, "schedule: %s", pe.msg);
     return 0;
 }
 
@@ -198,10 +189,10 @@ int rr_score_parse(const uint8_t *p, size_t len, struct rr_score *s, char *err, 
     bget_str(&c, s->strategy, sizeof s->strategy);
     bget_str(&c, s->why, sizeof s->why);
     if (c.bad)
-        return fail(err, errlen, "SCORE record malformed or cut short");
+        return jx_fail(err, errlen, "SCORE record malformed or cut short");
     if (s->outcome > 4 || s->bug > 1 || s->sim > s->nsim || s->nsim > 4096 ||
         s->cue_limit > (1ULL << 40) || s->cues_live > (1ULL << 40) || s->cues_sim > (1ULL << 40))
-        return fail(err, errlen, "SCORE record has out-of-range values");
+        return jx_fail(err, errlen, "SCORE record has out-of-range values");
     return 0;
 }
 
@@ -231,10 +222,10 @@ int rr_vars_parse(const uint8_t *p, size_t len, struct rr_var **out, size_t *nou
     struct bcur c = bcur_make(p, len);
     uint32_t n = bget_u32(&c);
     if (c.bad || n > RR_MAX_VARS || n > c.left / 28)
-        return fail(err, errlen, "SHARED_VARS record malformed (count)");
+        return jx_fail(err, errlen, "SHARED_VARS record malformed (count)");
     struct rr_var *v = calloc(n ? n : 1, sizeof *v);
     if (!v)
-        return fail(err, errlen, "out of memory");
+        return jx_fail(err, errlen, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         v[i].addr = bget_u64(&c);
         v[i].threads = bget_u32(&c);
@@ -248,7 +239,7 @@ int rr_vars_parse(const uint8_t *p, size_t len, struct rr_var **out, size_t *nou
     }
     if (c.bad) {
         free(v);
-        return fail(err, errlen, "SHARED_VARS record malformed or cut short");
+        return jx_fail(err, errlen, "SHARED_VARS record malformed or cut short");
     }
     *out = v;
     *nout = n;
@@ -390,35 +381,35 @@ int rr_vmopts_parse(const uint8_t *p, size_t len, struct rr_vmopts *o, char *err
     o->thread_stack = bget_u64(&c);
     uint32_t argc = bget_u32(&c);
     if (c.bad || argc < 1 || argc > RR_MAX_ARGS || argc > c.left / 4)
-        return fail(err, errlen, "VMOPTS record malformed (argc)");
+        return jx_fail(err, errlen, "VMOPTS record malformed (argc)");
     o->argc = (int)argc;
     o->argv = get_strs(&c, o->argc);
     if (!o->argv) {
         o->argc = 0;
-        return fail(err, errlen, "VMOPTS record malformed (argv)");
+        return jx_fail(err, errlen, "VMOPTS record malformed (argv)");
     }
     uint32_t envc = bget_u32(&c);
     if (c.bad || envc > RR_MAX_ENV || envc > c.left / 4) {
         rr_vmopts_free(o);
-        return fail(err, errlen, "VMOPTS record malformed (envc)");
+        return jx_fail(err, errlen, "VMOPTS record malformed (envc)");
     }
     o->envc = (int)envc;
     o->envp = get_strs(&c, o->envc);
     if (!o->envp) {
         o->envc = 0;
         rr_vmopts_free(o);
-        return fail(err, errlen, "VMOPTS record malformed (environment)");
+        return jx_fail(err, errlen, "VMOPTS record malformed (environment)");
     }
     for (int i = 0; i < o->envc; i++)
         if (!strchr(o->envp[i], '=')) {
             rr_vmopts_free(o);
-            return fail(err, errlen, "VMOPTS: environment entry without '='");
+            return jx_fail(err, errlen, "VMOPTS: environment entry without '='");
         }
     if (o->mem < (16ULL << 20) || o->mem > MAX_GUEST_MEM || o->mem % (2ULL << 20) ||
         o->max_vcpus < 1 || o->max_vcpus > MAX_VCPUS || o->thread_stack < (16 << 10) ||
         o->thread_stack > (8 << 20)) {
         rr_vmopts_free(o);
-        return fail(err, errlen, "VMOPTS record has out-of-range values");
+        return jx_fail(err, errlen, "VMOPTS record has out-of-range values");
     }
     return 0;
 }
@@ -449,7 +440,7 @@ int dump_round_parse(const struct dumpfile *d, struct dump_round *r, char *err, 
         if (t < DREC_SNAPSHOT || t > DREC_VMOPTS)
             continue;
         if (rec[t])
-            return fail(err, errlen, "two round records of type %u", t);
+            return jx_fail(err, errlen, "two round records of type %u", t);
         rec[t] = &d->extra[i];
         found++;
     }
@@ -457,7 +448,7 @@ int dump_round_parse(const struct dumpfile *d, struct dump_round *r, char *err, 
         return 0;
     for (uint32_t t = DREC_SNAPSHOT; t <= DREC_VMOPTS; t++)
         if (!rec[t])
-            return fail(err, errlen, "incomplete round records: type %u is missing", t);
+            return jx_fail(err, errlen, "incomplete round records: type %u is missing", t);
     char e[300];
     int rc = -1;
 #define REC(t) rec[t]->data, (size_t)rec[t]->len
@@ -468,13 +459,13 @@ int dump_round_parse(const struct dumpfile *d, struct dump_round *r, char *err, 
         rr_score_parse(REC(DREC_SCORE), &r->score, e, sizeof e) < 0 ||
         rr_vars_parse(REC(DREC_SHARED_VARS), &r->vars, &r->nvars, e, sizeof e) < 0 ||
         rr_vmopts_parse(REC(DREC_VMOPTS), &r->opts, e, sizeof e) < 0)
-        fail(err, errlen, "%s", e);
+        jx_fail(err, errlen, "%s", e);
     else if (r->opts.mem != r->snap.mem)
-        fail(err, errlen, "VMOPTS memory size differs from the SNAPSHOT's");
+        jx_fail(err, errlen, "VMOPTS memory size differs from the SNAPSHOT's");
     else if (r->snap.nvcpus > r->opts.max_vcpus)
-        fail(err, errlen, "SNAPSHOT has more vCPUs than VMOPTS allows");
+        jx_fail(err, errlen, "SNAPSHOT has more vCPUs than VMOPTS allows");
     else if (r->retired.n > r->score.cues_live || r->score.cues_live > r->score.cue_limit + 1)
-        fail(err, errlen, "SCORE cue counts disagree with the retired trace");
+        jx_fail(err, errlen, "SCORE cue counts disagree with the retired trace");
     else
         rc = 0;
 #undef REC

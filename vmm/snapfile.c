@@ -1,5 +1,6 @@
 /* SNAPSHOT record codec (snapfile.h). */
 #include "snapfile.h"
+#include "util.h"
 #include "bytes.h"
 #include "layout.h"
 #include "guestmem.h"
@@ -10,16 +11,6 @@
 #define NREGS (sizeof(struct kvm_regs) / 8)
 _Static_assert(sizeof(struct kvm_regs) == 18 * 8, "kvm_regs is 18 u64");
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 void snapimg_free(struct snap_image *s)
 {
@@ -182,19 +173,19 @@ static int check_entry(const struct snap_image *s, int level, uint64_t e, char *
     uint64_t pa = e & PTE_ADDR, f = pa / PAGE_SIZE;
     if (level > 1) {
         if (!(e & PTE_P) || (e & (PTE_PS | PTE_TRAP)))
-            return fail(err, errlen, "page tables: a level-%d entry 0x%llx is not a plain "
+            return jx_fail(err, errlen, "page tables: a level-%d entry 0x%llx is not a plain "
                         "present table entry", level, (unsigned long long)e);
         if (table_level_of(s, f) != level - 1)
-            return fail(err, errlen, "page tables: a level-%d entry points to frame 0x%llx, "
+            return jx_fail(err, errlen, "page tables: a level-%d entry points to frame 0x%llx, "
                         "which is not a level-%d table", level, (unsigned long long)f, level - 1);
         return 0;
     }
     if (!(e & (PTE_P | PTE_SOFT)) || (e & PTE_TRAP))
-        return fail(err, errlen, "page tables: bad leaf entry 0x%llx", (unsigned long long)e);
+        return jx_fail(err, errlen, "page tables: bad leaf entry 0x%llx", (unsigned long long)e);
     if (pa == GPA_AGENT || pa == GPA_MMIO_SYSCALL)
         return 0; /* the agent's two user-visible pages */
     if (pa < GPA_POOL || f >= nframes || !bit(s->frame_bitmap, f) || table_level_of(s, f))
-        return fail(err, errlen, "page tables: a leaf maps frame 0x%llx, which is not a data "
+        return jx_fail(err, errlen, "page tables: a leaf maps frame 0x%llx, which is not a data "
                     "frame in use", (unsigned long long)f);
     return 0;
 }
@@ -202,56 +193,56 @@ static int check_entry(const struct snap_image *s, int level, uint64_t e, char *
 int snapfile_validate(const struct snap_image *s, char *err, size_t errlen)
 {
     if (s->mem < (16ULL << 20) || s->mem > MAX_GUEST_MEM || s->mem % (2ULL << 20))
-        return fail(err, errlen, "guest memory size %llu is out of range",
+        return jx_fail(err, errlen, "guest memory size %llu is out of range",
                     (unsigned long long)s->mem);
     uint64_t nframes = s->mem / PAGE_SIZE, pool = GPA_POOL / PAGE_SIZE;
     if (s->nvcpus < 1 || s->nvcpus > MAX_VCPUS || !s->v)
-        return fail(err, errlen, "%u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
+        return jx_fail(err, errlen, "%u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
     if (s->next_tid < 2 || s->next_tid > SNAP_MAX_TID || s->live < 1 ||
         s->live > (int32_t)s->nvcpus || s->blocked < 0 || s->blocked > s->live)
-        return fail(err, errlen, "thread counts out of range (next tid %d, live %d, blocked %d)",
+        return jx_fail(err, errlen, "thread counts out of range (next tid %d, live %d, blocked %d)",
                     s->next_tid, s->live, s->blocked);
     if (s->nvmas > SNAP_MAX_VMAS || (s->nvmas && !s->vmas))
-        return fail(err, errlen, "%zu VMAs (at most %u)", s->nvmas, SNAP_MAX_VMAS);
+        return jx_fail(err, errlen, "%zu VMAs (at most %u)", s->nvmas, SNAP_MAX_VMAS);
     for (size_t i = 0; i < s->nvmas; i++) {
         const struct vma *m = &s->vmas[i];
         if (m->start >= m->end || m->start % PAGE_SIZE || m->end % PAGE_SIZE ||
             m->start < USER_MIN || m->end > USER_TOP || (i && m->start < s->vmas[i - 1].end))
-            return fail(err, errlen, "VMA %zu [0x%llx, 0x%llx) is not a sorted, disjoint, "
+            return jx_fail(err, errlen, "VMA %zu [0x%llx, 0x%llx) is not a sorted, disjoint, "
                         "page-aligned user range", i, (unsigned long long)m->start,
                         (unsigned long long)m->end);
     }
     if (s->brk_base > s->brk_cur || s->brk_cur > USER_TOP)
-        return fail(err, errlen, "brk out of range");
+        return jx_fail(err, errlen, "brk out of range");
     if (!s->frame_bitmap)
-        return fail(err, errlen, "no frame bitmap");
+        return jx_fail(err, errlen, "no frame bitmap");
     if (s->frames_used > nframes || s->frames_next >= nframes || s->frames_next < pool)
-        return fail(err, errlen, "frame allocator state out of range");
+        return jx_fail(err, errlen, "frame allocator state out of range");
     for (uint64_t f = 0; f < pool; f++)
         if (!bit(s->frame_bitmap, f))
-            return fail(err, errlen, "frame bitmap: agent frame 0x%llx not in use",
+            return jx_fail(err, errlen, "frame bitmap: agent frame 0x%llx not in use",
                         (unsigned long long)f);
     for (uint64_t f = nframes; f < bitmap_words(s->mem) * 64; f++)
         if (bit(s->frame_bitmap, f))
-            return fail(err, errlen, "frame bitmap: frame 0x%llx beyond guest memory",
+            return jx_fail(err, errlen, "frame bitmap: frame 0x%llx beyond guest memory",
                         (unsigned long long)f);
     if (s->table_cursor < pool || s->table_cursor > nframes || (s->ntables && !s->tables))
-        return fail(err, errlen, "page-table cursor out of range");
+        return jx_fail(err, errlen, "page-table cursor out of range");
     for (size_t i = 0; i < s->ntables; i++) {
         const struct snapimg_table *t = &s->tables[i];
         if (t->frame < s->table_cursor || t->frame >= nframes || t->level < 1 || t->level > 3 ||
             (i && t->frame <= s->tables[i - 1].frame) || !bit(s->frame_bitmap, t->frame))
-            return fail(err, errlen, "page-table frame %zu (0x%llx, level %u) out of range, "
+            return jx_fail(err, errlen, "page-table frame %zu (0x%llx, level %u) out of range, "
                         "unsorted or not in use", i, (unsigned long long)t->frame, t->level);
     }
     if (s->npages > nframes || (s->npages && !s->pages))
-        return fail(err, errlen, "%zu pages for %llu frames", s->npages,
+        return jx_fail(err, errlen, "%zu pages for %llu frames", s->npages,
                     (unsigned long long)nframes);
     for (size_t i = 0; i < s->npages; i++) {
         uint64_t f = s->pages[i].frame;
         if (f < pool || f >= nframes || (i && f <= s->pages[i - 1].frame) ||
             !bit(s->frame_bitmap, f) || !s->pages[i].data)
-            return fail(err, errlen, "page %zu (frame 0x%llx) out of range, unsorted or not "
+            return jx_fail(err, errlen, "page %zu (frame 0x%llx) out of range, unsorted or not "
                         "in use", i, (unsigned long long)f);
     }
     /* The page-table tree, from the PML4's user half down. */
@@ -271,30 +262,30 @@ int snapfile_validate(const struct snap_image *s, char *err, size_t errlen)
     for (uint32_t i = 0; i < s->nvcpus; i++) {
         const struct snapimg_vcpu *v = &s->v[i];
         if (v->flags & ~(uint32_t)SNAPF_ALL_)
-            return fail(err, errlen, "vCPU %u: unknown flags 0x%x", i, v->flags);
+            return jx_fail(err, errlen, "vCPU %u: unknown flags 0x%x", i, v->flags);
         if (!(v->flags & SNAPF_EXISTS))
-            return fail(err, errlen, "vCPU %u: missing", i);
+            return jx_fail(err, errlen, "vCPU %u: missing", i);
         if (v->state > SNAP_T_BLOCKED || v->tid > SNAP_MAX_TID ||
             (v->tid == 0) != (v->state == SNAP_T_FREE) || (int64_t)v->tid >= s->next_tid)
-            return fail(err, errlen, "vCPU %u: thread %u in state %u is out of range", i, v->tid,
+            return jx_fail(err, errlen, "vCPU %u: thread %u in state %u is out of range", i, v->tid,
                         v->state);
         if (v->tid == 0 && (v->flags & (SNAPF_START | SNAPF_HAS_KVM)))
-            return fail(err, errlen, "vCPU %u: parked, but holds a thread's state", i);
+            return jx_fail(err, errlen, "vCPU %u: parked, but holds a thread's state", i);
         if ((v->flags & SNAPF_START) && (v->flags & SNAPF_HAS_KVM))
-            return fail(err, errlen, "vCPU %u: both a start state and a running state", i);
+            return jx_fail(err, errlen, "vCPU %u: both a start state and a running state", i);
         for (uint32_t j = 0; v->tid && j < i; j++)
             if (s->v[j].tid == v->tid)
-                return fail(err, errlen, "two vCPUs run thread %u", v->tid);
+                return jx_fail(err, errlen, "two vCPUs run thread %u", v->tid);
         with_tid += v->tid != 0;
         if (((v->flags & SNAPF_HAS_KVM) && v->xsave_len > sizeof(struct kvm_xsave)) ||
             ((v->flags & SNAPF_START) && v->start_xsave_len > sizeof(struct kvm_xsave)))
-            return fail(err, errlen, "vCPU %u: XSAVE area too large", i);
+            return jx_fail(err, errlen, "vCPU %u: XSAVE area too large", i);
         if (((v->flags & SNAPF_HAS_KVM) && v->sregs.cr3 != GPA_PML4) ||
             ((v->flags & SNAPF_START) && v->start_sregs.cr3 != GPA_PML4))
-            return fail(err, errlen, "vCPU %u: CR3 is not jinx's page-table root", i);
+            return jx_fail(err, errlen, "vCPU %u: CR3 is not jinx's page-table root", i);
     }
     if (with_tid != s->live)
-        return fail(err, errlen, "%d live threads, but %d vCPUs hold a thread", s->live, with_tid);
+        return jx_fail(err, errlen, "%d live threads, but %d vCPUs hold a thread", s->live, with_tid);
     return 0;
 }
 
@@ -343,20 +334,20 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     uint32_t nvmas = bget_u32(&c);
     bget_u32(&c);
     if (c.bad)
-        return fail(err, errlen, "SNAPSHOT record too short");
+        return jx_fail(err, errlen, "SNAPSHOT record too short");
     if (s->mem < (16ULL << 20) || s->mem > MAX_GUEST_MEM || s->mem % (2ULL << 20))
-        return fail(err, errlen, "SNAPSHOT: guest memory size %llu is out of range",
+        return jx_fail(err, errlen, "SNAPSHOT: guest memory size %llu is out of range",
                     (unsigned long long)s->mem);
     if (s->nvcpus < 1 || s->nvcpus > MAX_VCPUS)
-        return fail(err, errlen, "SNAPSHOT: %u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
+        return jx_fail(err, errlen, "SNAPSHOT: %u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
     if (nvmas > SNAP_MAX_VMAS || (uint64_t)nvmas * 16 > c.left)
-        return fail(err, errlen, "SNAPSHOT: %u VMAs do not fit the record", nvmas);
+        return jx_fail(err, errlen, "SNAPSHOT: %u VMAs do not fit the record", nvmas);
     uint64_t words = bitmap_words(s->mem), nframes = s->mem / PAGE_SIZE;
     s->vmas = malloc((nvmas ? nvmas : 1) * sizeof *s->vmas);
     s->frame_bitmap = calloc(words, 8);
     s->v = calloc(s->nvcpus, sizeof *s->v);
     if (!s->vmas || !s->frame_bitmap || !s->v) {
-        fail(err, errlen, "out of memory");
+        jx_fail(err, errlen, "out of memory");
         goto out;
     }
     s->nvmas = nvmas;
@@ -367,7 +358,7 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     s->frames_used = bget_u64(&c);
     s->frames_next = bget_u64(&c);
     if (bget_u64(&c) != words) {
-        fail(err, errlen, "SNAPSHOT: frame bitmap size does not match the memory size");
+        jx_fail(err, errlen, "SNAPSHOT: frame bitmap size does not match the memory size");
         goto out;
     }
     for (uint64_t w = 0; w < words; w++)
@@ -376,12 +367,12 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     uint32_t ntables = bget_u32(&c);
     bget_u32(&c);
     if (c.bad || ntables > nframes || (uint64_t)ntables * 16 > c.left) {
-        fail(err, errlen, "SNAPSHOT: page-table list malformed or cut short");
+        jx_fail(err, errlen, "SNAPSHOT: page-table list malformed or cut short");
         goto out;
     }
     s->tables = malloc((ntables ? ntables : 1) * sizeof *s->tables);
     if (!s->tables) {
-        fail(err, errlen, "out of memory");
+        jx_fail(err, errlen, "out of memory");
         goto out;
     }
     s->ntables = ntables;
@@ -418,12 +409,12 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     }
     uint64_t npages = bget_u64(&c);
     if (c.bad || npages > nframes || npages > c.left / (8 + PAGE_SIZE)) {
-        fail(err, errlen, "SNAPSHOT: vCPU state or page list malformed or cut short");
+        jx_fail(err, errlen, "SNAPSHOT: vCPU state or page list malformed or cut short");
         goto out;
     }
     s->pages = malloc((npages ? npages : 1) * sizeof *s->pages);
     if (!s->pages) {
-        fail(err, errlen, "out of memory");
+        jx_fail(err, errlen, "out of memory");
         goto out;
     }
     s->npages = npages;
@@ -432,12 +423,12 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
         s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
     }
     if (c.bad) {
-        fail(err, errlen, "SNAPSHOT record cut short");
+        jx_fail(err, errlen, "SNAPSHOT record cut short");
         goto out;
     }
     char why[200];
     if (snapfile_validate(s, why, sizeof why) < 0) {
-        fail(err, errlen, "SNAPSHOT: %s", why);
+        jx_fail(err, errlen, "SNAPSHOT: %s", why);
         goto out;
     }
     rc = 0;

@@ -7,6 +7,8 @@
 
 /* Prints "jinx-vmm: <message>" on stderr. */
 void jx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Formats a message into err (the parsers' and writers' error reports); returns -1. */
+int jx_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void jx_set_progname(const char *name);
 
 /* "512M", "1G", "4096", "64K" -> bytes. False on garbage or overflow. */

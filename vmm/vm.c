@@ -1,4 +1,5 @@
 #include "vm.h"
+#include "backtrace.h"
 #include "cpu.h"
 #include "futex.h"
 #include "selftest.h"
@@ -116,55 +117,21 @@ static bool in_text(struct vm *vm, uint64_t addr)
     return false;
 }
 
+static bool bt_read_live(void *ctx, uint64_t va, void *dst, size_t len)
+{
+    return copy_from_user(&((struct vm *)ctx)->gm, dst, va, len);
+}
+
+static bool bt_is_text_live(void *ctx, uint64_t va)
+{
+    return in_text(ctx, va);
+}
+
+/* The walk (backtrace.h) over the live guest's memory. */
 int vm_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out, int max)
 {
-    int n = 0;
-    if (max > 0)
-        out[n++] = rip;
-    /* A leaf function (or one stopped before its prologue) has no frame of its own: its
-     * return address is on top of the stack. Take it when it follows a call rel32. */
-    uint64_t top;
-    uint8_t call[5];
-    if (n < max && copy_from_user(&vm->gm, &top, rsp, 8) && in_text(vm, top) &&
-        copy_from_user(&vm->gm, call, top - 5, 5) && call[0] == 0xE8) {
-        uint64_t frame_ret;
-        if (!(rbp && copy_from_user(&vm->gm, &frame_ret, rbp + 8, 8) && frame_ret == top))
-            out[n++] = top;
-    }
-    /* Frame-pointer walk: each frame is [saved rbp][return address]; stop at anything
-     * that is not a plausible, strictly ascending user stack address. */
-    int before = n;
-    for (int depth = 0; n < max && depth < 64; depth++) {
-        uint64_t frame[2];
-        if (rbp == 0 || (rbp & 7) || !copy_from_user(&vm->gm, frame, rbp, sizeof frame))
-            break;
-        if (frame[1] < PAGE_SIZE || frame[1] >= USER_TOP)
-            break;
-        out[n++] = frame[1];
-        if (frame[0] <= rbp)
-            break;
-        rbp = frame[0];
-    }
-    if (n - before >= 2)
-        return n;
-    /* libc is built without frame pointers, so a crash inside it (abort, assert) breaks
-     * the chain at once. Fall back to scanning the stack for return addresses: words
-     * that point into the program's text just after a call instruction. */
-    n = before;
-    for (uint64_t a = rsp; n < max && a < rsp + 4096; a += 8) {
-        uint64_t w;
-        uint8_t ins[6];
-        if (!copy_from_user(&vm->gm, &w, a, 8))
-            break;
-        if (!in_text(vm, w) || !copy_from_user(&vm->gm, ins, w - 6, 6))
-            continue;
-        bool is_call = ins[1] == 0xE8 ||                          /* call rel32 */
-                       (ins[4] == 0xFF && (ins[5] & 0xF8) == 0xD0) || /* call *%reg */
-                       (ins[0] == 0xFF && ins[1] == 0x15);        /* call *rel(%rip) */
-        if (is_call && w != out[n - 1])
-            out[n++] = w;
-    }
-    return n;
+    const struct bt_mem m = {.read = bt_read_live, .is_text = bt_is_text_live, .ctx = vm};
+    return bt_walk(&m, rip, rsp, rbp, out, max);
 }
 
 /* ---- stopping and kicking ------------------------------------------------------- */

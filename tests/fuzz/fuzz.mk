@@ -10,7 +10,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRCS    := vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
+FUZZ_SRCS    := vmm/util.c vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
                 vmm/bytes.c vmm/snapfile.c vmm/roundrec.c explorer/trace.c explorer/u64map.c \
                 explorer/schedule.c explorer/schedule_json.c
 FUZZ_TARGETS := dumpfile corefile roundrec
