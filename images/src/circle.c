@@ -22,7 +22,7 @@
  * private, register-only computation, so natively the window is hit very rarely.
  *
  * usage: circle [calls [work]]   (defaults 12 calls per thread, work 12000 units ~15 us)
- * -DWIDEN_WINDOW: A sleeps 200 us between the two critical sections.
+ * -DWIDEN_WINDOW: A sleeps 2 ms between the two critical sections.
  */
 #include "common.h"
 
@@ -50,7 +50,7 @@ static void set_radius(struct circle *c, long r)
     pthread_mutex_lock(&c->l);
     c->radius = r;
     pthread_mutex_unlock(&c->l);
-    WIDEN(200000);
+    WIDEN(2000000);
     update_circumference(c); /* BUG: not in the same critical section */
 }
 

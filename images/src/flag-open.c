@@ -19,7 +19,7 @@
  * work units, so it is rare.
  *
  * usage: flag-open [rounds [work [poll]]]   (defaults 16 rounds, work 10000, poll 20000)
- * -DWIDEN_WINDOW: thread 1 sleeps 200 us between a1 and a2.
+ * -DWIDEN_WINDOW: thread 1 sleeps 2 ms between a1 and a2.
  */
 #include "common.h"
 
@@ -45,7 +45,7 @@ static void open_channel(struct channel *ch, long i)
     ch->id = i;
     ch->size = 64 + i;
     atomic_store(&ch->open, 1);   /* a1 */
-    WIDEN(200000);
+    WIDEN(2000000);
     struct value *x = &values[i];
     x->value = (long)(work((uint64_t)i, 16) & 0xffff);
     *(struct value *volatile *)&ch->x = x; /* a2: too late */
