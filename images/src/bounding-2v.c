@@ -24,7 +24,7 @@
  * polls only every ~poll units, so this is rare.
  *
  * usage: bounding-2v [txns [work [poll]]]   (defaults 24 transactions, work 8000, poll 8000)
- * -DWIDEN_WINDOW: thread 1 sleeps 100 us between a1 and a2, thread 2 sleeps 100 us
+ * -DWIDEN_WINDOW: thread 1 sleeps 2 ms between a1 and a2, thread 2 sleeps 2 ms
  * between b1 and b2.
  */
 #include "common.h"
@@ -46,7 +46,7 @@ static void *committer(void *arg)
     for (long k = 1; k <= txns; k++) {
         acc = work(acc, jitter(&rng, (unsigned long)work_units));
         atomic_store(&c, INTENT(k));          /* a1 */
-        WIDEN(100000);
+        WIDEN(2000000);
         if (atomic_load(&v) != k) {           /* a2 */
             atomic_store(&c, COMMIT(k));      /* a3 */
             atomic_fetch_add(&committed, 1);
@@ -71,7 +71,7 @@ static void *vetoer(void *arg)
         if (r % 3 != 1)
             continue;                         /* nothing pending */
         long k = (r - 1) / 3;
-        WIDEN(100000);
+        WIDEN(2000000);
         atomic_store(&v, k);                  /* b2: veto k */
         atomic_fetch_add(&vetoes, 1);
         acc = work(acc, 200);

@@ -22,7 +22,7 @@
  * usage: bounding-3t [iters [work [cs [threads]]]]
  *        (defaults 40 iterations per thread, work 30000, cs 200, 3 threads; with 2 threads
  *        the program is correct)
- * -DWIDEN_WINDOW: the critical section sleeps 100 us.
+ * -DWIDEN_WINDOW: the critical section sleeps 2 ms.
  */
 #include "common.h"
 
@@ -75,7 +75,7 @@ static void *worker(void *arg)
         assert(atomic_fetch_add(&inside, 1) == 0);
         long n = *(volatile long *)&count;
         acc = work(acc, (unsigned long)cs_units);
-        WIDEN(100000);
+        WIDEN(2000000);
         *(volatile long *)&count = n + 1;
         atomic_fetch_sub(&inside, 1);
         unlock(t->id);

@@ -17,7 +17,7 @@
  * locks, so it is rare.
  *
  * usage: deadlock-abba [iters [work]]   (defaults 20 iterations, work 30000 units ~40 us)
- * -DWIDEN_WINDOW: each thread sleeps 100 us between its two lock calls.
+ * -DWIDEN_WINDOW: each thread sleeps 2 ms between its two lock calls.
  */
 #include "common.h"
 
@@ -34,7 +34,7 @@ static void *thread1(void *arg)
         acc = work(acc, jitter(&rng, (unsigned long)work_units));
         pthread_mutex_lock(&A);        /* a1 */
         a_count++;
-        WIDEN(100000);
+        WIDEN(2000000);
         pthread_mutex_lock(&B);        /* a2 */
         both++;
         pthread_mutex_unlock(&B);
@@ -52,7 +52,7 @@ static void *thread2(void *arg)
         acc = work(acc, jitter(&rng, (unsigned long)work_units));
         pthread_mutex_lock(&B);        /* b1 */
         b_count++;
-        WIDEN(100000);
+        WIDEN(2000000);
         pthread_mutex_lock(&A);        /* b2: opposite order */
         both++;
         pthread_mutex_unlock(&A);
