@@ -1,6 +1,7 @@
 /* The .jinxdump record format, both ways. The parser treats its input as hostile: every
  * read goes through a cursor that checks the remaining length first. */
 #include "dumpfile.h"
+#include "bytes.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -36,63 +37,13 @@ void dbuf_free(struct dbuf *b)
     memset(b, 0, sizeof *b);
 }
 
-static void put(struct dbuf *b, const void *p, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static void put_u16(struct dbuf *b, uint16_t v)
-{
-    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-    put(b, x, 2);
-}
-
-static void put_u32(struct dbuf *b, uint32_t v)
-{
-    uint8_t x[4];
-    for (int i = 0; i < 4; i++)
-        x[i] = (uint8_t)(v >> (8 * i));
-    put(b, x, 4);
-}
-
-static void put_u64(struct dbuf *b, uint64_t v)
-{
-    uint8_t x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = (uint8_t)(v >> (8 * i));
-    put(b, x, 8);
-}
-
-static void put_str(struct dbuf *b, const char *s)
-{
-    size_t n = strnlen(s, DUMP_MAX_STR);
-    put_u32(b, (uint32_t)n);
-    put(b, s, n);
-}
-
 /* Starts a record; returns the offset of its length field for rec_end. */
 static size_t rec_begin(struct dbuf *b, uint32_t type, uint32_t flags)
 {
-    put_u32(b, type);
-    put_u32(b, flags);
+    bput_u32(b, type);
+    bput_u32(b, flags);
     size_t at = b->len;
-    put_u64(b, 0);
+    bput_u64(b, 0);
     return at;
 }
 
@@ -104,71 +55,71 @@ static void rec_end(struct dbuf *b, size_t at)
     for (int i = 0; i < 8; i++)
         b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
     static const uint8_t zero[8];
-    put(b, zero, (8 - b->len % 8) % 8);
+    bput(b, zero, (8 - b->len % 8) % 8);
 }
 
 int dumpfile_encode(const struct dumpfile *d, struct dbuf *b)
 {
     if (d->nthreads > DUMP_MAX_THREADS || d->nextra > DUMP_MAX_EXTRA)
         return -1;
-    put(b, DUMP_MAGIC, 8);
-    put_u16(b, DUMP_VERSION_MAJOR);
-    put_u16(b, DUMP_VERSION_MINOR);
-    put_u32(b, DUMP_HEADER_LEN);
+    bput(b, DUMP_MAGIC, 8);
+    bput_u16(b, DUMP_VERSION_MAJOR);
+    bput_u16(b, DUMP_VERSION_MINOR);
+    bput_u32(b, DUMP_HEADER_LEN);
     size_t at;
     if (d->has_run) {
         at = rec_begin(b, DREC_RUN, 0);
-        put_u64(b, d->run.created);
-        put_u64(b, d->run.seed);
-        put_u64(b, d->run.mem);
-        put_u32(b, d->run.max_vcpus);
-        put_u32(b, d->run.flags);
-        put_str(b, d->run.jinx_version);
-        put_str(b, d->run.cmdline);
+        bput_u64(b, d->run.created);
+        bput_u64(b, d->run.seed);
+        bput_u64(b, d->run.mem);
+        bput_u32(b, d->run.max_vcpus);
+        bput_u32(b, d->run.flags);
+        bput_str(b, d->run.jinx_version, DUMP_MAX_STR);
+        bput_str(b, d->run.cmdline, DUMP_MAX_STR);
         rec_end(b, at);
     }
     at = rec_begin(b, DREC_IMAGE, DREC_F_REQUIRED);
-    put(b, d->image.sha256, SHA256_LEN);
-    put_u64(b, d->image.bias);
-    put_u64(b, d->image.size);
-    put_str(b, d->image.path);
+    bput(b, d->image.sha256, SHA256_LEN);
+    bput_u64(b, d->image.bias);
+    bput_u64(b, d->image.size);
+    bput_str(b, d->image.path, DUMP_MAX_STR);
     rec_end(b, at);
 
     const struct dump_outcome *o = &d->outcome;
     at = rec_begin(b, DREC_OUTCOME, DREC_F_REQUIRED);
-    put_u32(b, o->kind);
-    put_u32(b, (uint32_t)o->signal);
-    put_u32(b, o->thread);
-    put_u32(b, (uint32_t)o->vector);
-    put_u32(b, (uint32_t)o->exit_status);
-    put_u32(b, 0);
-    put_u64(b, o->rip);
-    put_u64(b, o->errcode);
-    put_u64(b, o->cr2);
-    put_str(b, o->detail);
+    bput_u32(b, o->kind);
+    bput_u32(b, (uint32_t)o->signal);
+    bput_u32(b, o->thread);
+    bput_u32(b, (uint32_t)o->vector);
+    bput_u32(b, (uint32_t)o->exit_status);
+    bput_u32(b, 0);
+    bput_u64(b, o->rip);
+    bput_u64(b, o->errcode);
+    bput_u64(b, o->cr2);
+    bput_str(b, o->detail, DUMP_MAX_STR);
     rec_end(b, at);
 
     for (size_t i = 0; i < d->nthreads; i++) {
         const struct dump_thread *t = &d->threads[i];
         at = rec_begin(b, DREC_THREAD, DREC_F_REQUIRED);
-        put_u32(b, t->tid);
-        put_u32(b, t->state);
-        put_u32(b, t->vcpu);
-        put_u32(b, t->flags);
-        put_u64(b, t->wait_addr);
+        bput_u32(b, t->tid);
+        bput_u32(b, t->state);
+        bput_u32(b, t->vcpu);
+        bput_u32(b, t->flags);
+        bput_u64(b, t->wait_addr);
         for (int r = 0; r < DUMP_NREGS; r++)
-            put_u64(b, t->regs[r]);
-        put_u32(b, t->has_fpregs ? DUMP_FPREGS_LEN : 0);
-        put_u32(b, 0);
+            bput_u64(b, t->regs[r]);
+        bput_u32(b, t->has_fpregs ? DUMP_FPREGS_LEN : 0);
+        bput_u32(b, 0);
         if (t->has_fpregs)
-            put(b, t->fpregs, DUMP_FPREGS_LEN);
+            bput(b, t->fpregs, DUMP_FPREGS_LEN);
         rec_end(b, at);
     }
 
     at = rec_begin(b, DREC_CORE, DREC_F_REQUIRED);
-    put(b, d->core.sha256, SHA256_LEN);
-    put_u64(b, d->core.size);
-    put_str(b, d->core.name);
+    bput(b, d->core.sha256, SHA256_LEN);
+    bput_u64(b, d->core.size);
+    bput_str(b, d->core.name, DUMP_MAX_STR);
     rec_end(b, at);
 
     for (size_t i = 0; i < d->nextra; i++) {
@@ -176,7 +127,7 @@ int dumpfile_encode(const struct dumpfile *d, struct dbuf *b)
         if (r->type == DREC_END)
             return -1;
         at = rec_begin(b, r->type, r->flags);
-        put(b, r->data, r->len);
+        bput(b, r->data, r->len);
         rec_end(b, at);
     }
 
@@ -185,7 +136,7 @@ int dumpfile_encode(const struct dumpfile *d, struct dbuf *b)
         return -1;
     sha256(b->p, b->len, digest);
     at = rec_begin(b, DREC_END, DREC_F_REQUIRED);
-    put(b, digest, SHA256_LEN);
+    bput(b, digest, SHA256_LEN);
     rec_end(b, at);
     return b->oom ? -1 : 0;
 }
@@ -222,62 +173,6 @@ void dumpfile_free(struct dumpfile *d)
 
 /* ---- parser ---------------------------------------------------------------------- */
 
-/* A bounds-checked reader over one record's payload. Any short read sets bad; callers
- * check once at the end of the record. */
-struct cur {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-};
-
-static bool take(struct cur *c, void *dst, size_t n)
-{
-    if (c->bad || c->left < n) {
-        c->bad = true;
-        if (dst)
-            memset(dst, 0, n);
-        return false;
-    }
-    if (dst)
-        memcpy(dst, c->p, n);
-    c->p += n;
-    c->left -= n;
-    return true;
-}
-
-static uint32_t get_u32(struct cur *c)
-{
-    uint8_t x[4];
-    take(c, x, 4);
-    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
-}
-
-static uint64_t get_u64(struct cur *c)
-{
-    uint64_t lo = get_u32(c);
-    return lo | (uint64_t)get_u32(c) << 32;
-}
-
-/* A length-prefixed string into dst (size cap): refused when longer than the field,
- * when it runs past the record, or when it holds a NUL (C strings must stay whole). */
-static bool get_str(struct cur *c, char *dst, size_t cap)
-{
-    dst[0] = '\0';
-    uint32_t n = get_u32(c);
-    if (c->bad || n >= cap || n > c->left) {
-        c->bad = true;
-        return false;
-    }
-    if (memchr(c->p, 0, n)) {
-        c->bad = true;
-        return false;
-    }
-    take(c, dst, n);
-    dst[n] = '\0';
-    return !c->bad;
-}
-
-
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t le32(const uint8_t *p)
 {
@@ -298,27 +193,27 @@ static const char *type_name(uint32_t t)
     }
 }
 
-static int parse_thread(struct cur *c, struct dumpfile *d, char *err, size_t errlen)
+static int parse_thread(struct bcur *c, struct dumpfile *d, char *err, size_t errlen)
 {
     if (d->nthreads >= DUMP_MAX_THREADS)
         return jx_fail(err, errlen, "more than %d THREAD records", DUMP_MAX_THREADS);
     struct dump_thread t;
     memset(&t, 0, sizeof t);
-    t.tid = get_u32(c);
-    t.state = get_u32(c);
-    t.vcpu = get_u32(c);
-    t.flags = get_u32(c);
-    t.wait_addr = get_u64(c);
+    t.tid = bget_u32(c);
+    t.state = bget_u32(c);
+    t.vcpu = bget_u32(c);
+    t.flags = bget_u32(c);
+    t.wait_addr = bget_u64(c);
     for (int r = 0; r < DUMP_NREGS; r++)
-        t.regs[r] = get_u64(c);
-    uint32_t fplen = get_u32(c);
-    get_u32(c);
+        t.regs[r] = bget_u64(c);
+    uint32_t fplen = bget_u32(c);
+    bget_u32(c);
     if (c->bad)
         return jx_fail(err, errlen, "THREAD record too short");
     if (fplen != 0 && fplen != DUMP_FPREGS_LEN)
         return jx_fail(err, errlen, "THREAD %u: FPU area of %u bytes (expected 0 or %d)", t.tid,
                     fplen, DUMP_FPREGS_LEN);
-    if (fplen && !take(c, t.fpregs, DUMP_FPREGS_LEN))
+    if (fplen && !bget(c, t.fpregs, DUMP_FPREGS_LEN))
         return jx_fail(err, errlen, "THREAD %u: FPU area cut short", t.tid);
     t.has_fpregs = fplen != 0;
     if (t.tid == 0 || t.tid > 0x3FFFFFFF)
@@ -389,12 +284,12 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             rc = jx_fail(err, errlen, "record at offset %zu has unknown flags 0x%x", off, rflags);
             goto out;
         }
-        struct cur c = {.p = buf + body, .left = (size_t)plen};
+        struct bcur c = {.p = buf + body, .left = (size_t)plen};
         switch (type) {
         case DREC_END: {
             uint8_t want[SHA256_LEN], got[SHA256_LEN];
             /* Its own header is outside the digest: allow exactly one form of it. */
-            if (plen != SHA256_LEN || rflags != DREC_F_REQUIRED || !take(&c, want, SHA256_LEN)) {
+            if (plen != SHA256_LEN || rflags != DREC_F_REQUIRED || !bget(&c, want, SHA256_LEN)) {
                 rc = jx_fail(err, errlen, "END record malformed");
                 goto out;
             }
@@ -413,10 +308,10 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
                 goto out;
             }
             seen_image = true;
-            take(&c, d->image.sha256, SHA256_LEN);
-            d->image.bias = get_u64(&c);
-            d->image.size = get_u64(&c);
-            if (!get_str(&c, d->image.path, sizeof d->image.path) || !d->image.path[0]) {
+            bget(&c, d->image.sha256, SHA256_LEN);
+            d->image.bias = bget_u64(&c);
+            d->image.size = bget_u64(&c);
+            if (!bget_str(&c, d->image.path, sizeof d->image.path) || !d->image.path[0]) {
                 rc = jx_fail(err, errlen, "IMAGE record malformed (path)");
                 goto out;
             }
@@ -427,13 +322,13 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
                 goto out;
             }
             d->has_run = true;
-            d->run.created = get_u64(&c);
-            d->run.seed = get_u64(&c);
-            d->run.mem = get_u64(&c);
-            d->run.max_vcpus = get_u32(&c);
-            d->run.flags = get_u32(&c);
-            if (!get_str(&c, d->run.jinx_version, sizeof d->run.jinx_version) ||
-                !get_str(&c, d->run.cmdline, sizeof d->run.cmdline)) {
+            d->run.created = bget_u64(&c);
+            d->run.seed = bget_u64(&c);
+            d->run.mem = bget_u64(&c);
+            d->run.max_vcpus = bget_u32(&c);
+            d->run.flags = bget_u32(&c);
+            if (!bget_str(&c, d->run.jinx_version, sizeof d->run.jinx_version) ||
+                !bget_str(&c, d->run.cmdline, sizeof d->run.cmdline)) {
                 rc = jx_fail(err, errlen, "RUN record malformed");
                 goto out;
             }
@@ -445,16 +340,16 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             }
             seen_outcome = true;
             struct dump_outcome *o = &d->outcome;
-            o->kind = get_u32(&c);
-            o->signal = (int32_t)get_u32(&c);
-            o->thread = get_u32(&c);
-            o->vector = (int32_t)get_u32(&c);
-            o->exit_status = (int32_t)get_u32(&c);
-            get_u32(&c);
-            o->rip = get_u64(&c);
-            o->errcode = get_u64(&c);
-            o->cr2 = get_u64(&c);
-            if (!get_str(&c, o->detail, sizeof o->detail)) {
+            o->kind = bget_u32(&c);
+            o->signal = (int32_t)bget_u32(&c);
+            o->thread = bget_u32(&c);
+            o->vector = (int32_t)bget_u32(&c);
+            o->exit_status = (int32_t)bget_u32(&c);
+            bget_u32(&c);
+            o->rip = bget_u64(&c);
+            o->errcode = bget_u64(&c);
+            o->cr2 = bget_u64(&c);
+            if (!bget_str(&c, o->detail, sizeof o->detail)) {
                 rc = jx_fail(err, errlen, "OUTCOME record malformed");
                 goto out;
             }
@@ -477,9 +372,9 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
                 goto out;
             }
             seen_core = true;
-            take(&c, d->core.sha256, SHA256_LEN);
-            d->core.size = get_u64(&c);
-            if (!get_str(&c, d->core.name, sizeof d->core.name) || !d->core.name[0] ||
+            bget(&c, d->core.sha256, SHA256_LEN);
+            d->core.size = bget_u64(&c);
+            if (!bget_str(&c, d->core.name, sizeof d->core.name) || !d->core.name[0] ||
                 strchr(d->core.name, '/') || !strcmp(d->core.name, ".") ||
                 !strcmp(d->core.name, "..")) {
                 rc = jx_fail(err, errlen, "CORE record malformed (the core file name must be a "
