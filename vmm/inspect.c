@@ -8,6 +8,7 @@
 #include "layout.h"
 #include "roundrec.h"
 #include "score.h"
+#include "json.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -434,21 +435,6 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
 
 /* ---- JSON output ------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            fprintf(f, "\\u%04x", c); /* bytes beyond ASCII: keep the JSON valid */
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_hex(FILE *f, const char *key, uint64_t v, bool comma)
 {
     fprintf(f, "%s\"%s\":\"0x%llx\"", comma ? "," : "", key, (unsigned long long)v);
@@ -459,19 +445,19 @@ static void print_thread_json(struct ictx *x, const struct dump_thread *t, int n
     char sym[256];
     const uint64_t *R = t->regs;
     fprintf(f, "{\"tid\":%u,\"state\":", t->tid);
-    json_str(f, dump_tstate_name(t->state));
+    json_fput_str(f, dump_tstate_name(t->state), true);
     fprintf(f, ",\"crashed\":%s,\"vcpu\":%u", (t->flags & DT_F_CRASHED) ? "true" : "false",
             t->vcpu);
     if (t->state == DT_BLOCKED) {
         json_hex(f, "wait_addr", t->wait_addr, true);
         symbolize(x, t->wait_addr, false, sym, sizeof sym);
         fprintf(f, ",\"wait_symbol\":");
-        json_str(f, sym);
+        json_fput_str(f, sym, true);
     }
     json_hex(f, "rip", R[DR_RIP], true);
     symbolize(x, R[DR_RIP], false, sym, sizeof sym);
     fprintf(f, ",\"symbol\":");
-    json_str(f, sym);
+    json_fput_str(f, sym, true);
     fprintf(f, ",\"registers\":{");
     for (int i = 0; i < DUMP_NREGS; i++)
         json_hex(f, dump_reg_names[i], R[i], i > 0);
@@ -483,7 +469,7 @@ static void print_thread_json(struct ictx *x, const struct dump_thread *t, int n
     for (int i = 0; i < nbt; i++) {
         symbolize(x, bt[i], i > 0, sym, sizeof sym);
         fprintf(f, "%s{\"pc\":\"0x%llx\",\"symbol\":", i ? "," : "", (unsigned long long)bt[i]);
-        json_str(f, sym);
+        json_fput_str(f, sym, true);
         fprintf(f, "}");
     }
     fprintf(f, "],\"disassembly\":[");
@@ -493,9 +479,9 @@ static void print_thread_json(struct ictx *x, const struct dump_thread *t, int n
         symbolize(x, l[i].addr, false, sym, sizeof sym);
         fprintf(f, "%s{\"addr\":\"0x%llx\",\"symbol\":", i ? "," : "",
                 (unsigned long long)l[i].addr);
-        json_str(f, sym);
+        json_fput_str(f, sym, true);
         fprintf(f, ",\"text\":");
-        json_str(f, l[i].text);
+        json_fput_str(f, l[i].text, true);
         fprintf(f, ",\"current\":%s,\"ok\":%s}", l[i].current ? "true" : "false",
                 l[i].ok ? "true" : "false");
     }
@@ -508,9 +494,9 @@ static void print_round_json(struct ictx *x, FILE *f)
     const struct rr_score *sc = &r->score;
     fprintf(f, "{\"round\":%llu,\"simulation\":%u,\"simulations\":%u,\"strategy\":",
             (unsigned long long)sc->round, sc->sim, sc->nsim);
-    json_str(f, sc->strategy);
+    json_fput_str(f, sc->strategy, true);
     fprintf(f, ",\"why\":");
-    json_str(f, sc->why);
+    json_fput_str(f, sc->why, true);
     fprintf(f, ",\"score\":{\"outcome\":\"%s\",\"bug\":%s,\"rank\":%llu,\"suspicion\":%llu,"
             "\"races_adjacent\":%u,\"avio_new\":%u,\"new_writers\":%u,\"novel_pairs\":%u}",
             ex_outcome_name((enum ex_outcome)sc->outcome), sc->bug ? "true" : "false",
@@ -541,9 +527,9 @@ static void print_round_json(struct ictx *x, FILE *f)
         fprintf(f, ",\"size\":%u", e->size);
         json_hex(f, "rip", e->rip, true);
         fprintf(f, ",\"symbol\":");
-        json_str(f, e->sym);
+        json_fput_str(f, e->sym, true);
         fprintf(f, ",\"insn\":");
-        json_str(f, e->insn);
+        json_fput_str(f, e->insn, true);
         fprintf(f, ",\"differs\":%s}", (long)i == diff ? "true" : "false");
         first = false;
     }
@@ -552,7 +538,7 @@ static void print_round_json(struct ictx *x, FILE *f)
         fprintf(f, "%s{", i ? "," : "");
         json_hex(f, "addr", r->vars[i].addr, false);
         fprintf(f, ",\"symbol\":");
-        json_str(f, r->vars[i].sym);
+        json_fput_str(f, r->vars[i].sym, true);
         fprintf(f, ",\"threads\":%u,\"accesses\":%u,\"writes\":%u}", r->vars[i].threads,
                 r->vars[i].accesses, r->vars[i].writes);
     }
@@ -566,26 +552,26 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     const struct dump_outcome *o = &d->outcome;
     char sym[256], sha[65];
     fprintf(f, "{\"dump\":");
-    json_str(f, dump_path);
+    json_fput_str(f, dump_path, true);
     fprintf(f, ",\"format\":\"%u.%u\",\"image\":{\"path\":", d->major, d->minor);
-    json_str(f, x->image_path);
+    json_fput_str(f, x->image_path, true);
     sha256_hex(d->image.sha256, sha);
     fprintf(f, ",\"sha256\":\"%s\",\"bias\":\"0x%llx\"},\"core\":{\"path\":", sha,
             (unsigned long long)d->image.bias);
-    json_str(f, x->core_path);
+    json_fput_str(f, x->core_path, true);
     sha256_hex(d->core.sha256, sha);
     fprintf(f, ",\"size\":%llu,\"sha256\":\"%s\"}", (unsigned long long)d->core.size, sha);
     if (d->has_run) {
         fprintf(f, ",\"run\":{\"created\":%llu,\"seed\":%llu,\"serial\":%s,\"jinx\":",
                 (unsigned long long)d->run.created, (unsigned long long)d->run.seed,
                 (d->run.flags & DRUN_F_SERIAL) ? "true" : "false");
-        json_str(f, d->run.jinx_version);
+        json_fput_str(f, d->run.jinx_version, true);
         fprintf(f, ",\"command\":");
-        json_str(f, d->run.cmdline);
+        json_fput_str(f, d->run.cmdline, true);
         fprintf(f, "}");
     }
     fprintf(f, ",\"outcome\":{\"kind\":");
-    json_str(f, dump_out_kind_name(o->kind));
+    json_fput_str(f, dump_out_kind_name(o->kind), true);
     fprintf(f, ",\"exit_status\":%d", o->exit_status);
     if (o->kind == DOUT_SIGNAL) {
         fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%u,\"vector\":%d", o->signal,
@@ -593,12 +579,12 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
         json_hex(f, "rip", o->rip, true);
         symbolize(x, o->rip, false, sym, sizeof sym);
         fprintf(f, ",\"symbol\":");
-        json_str(f, sym);
+        json_fput_str(f, sym, true);
         if (o->vector == 14)
             json_hex(f, "cr2", o->cr2, true);
     }
     fprintf(f, ",\"detail\":");
-    json_str(f, o->detail);
+    json_fput_str(f, o->detail, true);
     fprintf(f, "},\"threads\":[");
     bool first = true;
     for (size_t i = 0; i < d->nthreads; i++) {

@@ -11,6 +11,7 @@
 #include "dumpfile.h"
 #include "elfparse.h"
 #include "roundrec.h"
+#include "json.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -196,21 +197,6 @@ static void classify(int st, struct result *r)
         snprintf(r->outcome, sizeof r->outcome, "exit %d", st);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void xml_str(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -261,29 +247,29 @@ static void report_text(const char *image, const struct result *r, FILE *f)
 static void report_json(const char *image, const struct result *r, FILE *f)
 {
     fprintf(f, "{\"image\":");
-    json_str(f, image);
+    json_fput_str(f, image, false);
     fprintf(f, ",\"found\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f", r->found ? "true" : "false",
             r->runs, (unsigned long long)r->seed, r->seconds);
     if (r->found) {
         fprintf(f, ",\"outcome\":");
-        json_str(f, r->outcome);
+        json_fput_str(f, r->outcome, false);
         fprintf(f, ",\"status\":%d,\"thread\":%u,\"rip\":\"0x%llx\",\"function\":", r->status,
                 r->thread, (unsigned long long)r->rip);
-        json_str(f, r->function);
+        json_fput_str(f, r->function, false);
         fprintf(f, ",\"round\":%llu,\"replayable\":%s,\"backtrace\":[",
                 (unsigned long long)r->round, r->replayable ? "true" : "false");
         for (int i = 0; i < r->nbt; i++) {
             fprintf(f, "%s", i ? "," : "");
-            json_str(f, r->bt[i]);
+            json_fput_str(f, r->bt[i], false);
         }
         fprintf(f, "],\"dump\":");
         if (r->dump[0])
-            json_str(f, r->dump);
+            json_fput_str(f, r->dump, false);
         else
             fprintf(f, "null");
         fprintf(f, ",\"core\":");
         if (r->core[0])
-            json_str(f, r->core);
+            json_fput_str(f, r->core, false);
         else
             fprintf(f, "null");
     }

@@ -574,3 +574,18 @@ void jb_str(struct jbuf *b, const char *s)
 }
 
 int jb_ok(const struct jbuf *b) { return b->overflow ? -1 : 0; }
+
+void json_fput_str(FILE *f, const char *s, bool ascii_only)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || (ascii_only && c >= 0x7f))
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

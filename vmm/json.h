@@ -15,6 +15,7 @@
 #define JINX_JSON_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define JSON_MAX_TEXT 8192   /* longest input json_parse_object() accepts */
@@ -77,5 +78,9 @@ void jb_printf(struct jbuf *b, const char *fmt, ...) __attribute__((format(print
 void jb_str(struct jbuf *b, const char *s);
 /* 0 if everything fit, else -1. */
 int jb_ok(const struct jbuf *b);
+/* Writes s to f as a JSON string literal, quotes included: '"' and '\\' escaped,
+ * control characters as \u00XX, and with ascii_only also every byte >= 0x7f (for text
+ * that may not be UTF-8, such as bytes read from a dump). */
+void json_fput_str(FILE *f, const char *s, bool ascii_only);
 
 #endif

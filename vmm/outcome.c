@@ -1,4 +1,5 @@
 #include "outcome.h"
+#include "json.h"
 #include "vm.h"
 #include <errno.h>
 #include <signal.h>
@@ -110,21 +111,6 @@ void outcome_print(struct vm *vm, const struct outcome *o, FILE *f)
     fprintf(f, "%s exit status %d\n", P, outcome_exit_status(o));
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_bt(struct vm *vm, FILE *f, const uint64_t *bt, int n)
 {
     char sym[160];
@@ -132,7 +118,7 @@ static void json_bt(struct vm *vm, FILE *f, const uint64_t *bt, int n)
     for (int i = 0; i < n; i++) {
         vm_symbolize_frame(vm, bt[i], i > 0, sym, sizeof sym);
         fprintf(f, "%s{\"pc\":\"0x%llx\",\"symbol\":", i ? "," : "", (unsigned long long)bt[i]);
-        json_str(f, sym);
+        json_fput_str(f, sym, false);
         fprintf(f, "}");
     }
     fprintf(f, "]");
@@ -157,7 +143,7 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
         vm_symbolize(vm, o->rip, sym, sizeof sym);
         fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%d,\"rip\":\"0x%llx\",\"symbol\":",
                 o->signal, signal_name(o->signal), o->thread, (unsigned long long)o->rip);
-        json_str(f, sym);
+        json_fput_str(f, sym, false);
         fprintf(f, ",\"vector\":%d", o->vector);
         if (o->vector == 14)
             fprintf(f, ",\"cr2\":\"0x%llx\"", (unsigned long long)o->cr2);
@@ -171,10 +157,10 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
             fprintf(f, "%s{\"thread\":%d,\"wait_addr\":\"0x%llx\",\"wait_symbol\":", i ? "," : "",
                     w->tid, (unsigned long long)w->addr);
             vm_symbolize(vm, w->addr, sym, sizeof sym);
-            json_str(f, w->addr ? sym : "");
+            json_fput_str(f, w->addr ? sym : "", false);
             vm_symbolize(vm, w->rip, sym, sizeof sym);
             fprintf(f, ",\"rip\":\"0x%llx\",\"symbol\":", (unsigned long long)w->rip);
-            json_str(f, sym);
+            json_fput_str(f, sym, false);
             fprintf(f, ",\"backtrace\":");
             json_bt(vm, f, w->bt, w->nbt);
             fprintf(f, "}");
@@ -185,7 +171,7 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
         break;
     }
     fprintf(f, ",\"detail\":");
-    json_str(f, o->detail);
+    json_fput_str(f, o->detail, false);
     fprintf(f, ",\"stats\":{\"exits\":%llu,\"syscalls\":%llu,\"vcpus\":%d}}\n",
             (unsigned long long)atomic_load(&vm->n_exits),
             (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus);

@@ -18,6 +18,7 @@
 #include "round_config.h"
 #include "control.h"
 #include "explorer.h"
+#include "json.h"
 #include "snapshot.h"
 #include "util.h"
 #include "vm.h"
@@ -78,6 +79,21 @@ static void describe_outcome(const struct sim_result *r, char *buf, size_t len)
         snprintf(buf, len, "ended");
 }
 
+/* {"event":KIND,"msg":LINE} to the control socket's followers. */
+static void send_event(struct round_driver *d, const char *kind, const char *line)
+{
+    char json[1024];
+    struct jbuf b;
+    jb_init(&b, json, sizeof json);
+    jb_raw(&b, "{\"event\":");
+    jb_str(&b, kind);
+    jb_raw(&b, ",\"msg\":");
+    jb_str(&b, line);
+    jb_raw(&b, "}");
+    if (jb_ok(&b) == 0)
+        control_event(d->vm->control, json);
+}
+
 /* A notable event: a line on stderr and a JSON event on the control socket. */
 static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -94,22 +110,7 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
     memcpy(d->st.last_event, line, ll);
     d->st.last_event[ll] = '\0';
     pthread_mutex_unlock(&d->mu);
-    char json[1024], esc[700];
-    size_t j = 0;
-    for (const char *p = line; *p && j + 7 < sizeof esc; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\') {
-            esc[j++] = '\\';
-            esc[j++] = (char)ch;
-        } else if (ch < 0x20) {
-            j += (size_t)snprintf(esc + j, sizeof esc - j, "\\u%04x", ch);
-        } else {
-            esc[j++] = (char)ch;
-        }
-    }
-    esc[j] = '\0';
-    snprintf(json, sizeof json, "{\"event\":\"%s\",\"msg\":\"%s\"}", kind, esc);
-    control_event(d->vm->control, json);
+    send_event(d, kind, line);
 }
 
 /* Runs one fragment from the snapshot under schedule s; sandboxed unless `live`. */
@@ -466,9 +467,7 @@ static void progress(struct round_driver *d, uint64_t now)
              (unsigned long long)st.sim_bugs, (double)st.cues_total / n, st.sum_round / n / 1e6,
              (unsigned long long)st.retired);
     fprintf(stderr, "jinx: %s\n", line);
-    char json[320];
-    snprintf(json, sizeof json, "{\"event\":\"progress\",\"msg\":\"%s\"}", line);
-    control_event(d->vm->control, json);
+    send_event(d, "progress", line);
 }
 
 static void *driver_main(void *arg)
