@@ -300,3 +300,18 @@ uint64_t elf_lookup(const struct elf_image *img, const char *name)
             return img->syms[i].addr;
     return 0;
 }
+
+void elf_format_addr(const struct elf_image *img, uint64_t bias, uint64_t addr, bool is_return,
+                     char *buf, size_t len)
+{
+    uint64_t look = is_return && addr ? addr - 1 : addr, off = 0;
+    const struct elf_symbol *s = look >= bias ? elf_symbolize(img, look - bias, &off) : NULL;
+    if (s)
+        off += addr - look;
+    if (s && off)
+        snprintf(buf, len, "%s+0x%llx", s->name, (unsigned long long)off);
+    else if (s)
+        snprintf(buf, len, "%s", s->name);
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+}

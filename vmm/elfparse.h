@@ -3,6 +3,7 @@
  * what is wrong. Pure host code: no KVM, unit-tested on crafted files. */
 #ifndef JINX_ELFPARSE_H
 #define JINX_ELFPARSE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,11 @@ void elf_free(struct elf_image *img);
 
 /* Symbol containing link-time address addr (with *off set), or NULL. */
 const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t addr, uint64_t *off);
+/* "name+0x12", "name" or "0x..." for a run-time address (bias: load minus link address).
+ * A return address (is_return) is looked up at addr-1: a call to a noreturn function may
+ * be the last instruction of its caller. */
+void elf_format_addr(const struct elf_image *img, uint64_t bias, uint64_t addr, bool is_return,
+                     char *buf, size_t len);
 /* Address of a symbol by name, 0 if absent. */
 uint64_t elf_lookup(const struct elf_image *img, const char *name);
 

@@ -87,21 +87,10 @@ static bool mem_is_text(void *ctx, uint64_t va)
     return false;
 }
 
-/* "name+0x12" or "0x..." ; return addresses are looked up at addr-1 (a call to a
- * noreturn function may be the last instruction of its caller). */
+/* elf_format_addr over the dump's image. */
 static void symbolize(struct ictx *x, uint64_t addr, bool is_return, char *buf, size_t len)
 {
-    uint64_t look = is_return && addr ? addr - 1 : addr, off = 0;
-    const struct elf_symbol *s = look >= x->bias ? elf_symbolize(&x->img, look - x->bias, &off)
-                                                 : NULL;
-    if (s)
-        off += addr - look;
-    if (s && off)
-        snprintf(buf, len, "%s+0x%llx", s->name, (unsigned long long)off);
-    else if (s)
-        snprintf(buf, len, "%s", s->name);
-    else
-        snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+    elf_format_addr(&x->img, x->bias, addr, is_return, buf, len);
 }
 
 /* ---- disassembly ------------------------------------------------------------------- */

@@ -85,20 +85,7 @@ uint64_t vm_vtime(struct vm *vm)
 
 void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len)
 {
-    /* A return address may sit just past its function's end (a call to a noreturn
-     * function as the last instruction), so look up the call's own byte. */
-    uint64_t look = is_return && addr ? addr - 1 : addr;
-    uint64_t off;
-    const struct elf_symbol *s = look >= vm->bias ? elf_symbolize(&vm->img, look - vm->bias, &off)
-                                                  : NULL;
-    if (s)
-        off += addr - look;
-    if (s && off)
-        snprintf(buf, len, "%s+0x%llx", s->name, (unsigned long long)off);
-    else if (s)
-        snprintf(buf, len, "%s", s->name);
-    else
-        snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+    elf_format_addr(&vm->img, vm->bias, addr, is_return, buf, len);
 }
 
 void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len)
