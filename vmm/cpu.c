@@ -332,7 +332,6 @@ int cpu_flush_mmio_cache(struct vm *vm)
         return -1;
     }
     vm->dummy_present = !vm->dummy_present;
-    vm->mmio_flushes++;
     return 0;
 }
 

@@ -33,7 +33,6 @@
 struct round_driver {
     struct vm *vm;
     pthread_t thread;
-    bool started;
     pthread_mutex_t mu;         /* guards cfg, st, attached, quit, busy */
     pthread_cond_t cv;
     bool attached, quit, busy;
@@ -567,7 +566,6 @@ int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_
             free(d);
             return -1;
         }
-        d->started = true;
         vm->rounds = d;
     }
     struct round_driver *d = vm->rounds;
@@ -624,8 +622,7 @@ void round_shutdown(struct vm *vm)
     d->quit = true;
     pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
-    if (d->started)
-        pthread_join(d->thread, NULL);
+    pthread_join(d->thread, NULL); /* vm->rounds is set only once the thread runs */
     if (d->have_retired) {
         ex_schedule_free(&d->retired.sched);
         ex_trace_free(&d->retired.recorded);

@@ -152,7 +152,6 @@ struct vm {
     struct control *control;        /* the control socket, NULL with --no-control */
     void *dummy_page;               /* cpu_flush_mmio_cache's memslot */
     bool dummy_present;
-    uint64_t mmio_flushes;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;
