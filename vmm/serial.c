@@ -214,12 +214,12 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
     crew_start(vm);
 }
 
-/* Lets the fragment run until `want` cue points (or the program ends, or 30 s pass),
+/* Lets the fragment run until `want` cue points (or the program ends, or 5 s pass),
  * and pauses the VM again. */
 bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 {
     uint64_t start = mono_ns();
-    uint64_t soft = start + (wall_ns ? wall_ns : 30000000000ULL);
+    uint64_t soft = start + (wall_ns ? wall_ns : SERIAL_WALL_GUARD_NS);
     uint64_t hard = wall_ns ? start + 5 * wall_ns : soft;
     bool cut = false;
     vm->serial.limit = want;
