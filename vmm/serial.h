@@ -69,9 +69,9 @@ int serial_set_schedule(struct vm *vm, const struct ex_schedule *src);
  * begin (time from start_vtime, or now if 0; the lowest runnable tid first; pages
  * watched), run (until `want` cue points, the end of the program or of a sandboxed
  * simulation, or wall_ns of wall time (0: SERIAL_WALL_GUARD_NS), then pauses again;
- * returns true when
- * the wall budget cut the fragment: a thread computing privately has no cue point to
- * stop at, so it is stopped where it is and the fragment is the cue points performed),
+ * returns true when the wall budget cut the fragment: a thread computing privately has
+ * no cue point to stop at, so it is stopped where it is and the fragment is the cue
+ * points performed),
  * end (back to free execution at the same virtual time). */
 void serial_fragment_begin(struct vm *vm, uint64_t start_vtime);
 bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns);
