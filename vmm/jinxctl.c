@@ -552,6 +552,9 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
     printf("retirements: %llu (replay divergences: %llu); simulations that hit a bug: %llu\n",
            (unsigned long long)u64_of(s, "retired"), (unsigned long long)u64_of(s, "divergences"),
            (unsigned long long)u64_of(s, "sim_bugs"));
+    printf("tails: %llu cue points run serialized after retirements, %llu crashes met there "
+           "(replayable)\n", (unsigned long long)u64_of(s, "tail_cues"),
+           (unsigned long long)u64_of(s, "tail_crashes"));
     printf("free execution since attach: %.3f s\n", u64_of(s, "free_ns") / 1e9);
     if (ctl)
         printf("control: %llu clients, %llu events dropped for slow clients, %llu connections "

@@ -217,20 +217,20 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
     jb_printf(&b, "{\"attached\":%s,\"rate\":%.6g,\"strategy\":", st->attached ? "true" : "false",
               isfinite(c->rate) ? c->rate : 0.0);
     jb_str(&b, (unsigned)c->strategy < EX_NSTRATEGIES ? ex_strategy_name(c->strategy) : "?");
-    jb_printf(&b, ",\"tail_us\":%llu,\"tail_cues\":%llu,\"tail_crashes\":%llu",
-              (unsigned long long)(c->tail_ns / 1000), (unsigned long long)st->tail_cues,
-              (unsigned long long)st->tail_crashes);
     jb_printf(&b,
-              ",\"depth\":%u,\"sims\":%u,\"fragment_us\":%llu,\"seed\":%llu,\"max_duty_pct\":%d"
+              ",\"depth\":%u,\"sims\":%u,\"fragment_us\":%llu,\"tail_us\":%llu,\"seed\":%llu"
+              ",\"max_duty_pct\":%d"
               ",\"rounds\":%llu,\"simulations\":%llu,\"cues_total\":%llu,\"sim_bugs\":%llu"
-              ",\"retired\":%llu,\"divergences\":%llu,\"best_rank\":%llu,\"best_bug\":%s"
+              ",\"retired\":%llu,\"divergences\":%llu,\"tail_cues\":%llu,\"tail_crashes\":%llu,\"best_rank\":%llu,\"best_bug\":%s"
               ",\"best_suspicion\":%llu,\"last_cues\":%llu,\"last_sims\":%llu,\"free_ns\":%llu",
               c->params.pct_depth, c->params.max_schedules,
-              (unsigned long long)(c->fragment_ns / 1000), (unsigned long long)c->seed,
+              (unsigned long long)(c->fragment_ns / 1000), (unsigned long long)(c->tail_ns / 1000),
+              (unsigned long long)c->seed,
               c->max_duty_pct, (unsigned long long)st->rounds,
               (unsigned long long)st->simulations, (unsigned long long)st->cues_total,
               (unsigned long long)st->sim_bugs, (unsigned long long)st->retired,
-              (unsigned long long)st->divergences, (unsigned long long)st->best_rank,
+              (unsigned long long)st->divergences, (unsigned long long)st->tail_cues,
+              (unsigned long long)st->tail_crashes, (unsigned long long)st->best_rank,
               st->best_rank >= EX_SCORE_BUG ? "true" : "false",
               (unsigned long long)(st->best_rank & (EX_SCORE_BUG - 1)),
               (unsigned long long)st->last_cues, (unsigned long long)st->last_sims,
