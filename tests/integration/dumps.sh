@@ -96,6 +96,11 @@ dumpcase() {
        grep -qE "^    #0 0x[0-9a-f]+ $sym" "$tmp/insp"; then ok "$name: inspect: $sig in thread $tid at $sym";
     else bad "$name: inspect (status $st) wanted $sig thread $tid $sym"; head -40 "$tmp/insp" "$tmp/inspe"; fi
   fi
+  # DWARF line info (via addr2line) where the image has it.
+  if readelf -S "$image" 2>/dev/null | grep -q '\.debug_line'; then
+    check "$name: inspect: backtrace frames carry source lines" \
+      grep -qE '^    #[0-9]+ 0x[0-9a-f]+ .* \(.+\.c:[0-9]+\)$' "$tmp/insp"
+  fi
   "$CTL" inspect --json "$jd" >"$tmp/json" 2>&1
   if python3 - "$tmp/json" "$sig" "${tid:-0}" <<'PY'
 import json, sys
