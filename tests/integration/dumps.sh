@@ -152,7 +152,7 @@ dumpcase ud 132 SIGILL 1 main "$G/crash" ud
 dumpcase deadlock 123 deadlock 3 __syscall_cp_c "$G/crash" deadlock
 for m in images/*.manifest; do
   name=$(sed -n 's/^name: *//p' "$m"); exp=$(sed -n 's/^expected: *//p' "$m")
-  args=$(sed -n 's/^args: *//p' "$m")
+  args=$(sed -n 's/^widened_args: *//p' "$m"); [ -n "$args" ] || args=$(sed -n 's/^args: *//p' "$m")
   [ -x "images/bin/widen/$name" ] || continue
   case "$exp" in
     "signal SIGABRT") # shellcheck disable=SC2086
