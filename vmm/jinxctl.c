@@ -37,7 +37,7 @@ static void usage(FILE *f)
         "\n"
         "commands:\n"
         "  attach [--rate 5/s] [--strategy S] [--depth D] [--sims K] [--fragment DUR]\n"
-        "         [--tail DUR] [--seed N] [--no-follow] [--vm VM]\n"
+        "         [--tail DUR] [--max-duty PCT] [--seed N] [--no-follow] [--vm VM]\n"
         "                 start (or reconfigure) simulation rounds; then print the VM's events\n"
         "                 until Ctrl-C or the VM ends (--no-follow: return at once).\n"
         "                 --rate: rounds per second (5/s, 0.5/s, 30/min; default 5/s)\n"
@@ -47,6 +47,8 @@ static void usage(FILE *f)
         "                 --fragment: virtual time simulated per round, 10us..100ms (default 1ms)\n"
         "                 --tail: after a retired suspicious schedule, stay serialized this\n"
         "                 much virtual time more, so a crash there replays (0..100ms, default 4ms)\n"
+        "                 --max-duty: most of the wall time rounds may take, 1..100 (default 50;\n"
+        "                 5 keeps the program's slowdown near 5%% at the cost of the rate)\n"
         "                 --seed: seed of every random choice of the rounds (default 1)\n"
         "  status [--json] [--vm VM]\n"
         "                 rounds done, cue points and simulations per round, round time per\n"
@@ -374,7 +376,8 @@ static int cmd_attach(int argc, char **argv)
         {"rate", required_argument, 0, 'r'}, {"strategy", required_argument, 0, 's'},
         {"depth", required_argument, 0, 'd'}, {"sims", required_argument, 0, 'k'},
         {"fragment", required_argument, 0, 'f'}, {"seed", required_argument, 0, 'S'},
-        {"tail", required_argument, 0, 't'}, {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
+        {"tail", required_argument, 0, 't'}, {"max-duty", required_argument, 0, 'm'},
+        {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct round_config cfg;
     round_config_default(&cfg);
@@ -388,7 +391,7 @@ static int cmd_attach(int argc, char **argv)
         case 'n': follow = false; break;
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't':
+        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't': case 'm':
             if (round_config_set(&cfg, lo[li].name, optarg, err, sizeof err) < 0) {
                 jx_err("attach: --%s", err);
                 return EXIT_USAGE;
@@ -419,6 +422,8 @@ static int cmd_attach(int argc, char **argv)
         jb_printf(&b, ",\"sims\":%u", cfg.params.max_schedules);
     if (given['f'])
         jb_printf(&b, ",\"fragment_us\":%llu", (unsigned long long)(cfg.fragment_ns / 1000));
+    if (given['m'])
+        jb_printf(&b, ",\"max_duty_pct\":%d", cfg.max_duty_pct);
     if (given['t'])
         jb_printf(&b, ",\"tail_us\":%llu", (unsigned long long)(cfg.tail_ns / 1000));
     if (given['S'])

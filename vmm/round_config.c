@@ -163,6 +163,21 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
             return -1;
         }
         t.fragment_ns = n;
+    } else if (!strcmp(key, "max-duty")) {
+        const char *v = val;
+        size_t vl = strlen(v);
+        char num[24];
+        if (vl && v[vl - 1] == '%' && vl < sizeof num) {
+            memcpy(num, v, vl - 1); /* "5%" as well as "5" */
+            num[vl - 1] = '\0';
+            v = num;
+        }
+        if (!parse_u64(v, &n) || n < 1 || n > 100) {
+            snprintf(err, errlen, "max-duty %s: expected a percentage of the wall time from 1 "
+                     "to 100, such as 5 or 5%%", val);
+            return -1;
+        }
+        t.max_duty_pct = (int)n;
     } else if (!strcmp(key, "tail")) {
         if (!(parse_duration(val, &n) || (parse_u64(val, &n) && n == 0)) || n > ROUND_MAX_TAIL_NS) {
             snprintf(err, errlen, "tail %s: expected a duration from 0 to %llums, such as 4ms "

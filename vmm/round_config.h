@@ -19,7 +19,8 @@
 int round_config_check(const struct round_config *c, char *err, size_t errlen);
 
 /* Sets one field from command-line text: key is "rate" ("5/s"), "strategy" (a name
- * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"), "tail" ("4ms", "0") or "seed".
+ * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"), "tail" ("4ms", "0"), "max-duty" ("5", "5%") or
+ * "seed".
  * Checks the range. Returns 0, or -1 with a message. */
 int round_config_set(struct round_config *c, const char *key, const char *val, char *err,
                      size_t errlen);

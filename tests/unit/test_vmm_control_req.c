@@ -178,6 +178,10 @@ static void test_config_set(void **state)
     assert_int_equal(round_config_set(&c, "sims", "64", E, sizeof E), 0);
     assert_int_equal(round_config_set(&c, "fragment", "2ms", E, sizeof E), 0);
     assert_int_equal(round_config_set(&c, "seed", "0x10", E, sizeof E), 0);
+    assert_int_equal(round_config_set(&c, "max-duty", "5%", E, sizeof E), 0);
+    assert_int_equal(c.max_duty_pct, 5);
+    assert_int_equal(round_config_set(&c, "max-duty", "100", E, sizeof E), 0);
+    assert_int_equal(c.max_duty_pct, 100);
     assert_int_equal(round_config_set(&c, "tail", "0", E, sizeof E), 0);
     assert_int_equal(c.tail_ns, 0);
     assert_int_equal(round_config_set(&c, "tail", "10ms", E, sizeof E), 0);
@@ -193,7 +197,8 @@ static void test_config_set(void **state)
         {"rate", "0"},        {"strategy", "best"}, {"depth", "0"},      {"depth", "x"},
         {"sims", "65"},       {"fragment", "5us"},  {"fragment", "1s"},  {"fragment", "2"},
         {"seed", "-1"},       {"speed", "1"},       {"tail", "101ms"}, {"tail", "7"},
-        {"tail", "-1ms"}};
+        {"tail", "-1ms"},     {"max-duty", "0"},    {"max-duty", "101"}, {"max-duty", "5%%"},
+        {"max-duty", "%"},    {"max-duty", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         E[0] = 0;
         if (round_config_set(&c, bad[i][0], bad[i][1], E, sizeof E) == 0)
