@@ -37,7 +37,7 @@ static void usage(FILE *f)
         "\n"
         "commands:\n"
         "  attach [--rate 5/s] [--strategy S] [--depth D] [--sims K] [--fragment DUR]\n"
-        "         [--seed N] [--no-follow] [--vm VM]\n"
+        "         [--seed N] [--workers N] [--no-follow] [--vm VM]\n"
         "                 start (or reconfigure) simulation rounds; then print the VM's events\n"
         "                 until Ctrl-C or the VM ends (--no-follow: return at once).\n"
         "                 --rate: rounds per second (5/s, 0.5/s, 30/min; default 5/s)\n"
@@ -46,6 +46,8 @@ static void usage(FILE *f)
         "                 --sims: simulations per round, 1..64 (default 8)\n"
         "                 --fragment: virtual time simulated per round, 10us..100ms (default 1ms)\n"
         "                 --seed: seed of every random choice of the rounds (default 1)\n"
+        "                 --workers: worker VMs simulating beside the program's VM, 0..8\n"
+        "                 (0: one after the other in the program's VM; default: docs/rounds.md)\n"
         "  status [--json] [--vm VM]\n"
         "                 rounds done, cue points and simulations per round, round time per\n"
         "                 phase, best score, retirements (--json: the raw status object)\n"
@@ -373,6 +375,7 @@ static int cmd_attach(int argc, char **argv)
         {"depth", required_argument, 0, 'd'}, {"sims", required_argument, 0, 'k'},
         {"fragment", required_argument, 0, 'f'}, {"seed", required_argument, 0, 'S'},
         {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
+        {"workers", required_argument, 0, 'w'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct round_config cfg;
     round_config_default(&cfg);
@@ -386,7 +389,7 @@ static int cmd_attach(int argc, char **argv)
         case 'n': follow = false; break;
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'r': case 's': case 'd': case 'k': case 'f': case 'S':
+        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 'w':
             if (round_config_set(&cfg, lo[li].name, optarg, err, sizeof err) < 0) {
                 jx_err("attach: --%s", err);
                 return EXIT_USAGE;
@@ -419,6 +422,8 @@ static int cmd_attach(int argc, char **argv)
         jb_printf(&b, ",\"fragment_us\":%llu", (unsigned long long)(cfg.fragment_ns / 1000));
     if (given['S'])
         jb_printf(&b, ",\"seed\":%llu", (unsigned long long)cfg.seed);
+    if (given['w'])
+        jb_printf(&b, ",\"workers\":%d", cfg.workers);
     jb_printf(&b, ",\"follow\":%s}", follow ? "true" : "false");
 
     struct conn c;
