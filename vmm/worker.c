@@ -5,6 +5,7 @@
 #include "spin.h"
 #include "util.h"
 #include "vm.h"
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +229,12 @@ void worker_free(struct worker *w)
 
 int worker_count(int requested)
 {
+    /* The CPUs this process may run on: online ones, fewer under taskset or a cgroup's
+     * cpuset. */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < online)
+        online = CPU_COUNT(&set);
     if (online < 2)
         return 0; /* no spare core: in-VM sequential simulations */
     int n = requested < 0 ? WORKER_DEFAULT : requested;

@@ -55,8 +55,9 @@ void worker_free(struct worker *w);
 #define WORKER_DEFAULT 0
 #define WORKER_MAX 8
 
-/* How many workers to run for `requested` (-1: the default) on this machine: none with
- * a single online CPU (no spare core). */
+/* How many workers to run for `requested` (-1: the default) on this machine: at most
+ * one fewer than the CPUs this process may use (online, and in its affinity mask), so
+ * none on a single CPU (no spare core: simulations one after the other in the VM). */
 int worker_count(int requested);
 
 #endif

@@ -53,6 +53,15 @@ if [ "$(num "$out" simulations)" -gt 0 ] && [ "$(num "$out" worker_sims)" = 0 ] 
    [ "$(num "$out" worker_builds)" = 0 ]; then ok "--workers 0: no worker VM"
 else bad "--workers 0: $(num "$out" worker_sims) simulations on workers"; fi
 
+# One CPU (taskset): no spare core, so no worker even when asked for.
+if command -v taskset >/dev/null 2>&1; then
+  out=$(taskset -c 0 "$VMM" run --no-control --stats --seed 1 --attach 1000/s --workers 1 --timeout 3s \
+        images/bin/throughput pingpong 200000 2>&1)
+  if [ "$(num "$out" simulations)" -gt 0 ] && [ "$(num "$out" worker_sims)" = 0 ]; then
+    ok "one CPU: simulations stay in the program's VM"
+  else bad "one CPU: $(num "$out" worker_sims) simulations on workers"; fi
+fi
+
 "$VMM" run --no-control --attach 5/s --workers 9 images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 125 ]; then ok "--workers 9 refused"; else bad "--workers 9: status $st"; fi
 "$VMM" run --no-control --workers 1 images/bin/correct >/dev/null 2>&1; st=$?
