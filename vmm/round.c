@@ -383,6 +383,9 @@ static bool do_round(struct round_driver *d)
     uint64_t ns_sync = 0;
     if (ok)
         nsim = simulate(d, &cfg, &ss, k, want, vtime, res, &ns_sync, &ok);
+    int on_workers = 0;
+    for (int i = 1; i <= nsim; i++)
+        on_workers += res[i].vm_id != 0;
     uint64_t t5 = mono_ns();
 
     /* Score: the recording competes too (a crash in it is a bug like any other). */
@@ -514,14 +517,19 @@ static bool do_round(struct round_driver *d)
                 vm->out.kind == OUT_DEADLOCK ? "deadlocked" : "crashed",
                 (unsigned long long)round_no,
                 vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock");
+    uint64_t sim_cues = 0;
+    for (int i = 1; i <= nsim; i++)
+        sim_cues += res[i].cues;
     if (cfg.verbose)
         fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, %.2f ms "
                 "(stop %.3f snapshot %.3f record %.3f explore %.3f simulate %.3f score %.3f "
-                "retire %.3f resume %.3f ms; worker sync %.3f ms)\n",
+                "retire %.3f resume %.3f ms; worker sync %.3f ms; %llu cue points a simulation, "
+                "%d on workers)\n",
                 (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
                 (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
                 (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6,
-                (t8 - t7) / 1e6, ns_sync / 1e6);
+                (t8 - t7) / 1e6, ns_sync / 1e6,
+                (unsigned long long)(nsim ? sim_cues / (uint64_t)nsim : 0), on_workers);
     if (analysed)
         ex_analysis_free(&a);
     ex_schedule_set_free(&ss);

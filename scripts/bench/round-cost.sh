@@ -2,7 +2,8 @@
 # Cost of one simulation round, phase by phase, against the fragment length and the
 # number of simulations K: jinx-vmm run --attach --verbose-rounds prints every round's
 # phase times (stop, snapshot, record, explore, simulate, score, retire, resume) and the
-# worker VMs' sync time; this takes the median over ROUNDS rounds for each image,
+# worker VMs' sync time and the cue points a simulation reached (its fragment is cut by a
+# 50 ms wall budget, so a slower simulation covers less); this takes the median over ROUNDS rounds for each image,
 # fragment length, K and number of worker VMs (--workers N: 0 = every simulation in the
 # program's VM, one after the other). Images: throughput (4 threads, mutex-contended:
 # about one round with simulations a run), circle (which often crashes in the first
@@ -49,6 +50,7 @@ err=$RESULTS/round-cost.stderr
 # are in (then SIGTERM to this run) or the program ends. Appends "TAG <round line>".
 collect() { # tag want seed frag k workers image args...
   local tag=$1 want=$2 seed=$3 frag=$4 k=$5 w=$6; shift 6
+  : >"$err" # now: the child's own redirection may come after the first count below
   "$VMM" run --no-control --quiet --verbose-rounds --seed "$seed" --attach 1000/s \
     --fragment "$frag" --sims "$k" --workers "$w" "$@" >/dev/null 2>"$err" &
   local pid=$! waited=0
@@ -66,9 +68,9 @@ collect() { # tag want seed frag k workers image args...
 echo "round cost: median over $ROUNDS rounds with simulations; times in ms; attach 1000/s (duty-limited to 50%)"
 echo "workers: worker VMs simulating beside the program's VM (0: one after the other in it);"
 echo "sync: bringing the workers to the round's snapshot (part of simulate); $(getconf _NPROCESSORS_ONLN) CPUs online"
-hdr=$(printf '%-10s %6s %3s %2s %7s %6s' image frag K W rounds cues; for p in $PHASES; do printf ' %8s' "$p"; done; printf ' %8s %8s %9s' sync per-sim round)
+hdr=$(printf '%-10s %6s %3s %2s %7s %6s' image frag K W rounds cues; for p in $PHASES; do printf ' %8s' "$p"; done; printf ' %8s %8s %8s %9s' sync sim-cues per-sim round)
 echo "$hdr"
-echo "image,fragment_ms,sims,workers,rounds_used,rounds_total,cues_median,$(echo $PHASES | tr ' ' ','),sync_ms,per_sim_ms,round_ms,sims_median" >"$csv"
+echo "image,fragment_ms,sims,workers,rounds_used,rounds_total,cues_median,$(echo $PHASES | tr ' ' ','),sync_ms,sim_cues_median,per_sim_ms,round_ms,sims_median" >"$csv"
 json="{\"host\":$(bench_host),\"rounds\":$ROUNDS,\"goal_round_ms_at_1ms_k8\":10,\"rows\":["
 for img in $IMAGES; do
   case $img in
@@ -108,15 +110,16 @@ for img in $IMAGES; do
       persim=$(printf '%s\n' "$used_rows" | sed -n 's/.* \([0-9]*\) simulations,.* simulate \([0-9.]*\).*/\2 \1/p' \
                | awk '$2 > 0 {printf "%.3f\n", $1/$2}' | bench_med)
       sync=$(printf '%s\n' "$used_rows" | sed -n 's/.*worker sync \([0-9.]*\) ms.*/\1/p' | bench_med)
+      simcues=$(printf '%s\n' "$used_rows" | sed -n 's/.* \([0-9]*\) cue points a simulation.*/\1/p' | bench_med)
       line=$(printf '%-10s %6s %3s %2s %3s/%-3s %6s' "$img" "$f" "$k" "$w" "$used" "$total" "$cues")
       c="$img,$fms,$k,$w,$used,$total,$cues"; j="{\"image\":\"$img\",\"fragment_ms\":$fms,\"sims\":$k,\"workers\":$w,\"rounds_used\":$used,\"rounds_total\":$total,\"cues_median\":$cues"
       for p in $PHASES; do
         v=$(m "$p"); line="$line $(printf ' %8s' "$v")"; c="$c,$v"; j="$j,\"${p}_ms\":$v"
       done
-      line="$line $(printf ' %8s %8s %9s' "$sync" "$persim" "$round")"
+      line="$line $(printf ' %8s %8s %8s %9s' "$sync" "$simcues" "$persim" "$round")"
       echo "$line"
-      echo "$c,$sync,$persim,$round,$nsim" >>"$csv"
-      json="$json${j//nan/null},\"sync_ms\":${sync/nan/null},\"per_sim_ms\":${persim/nan/null},\"round_ms\":${round/nan/null},\"sims_median\":${nsim/nan/null}},"
+      echo "$c,$sync,$simcues,$persim,$round,$nsim" >>"$csv"
+      json="$json${j//nan/null},\"sync_ms\":${sync/nan/null},\"sim_cues_median\":${simcues/nan/null},\"per_sim_ms\":${persim/nan/null},\"round_ms\":${round/nan/null},\"sims_median\":${nsim/nan/null}},"
       done
     done
   done
