@@ -3,12 +3,13 @@
  *   stop (vm_pause) -> snapshot -> record a fragment under the default schedule
  *   (roundrobin, record_quantum cue points a turn) -> restore -> the explorer proposes
  *   up to K schedules -> each runs from the snapshot in the sandbox (a guest outcome ends
- *   the simulation, not the VM) and is restored -> score -> retire the winner by
- *   replaying its schedule on the live VM (sandbox off: a crash now really happens) ->
- *   back to free execution.
+ *   the simulation, not the VM), here or on a worker VM, and is restored -> score ->
+ *   retire the winner by replaying its schedule on the live VM (sandbox off: a crash now
+ *   really happens) -> back to free execution.
  *
- * Simulations run in this VM, one after the other (on this 2-core machine there is no
- * spare core for worker VMs; docs/rounds.md has the measurements).
+ * The K simulations form one batch (sim.h) that this VM and the worker VMs (worker.h,
+ * --workers; none with one CPU) work off together; the recording and the retirement
+ * always run in this VM. docs/rounds.md has the measurements behind the default.
  *
  * Rate control: a round starts no earlier than 1/rate after the previous one started,
  * and the program always gets free execution for at least

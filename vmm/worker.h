@@ -52,7 +52,7 @@ void worker_free(struct worker *w);
 
 /* Workers when neither --workers nor attach's workers says: chosen by measurement
  * (docs/rounds.md, "Simulations on a worker VM"). */
-#define WORKER_DEFAULT 0
+#define WORKER_DEFAULT 1
 #define WORKER_MAX 8
 
 /* How many workers to run for `requested` (-1: the default) on this machine: at most
