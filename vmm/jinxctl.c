@@ -528,6 +528,10 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
            (unsigned long long)u64_of(s, "last_cues"));
     printf("simulations/round: %.1f average, %llu last round\n", u64_of(s, "simulations") * per,
            (unsigned long long)u64_of(s, "last_sims"));
+    printf("worker VMs: %llu last round, %llu simulations on workers, %llu builds, %llu syncs "
+           "(%llu pages)\n", (unsigned long long)u64_of(s, "workers"),
+           (unsigned long long)u64_of(s, "worker_sims"), (unsigned long long)u64_of(s, "worker_builds"),
+           (unsigned long long)u64_of(s, "worker_syncs"), (unsigned long long)u64_of(s, "worker_pages"));
     last.n = sum.n = 0;
     if ((f = json_get(s, "last_ns")) && f->type == JSON_OBJECT)
         json_parse_object(f->raw, f->rawlen, 0, &last, err, sizeof err);
