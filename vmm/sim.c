@@ -84,6 +84,9 @@ int sim_batch_work(struct sim_batch *b, struct vm *vm, struct snapshot *snap, in
             wall = 0;
         }
         struct sim_result *r = &b->out[i];
+        if (b->ref && !b->ref[i]->ended && b->ref[i]->cues == 0)
+            continue; /* cut before its first cue point: no limit can stop a re-run there
+                       * (0 means none), and there is nothing to compare */
         sim_run_fragment(vm, b->sched[i], want, wall, b->vtime, false, r);
         if (atomic_load(&vm->stopping) || sim_rewind(vm, snap) < 0)
             return -1;
