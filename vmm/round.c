@@ -202,7 +202,12 @@ out:
         ex_trace_free(&oa[i].trace);
         ex_trace_free(&ob[i].trace);
     }
-    free(sa), free(sb), free(ra), free(rb), free(oa), free(ob);
+    free(sa);
+    free(sb);
+    free(ra);
+    free(rb);
+    free(oa);
+    free(ob);
     return checked;
 }
 
