@@ -9,7 +9,8 @@ include tests/guest/guest.mk
 include tests/fuzz/fuzz.mk
 INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
                      tests/integration/determinism.sh tests/integration/dumps.sh \
-                     tests/integration/rounds.sh tests/integration/replay.sh
+                     tests/integration/rounds.sh tests/integration/replay.sh \
+                     tests/integration/worker.sh
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh
 
 unit-test: $(UNIT_TESTS)

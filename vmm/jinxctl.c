@@ -37,7 +37,7 @@ static void usage(FILE *f)
         "\n"
         "commands:\n"
         "  attach [--rate 5/s] [--strategy S] [--depth D] [--sims K] [--fragment DUR]\n"
-        "         [--tail DUR] [--max-duty PCT] [--seed N] [--no-follow] [--vm VM]\n"
+        "         [--tail DUR] [--max-duty PCT] [--seed N] [--workers N] [--no-follow] [--vm VM]\n"
         "                 start (or reconfigure) simulation rounds; then print the VM's events\n"
         "                 until Ctrl-C or the VM ends (--no-follow: return at once).\n"
         "                 --rate: rounds per second (5/s, 0.5/s, 30/min; default 5/s)\n"
@@ -50,6 +50,8 @@ static void usage(FILE *f)
         "                 --max-duty: most of the wall time rounds may take, 1..100 (default 50;\n"
         "                 5 keeps the program's slowdown near 5%% at the cost of the rate)\n"
         "                 --seed: seed of every random choice of the rounds (default 1)\n"
+        "                 --workers: worker VMs simulating beside the program's VM, 0..8\n"
+        "                 (0: one after the other in the program's VM; default: docs/rounds.md)\n"
         "  status [--json] [--vm VM]\n"
         "                 rounds done, cue points and simulations per round, round time per\n"
         "                 phase, best score, retirements (--json: the raw status object)\n"
@@ -378,6 +380,7 @@ static int cmd_attach(int argc, char **argv)
         {"fragment", required_argument, 0, 'f'}, {"seed", required_argument, 0, 'S'},
         {"tail", required_argument, 0, 't'}, {"max-duty", required_argument, 0, 'm'},
         {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
+        {"workers", required_argument, 0, 'w'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct round_config cfg;
     round_config_default(&cfg);
@@ -391,7 +394,7 @@ static int cmd_attach(int argc, char **argv)
         case 'n': follow = false; break;
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't': case 'm':
+        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't': case 'm': case 'w':
             if (round_config_set(&cfg, lo[li].name, optarg, err, sizeof err) < 0) {
                 jx_err("attach: --%s", err);
                 return EXIT_USAGE;
@@ -428,6 +431,8 @@ static int cmd_attach(int argc, char **argv)
         jb_printf(&b, ",\"tail_us\":%llu", (unsigned long long)(cfg.tail_ns / 1000));
     if (given['S'])
         jb_printf(&b, ",\"seed\":%llu", (unsigned long long)cfg.seed);
+    if (given['w'])
+        jb_printf(&b, ",\"workers\":%d", cfg.workers);
     jb_printf(&b, ",\"follow\":%s}", follow ? "true" : "false");
 
     struct conn c;
@@ -533,6 +538,10 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
            (unsigned long long)u64_of(s, "last_cues"));
     printf("simulations/round: %.1f average, %llu last round\n", u64_of(s, "simulations") * per,
            (unsigned long long)u64_of(s, "last_sims"));
+    printf("worker VMs: %llu last round, %llu simulations on workers, %llu builds, %llu syncs "
+           "(%llu pages)\n", (unsigned long long)u64_of(s, "workers"),
+           (unsigned long long)u64_of(s, "worker_sims"), (unsigned long long)u64_of(s, "worker_builds"),
+           (unsigned long long)u64_of(s, "worker_syncs"), (unsigned long long)u64_of(s, "worker_pages"));
     last.n = sum.n = 0;
     if ((f = json_get(s, "last_ns")) && f->type == JSON_OBJECT)
         json_parse_object(f->raw, f->rawlen, 0, &last, err, sizeof err);

@@ -56,6 +56,10 @@ static void usage(FILE *f)
         "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
         "  --first DUR        (with --attach) free run before the first round (1ms)\n"
         "  --verbose-rounds   (with --attach) a line per round, not only notable ones\n"
+        "  --workers N        (with --attach) worker VMs that simulate beside this one, 0..8\n"
+        "                     (0: simulations one after the other here; default: docs/rounds.md)\n"
+        "  --check-workers    (with --attach) re-run every simulation in the other VM and\n"
+        "                     report any difference (worker determinism test)\n"
         "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
         "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
         "\n"
@@ -68,7 +72,7 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
        OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
-       OPT_DUMP_DIR, OPT_SPIN };
+       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -95,6 +99,8 @@ static int cmd_run(int argc, char **argv)
         {"strategy", required_argument, 0, OPT_ROUND}, {"depth", required_argument, 0, OPT_ROUND},
         {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
         {"tail", required_argument, 0, OPT_ROUND}, {"max-duty", required_argument, 0, OPT_ROUND},
+        {"workers", required_argument, 0, OPT_ROUND},
+        {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},
         {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
@@ -111,6 +117,10 @@ static int cmd_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
         switch (c) {
         case OPT_NO_CONTROL: no_control = true; break;
+        case OPT_CHECK_WORKERS:
+            rcfg.check_workers = true;
+            round_opt = "check-workers";
+            break;
         case OPT_ATTACH:
         case OPT_ROUND:
             if (round_config_set(&rcfg, c == OPT_ATTACH ? "rate" : lo[li].name, optarg, rerr,

@@ -3,12 +3,13 @@
  *   stop (vm_pause) -> snapshot -> record a fragment under the default schedule
  *   (roundrobin, record_quantum cue points a turn) -> restore -> the explorer proposes
  *   up to K schedules -> each runs from the snapshot in the sandbox (a guest outcome ends
- *   the simulation, not the VM) and is restored -> score -> retire the winner by
- *   replaying its schedule on the live VM (sandbox off: a crash now really happens) ->
- *   back to free execution.
+ *   the simulation, not the VM), here or on a worker VM, and is restored -> score ->
+ *   retire the winner by replaying its schedule on the live VM (sandbox off: a crash now
+ *   really happens) -> back to free execution.
  *
- * Simulations run in this VM, one after the other (on this 2-core machine there is no
- * spare core for worker VMs; docs/rounds.md has the measurements).
+ * The K simulations form one batch (sim.h) that this VM and the worker VMs (worker.h,
+ * --workers; none with one CPU) work off together; the recording and the retirement
+ * always run in this VM. docs/rounds.md has the measurements behind the default.
  *
  * Rate control: a round starts no earlier than 1/rate after the previous one started,
  * and the program always gets free execution for at least
@@ -19,7 +20,9 @@
 #include "control.h"
 #include "explorer.h"
 #include "json.h"
+#include "sim.h"
 #include "snapshot.h"
+#include "worker.h"
 #include "util.h"
 #include "vm.h"
 #include <errno.h>
@@ -43,30 +46,10 @@ struct round_driver {
     bool snap_ready;
     bool serial_ready;
     struct ex_coverage cov;
+    struct worker *workers[WORKER_MAX]; /* created at the first round that wants them */
     bool have_retired;          /* a retired bug ended the program: `retired` holds it */
     struct round_retired retired;
 };
-
-struct sim_result {
-    struct ex_trace trace;
-    enum ex_outcome outcome;
-    struct outcome out;         /* the guest outcome when the simulation ended in one */
-    bool ended;
-    uint64_t cues;
-    bool cut;                   /* ended by the wall budget */
-    struct ex_score score;
-};
-
-static enum ex_outcome outcome_class(const struct outcome *o, bool ended)
-{
-    if (!ended)
-        return EX_OUTCOME_NORMAL;
-    switch (o->kind) {
-    case OUT_SIGNAL: return o->signal == SIGABRT ? EX_OUTCOME_ASSERT : EX_OUTCOME_CRASH;
-    case OUT_DEADLOCK: return EX_OUTCOME_DEADLOCK;
-    default: return EX_OUTCOME_NORMAL;
-    }
-}
 
 static void describe_outcome(const struct sim_result *r, char *buf, size_t len)
 {
@@ -110,66 +93,6 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
     d->st.last_event[ll] = '\0';
     pthread_mutex_unlock(&d->mu);
     send_event(d, kind, line);
-}
-
-static void run_fragment_mode(struct vm *vm, const struct ex_schedule *s, uint64_t want,
-                              uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
-                              struct sim_result *r);
-
-/* Runs one fragment from the snapshot under schedule s; sandboxed unless `live`. */
-static void run_fragment(struct vm *vm, const struct ex_schedule *s, uint64_t want,
-                         uint64_t wall, uint64_t vtime, bool live, struct sim_result *r)
-{
-    run_fragment_mode(vm, s, want, 0, wall, vtime, live, r);
-}
-
-/* Live, on the VM itself: the first `exact` cue points without a budget, up to `want`
- * within `wall` after that (serial_fragment_run_from). */
-static void run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t want,
-                              uint64_t exact, uint64_t wall, uint64_t vtime, struct sim_result *r)
-{
-    run_fragment_mode(vm, s, want, exact, wall, vtime, true, r);
-}
-
-static void run_fragment_mode(struct vm *vm, const struct ex_schedule *s, uint64_t want,
-                              uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
-                              struct sim_result *r)
-{
-    serial_set_schedule(vm, s);
-    pthread_mutex_lock(&vm->lock);
-    vm->sandbox = !live;
-    vm->sim_ended = false;
-    pthread_mutex_unlock(&vm->lock);
-    serial_fragment_begin(vm, vtime);
-    r->cut = serial_fragment_run_from(vm, want, exact, wall);
-    pthread_mutex_lock(&vm->lock);
-    r->ended = vm->sim_ended;
-    if (r->ended)
-        r->out = vm->sim_out;
-    vm->sandbox = false;
-    vm->sim_ended = false;
-    r->cues = vm->serial.cues;
-    pthread_mutex_unlock(&vm->lock);
-    r->outcome = outcome_class(&r->out, r->ended);
-    ex_trace_free(&r->trace);
-    ex_trace_init(&r->trace);
-    ex_trace_copy(&r->trace, &vm->serial.trace);
-}
-
-/* Back to the snapshot after a sandboxed fragment. */
-static int rewind_vm(struct round_driver *d)
-{
-    struct vm *vm = d->vm;
-    char err[256];
-    crew_stop(vm);
-    pthread_mutex_lock(&vm->lock);
-    vm->serial.on = false;
-    pthread_mutex_unlock(&vm->lock);
-    if (snapshot_restore(&d->snap, NULL, err, sizeof err) < 0) {
-        jx_err("round: %s", err);
-        return -1;
-    }
-    return 0;
 }
 
 static bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
@@ -229,6 +152,157 @@ const struct round_retired *round_retired(struct vm *vm)
     bool have = d->have_retired && d->snap_ready;
     pthread_mutex_unlock(&d->mu);
     return have ? &d->retired : NULL;
+}
+
+/* Checks every simulation against a run of the same schedule in another VM (workers'
+ * results in the program's VM, the program's VM's on worker 1), for exactly the first
+ * run's length: --check-workers. Returns the simulations compared; *mismatches counts
+ * the differences, each reported. */
+static int check_workers(struct round_driver *d, int nw, uint64_t round_no,
+                         const struct ex_schedule *const *sp, struct sim_result *res, int n,
+                         uint64_t want, uint64_t vtime, uint64_t *mismatches, bool *ok)
+{
+    struct vm *vm = d->vm;
+    const struct ex_schedule **sa = calloc((size_t)n + 1, sizeof *sa), **sb = calloc((size_t)n + 1, sizeof *sb);
+    const struct sim_result **ra = calloc((size_t)n + 1, sizeof *ra), **rb = calloc((size_t)n + 1, sizeof *rb);
+    struct sim_result *oa = calloc((size_t)n + 1, sizeof *oa), *ob = calloc((size_t)n + 1, sizeof *ob);
+    int ia[ROUND_MAX_SIMS], ib[ROUND_MAX_SIMS], na = 0, nb = 0, checked = 0;
+    if (!sa || !sb || !ra || !rb || !oa || !ob)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        ex_trace_init(&oa[i].trace);
+        ex_trace_init(&ob[i].trace);
+        if (!res[i].done)
+            continue;
+        if (res[i].vm_id != 0) { /* ran on a worker: again in the program's VM */
+            sa[na] = sp[i];
+            ra[na] = &res[i];
+            ia[na++] = i;
+        } else if (nw > 0) {     /* ran in the program's VM: again on worker 1 */
+            sb[nb] = sp[i];
+            rb[nb] = &res[i];
+            ib[nb++] = i;
+        }
+    }
+    struct sim_batch ba = {.sched = sa, .out = oa, .n = (size_t)na, .want = want, .vtime = vtime,
+                           .ref = ra};
+    struct sim_batch bb = {.sched = sb, .out = ob, .n = (size_t)nb, .want = want, .vtime = vtime,
+                           .ref = rb};
+    atomic_init(&ba.next, 0);
+    atomic_init(&bb.next, 0);
+    if (nb)
+        worker_start(d->workers[0], &bb);
+    if (sim_batch_work(&ba, vm, &d->snap, 0) < 0)
+        *ok = false;
+    if (nb)
+        worker_wait(d->workers[0]);
+    for (int j = 0; j < na + nb; j++) {
+        bool a = j < na;
+        const struct sim_result *ref = a ? ra[j] : rb[j - na], *got = a ? &oa[j] : &ob[j - na];
+        if (!got->done)
+            continue;
+        checked++;
+        if (!sim_same(ref, got)) {
+            (*mismatches)++;
+            long diff = ex_trace_first_difference(&ref->trace, &got->trace);
+            notable(d, "divergence", "round %llu: simulation %d gave another result in %s than "
+                    "on %s %d (cue points %llu vs %llu, first difference at %ld; a bug in jinx: "
+                    "please report it)", (unsigned long long)round_no, (a ? ia[j] : ib[j - na]) + 1,
+                    a ? "the program's VM" : "worker 1", a ? "worker" : "the program's VM",
+                    ref->vm_id, (unsigned long long)got->cues, (unsigned long long)ref->cues, diff);
+        }
+    }
+out:
+    for (int i = 0; oa && ob && i < n; i++) {
+        ex_trace_free(&oa[i].trace);
+        ex_trace_free(&ob[i].trace);
+    }
+    free(sa);
+    free(sb);
+    free(ra);
+    free(rb);
+    free(oa);
+    free(ob);
+    return checked;
+}
+
+/* Runs the round's schedules from the snapshot: in the program's VM and on the workers
+ * at once when there are any (worker.h), else one after the other here. Returns the
+ * simulations run (results in res[1..]); *ok goes false if the program's VM failed. */
+static int simulate(struct round_driver *d, const struct round_config *cfg,
+                    const struct ex_schedule_set *ss, int k, uint64_t want, uint64_t vtime,
+                    struct sim_result *res, uint64_t *ns_sync, bool *ok)
+{
+    struct vm *vm = d->vm;
+    int n = (int)ss->n < k ? (int)ss->n : k;
+    if (n <= 0)
+        return 0;
+    const struct ex_schedule **sp = calloc((size_t)n, sizeof *sp);
+    if (!sp) {
+        *ok = false;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        sp[i] = &ss->v[i];
+    /* Workers, brought to the snapshot while the program's VM is stopped at it. */
+    int nw = n > 1 ? worker_count(cfg->workers) : 0, usable = 0;
+    struct worker *ready[WORKER_MAX];
+    uint64_t t0 = mono_ns();
+    for (int i = 0; i < nw; i++) {
+        if (!d->workers[i] && !(d->workers[i] = worker_new(vm, i + 1)))
+            break;
+        if (worker_sync(d->workers[i], &d->snap) == 0)
+            ready[usable++] = d->workers[i];
+        else
+            break; /* keep the usable ones a prefix: check mode uses worker 1 */
+    }
+    *ns_sync = mono_ns() - t0;
+    struct sim_batch b = {.sched = sp, .out = res + 1, .n = (size_t)n, .want = want,
+                          .wall = cfg->fragment_wall_ns, .vtime = vtime};
+    atomic_init(&b.next, 0);
+    for (int i = 0; i < usable; i++)
+        worker_start(ready[i], &b);
+    if (sim_batch_work(&b, vm, &d->snap, 0) < 0)
+        *ok = false;
+    for (int i = 0; i < usable; i++)
+        worker_wait(ready[i]);
+    /* What a failed worker left undone runs here. */
+    for (int i = 0; i < n && *ok; i++)
+        if (!res[i + 1].done) {
+            sim_run_fragment(vm, sp[i], want, cfg->fragment_wall_ns, vtime, false, &res[i + 1]);
+            if (vm_over(vm) || sim_rewind(vm, &d->snap) < 0)
+                *ok = false;
+            res[i + 1].done = true;
+            res[i + 1].vm_id = 0;
+        }
+    uint64_t on_workers = 0, checked = 0, mismatches = 0;
+    for (int i = 1; i <= n; i++)
+        on_workers += res[i].done && res[i].vm_id != 0;
+    if (*ok && cfg->check_workers && usable) {
+        pthread_mutex_lock(&d->mu);
+        uint64_t round_no = d->st.rounds + 1;
+        pthread_mutex_unlock(&d->mu);
+        checked = (uint64_t)check_workers(d, usable, round_no, sp, res + 1, n, want, vtime,
+                                          &mismatches, ok);
+    }
+    free(sp);
+    pthread_mutex_lock(&d->mu);
+    struct round_stats *st = &d->st;
+    st->workers = usable;
+    st->worker_sims += on_workers;
+    st->worker_checked += checked;
+    st->worker_mismatches += mismatches;
+    st->ns_worker_sync = *ns_sync;
+    st->sum_worker_sync += *ns_sync;
+    st->worker_builds = st->worker_syncs = st->worker_pages = 0;
+    for (int i = 0; i < WORKER_MAX && d->workers[i]; i++) {
+        const struct worker_stats *ws = worker_stats(d->workers[i]);
+        st->worker_builds += ws->builds;
+        st->worker_syncs += ws->syncs;
+        st->worker_pages += ws->pages;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return *ok ? n : 0;
 }
 
 /* One round. Returns false when the VM is over (stopped by an outcome). */
@@ -292,9 +366,9 @@ static bool do_round(struct round_driver *d)
     }
     for (int i = 0; i <= k; i++)
         ex_trace_init(&res[i].trace);
-    run_fragment(vm, &rec_sched, want, cfg.fragment_wall_ns, vtime, false, &res[0]);
+    sim_run_fragment(vm, &rec_sched, want, cfg.fragment_wall_ns, vtime, false, &res[0]);
     uint64_t t3 = mono_ns();
-    bool ok = !vm_over(vm) && rewind_vm(d) == 0;
+    bool ok = !vm_over(vm) && sim_rewind(vm, &d->snap) == 0;
 
     /* Explore. */
     struct ex_analysis a;
@@ -325,16 +399,14 @@ static bool do_round(struct round_driver *d)
     }
     uint64_t t4 = mono_ns();
 
-    /* Simulate. */
+    /* Simulate: the program's VM and the workers work off one batch together. */
     int nsim = 0;
-    for (size_t i = 0; ok && i < ss.n && (int)i < k; i++) {
-        run_fragment(vm, &ss.v[i], want, cfg.fragment_wall_ns, vtime, false, &res[i + 1]);
-        nsim++;
-        if (vm_over(vm) || rewind_vm(d) < 0) {
-            ok = false;
-            break;
-        }
-    }
+    uint64_t ns_sync = 0;
+    if (ok)
+        nsim = simulate(d, &cfg, &ss, k, want, vtime, res, &ns_sync, &ok);
+    int on_workers = 0;
+    for (int i = 1; i <= nsim; i++)
+        on_workers += res[i].vm_id != 0;
     uint64_t t5 = mono_ns();
 
     /* Score: the recording competes too (a crash in it is a bug like any other). */
@@ -397,8 +469,8 @@ static bool do_round(struct round_driver *d)
         uint64_t exact = w->ended ? want : w->cues;
         uint64_t tail = w->ended ? 0 : cfg.tail_ns / SERIAL_CUE_NS;
         const struct ex_schedule *ws = best ? &ss.v[best - 1] : &rec_sched;
-        run_fragment_from(vm, ws, exact + tail, tail ? exact : 0, tail ? cfg.tail_wall_ns : 0,
-                          vtime, &live);
+        sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0, tail ? cfg.tail_wall_ns : 0,
+                              vtime, true, &live);
         long diff = ex_trace_first_difference(&live.trace, &w->trace);
         bool same = diff < 0 || (size_t)diff >= w->trace.n; /* the simulation's part */
         if (!vm_over(vm)) {
@@ -416,7 +488,7 @@ static bool do_round(struct round_driver *d)
         } else if (same && live.cues >= w->cues) {
             /* Past the simulation's end: the tail met the program's end. */
             tail_cues = live.cues - w->cues;
-            if (ex_outcome_is_bug(outcome_class(&vm->out, true))) {
+            if (ex_outcome_is_bug(sim_outcome_class(&vm->out, true))) {
                 tail_crash = true;
                 live.out = vm->out;
                 keep_retired(d, &cfg, round_no, best, nsim, ws, &res[0].trace, &live, w,
@@ -493,14 +565,19 @@ static bool do_round(struct round_driver *d)
                 (unsigned long long)round_no,
                 vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock",
                 tail_crash ? ", in the serialized tail after the retired schedule" : "");
+    uint64_t sim_cues = 0;
+    for (int i = 1; i <= nsim; i++)
+        sim_cues += res[i].cues;
     if (cfg.verbose)
         fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, tail %llu "
-                "cue points, %.2f ms (stop %.3f snapshot %.3f record %.3f explore %.3f simulate %.3f score %.3f "
-                "retire %.3f resume %.3f ms)\n",
+                "cue points, %.2f ms (stop %.3f snapshot %.3f record %.3f explore %.3f simulate "
+                "%.3f score %.3f retire %.3f resume %.3f ms; worker sync %.3f ms; %llu cue points "
+                "a simulation, %d on workers)\n",
                 (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
                 (unsigned long long)tail_cues, (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
                 (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6,
-                (t8 - t7) / 1e6);
+                (t8 - t7) / 1e6, ns_sync / 1e6,
+                (unsigned long long)(nsim ? sim_cues / (uint64_t)nsim : 0), on_workers);
     if (analysed)
         ex_analysis_free(&a);
     ex_schedule_set_free(&ss);
@@ -689,6 +766,8 @@ void round_shutdown(struct vm *vm)
         ex_trace_free(&d->retired.recorded);
         ex_trace_free(&d->retired.retired);
     }
+    for (int i = 0; i < WORKER_MAX; i++)
+        worker_free(d->workers[i]);
     if (d->snap_ready)
         snapshot_free(&d->snap);
     ex_coverage_free(&d->cov);

@@ -37,6 +37,9 @@ struct round_config {
     uint32_t record_quantum;    /* the recording's schedule: roundrobin, this many cue
                                    points per turn (default 16) */
     bool verbose;               /* a line per round, not only notable ones */
+    int workers;                /* worker VMs for simulations (worker.h): -1 the default,
+                                   0 none (one after the other in the program's VM) */
+    bool check_workers;         /* re-run every simulation in the other VM and compare */
 };
 
 void round_config_default(struct round_config *c);
@@ -66,6 +69,12 @@ struct round_stats {
     uint64_t attached_ns;        /* wall time since attach */
     uint64_t last_bug_round;     /* round of the last simulated bug (0: none) */
     char last_event[200];        /* the last notable line */
+    /* Worker VMs (worker.h). */
+    int workers;                 /* used in the last round */
+    uint64_t worker_sims;        /* simulations that ran on a worker */
+    uint64_t worker_checked, worker_mismatches; /* --check-workers comparisons */
+    uint64_t worker_builds, worker_syncs, worker_pages;
+    uint64_t ns_worker_sync, sum_worker_sync;
 };
 
 /* What the round that retired a bug knew, for the crash dump (dumpround.h): set when a

@@ -20,6 +20,7 @@ void round_config_default(struct round_config *c)
     c->tail_wall_ns = 200000000; /* a serialized cue point costs 50-100 us on PVM */
     c->first_ns = 1000000;
     c->record_quantum = 16;
+    c->workers = -1; /* worker_count's default */
 }
 
 /* Plain decimal "12", "0.5", "20.25": no sign, exponent, hex, inf or nan (strtod
@@ -186,6 +187,13 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
             return -1;
         }
         t.tail_ns = n;
+    } else if (!strcmp(key, "workers")) {
+        if (!parse_u64(val, &n) || n > ROUND_MAX_WORKERS) {
+            snprintf(err, errlen, "workers %s: expected an integer from 0 to %d (0: simulations "
+                     "one after the other in the program's VM)", val, ROUND_MAX_WORKERS);
+            return -1;
+        }
+        t.workers = (int)n;
     } else if (!strcmp(key, "seed")) {
         if (!parse_u64(val, &n)) {
             snprintf(err, errlen, "seed %s: expected an unsigned integer", val);
@@ -250,8 +258,17 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
               (unsigned long long)(st->best_rank & (EX_SCORE_BUG - 1)),
               (unsigned long long)st->last_cues, (unsigned long long)st->last_sims,
               (unsigned long long)st->free_ns);
-    jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu,\"last_event\":",
+    jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu",
               (unsigned long long)st->attached_ns, (unsigned long long)st->last_bug_round);
+    jb_printf(&b, ",\"workers\":%d,\"worker_sims\":%llu,\"worker_checked\":%llu"
+              ",\"worker_mismatches\":%llu,\"worker_builds\":%llu,\"worker_syncs\":%llu"
+              ",\"worker_pages\":%llu,\"worker_sync_ns\":{\"last\":%llu,\"sum\":%llu}",
+              st->workers, (unsigned long long)st->worker_sims,
+              (unsigned long long)st->worker_checked, (unsigned long long)st->worker_mismatches,
+              (unsigned long long)st->worker_builds, (unsigned long long)st->worker_syncs,
+              (unsigned long long)st->worker_pages, (unsigned long long)st->ns_worker_sync,
+              (unsigned long long)st->sum_worker_sync);
+    jb_raw(&b, ",\"last_event\":");
     jb_str(&b, st->last_event);
     const uint64_t last[9] = {st->ns_stop,     st->ns_snapshot, st->ns_record,
                               st->ns_explore,  st->ns_simulate, st->ns_score,

@@ -116,6 +116,7 @@ void snapshot_free(struct snapshot *s)
     free(s->v);
     free(s->vmas);
     free(s->frame_bitmap);
+    free(s->changed);
     memset(s, 0, sizeof *s);
 }
 
@@ -220,6 +221,8 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
             return -1;
         }
         copy_pages(gm, dirty, words, s->mem, gm->host, false);
+        for (uint64_t w = 0; s->changed && w < words; w++)
+            s->changed[w] |= dirty[w];
         free(dirty);
     }
     gm->nremapped = 0;
@@ -315,6 +318,50 @@ static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *s
     return 0;
 }
 
+/* The VMM's state and the vCPUs' as in s (which may be another VM's snapshot, for a
+ * worker, snapshot_sync): frame allocator, address space, threads, counters, time. */
+static int apply_state(struct vm *vm, const struct snapshot *s)
+{
+    struct guestmem *gm = &vm->gm;
+    uint64_t words = bitmap_words(gm);
+    pthread_mutex_lock(&vm->lock);
+    pthread_mutex_lock(&gm->lock);
+    /* Data frames as in the snapshot; page-table frames stay (they are never given back). */
+    uint64_t used = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        gm->bitmap[w] = s->frame_bitmap[w] | gm->table_bitmap[w];
+        used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
+    }
+    gm->used = used;
+    gm->next = s->frames_next;
+    struct vma *nv = malloc((s->nvmas ? s->nvmas : 1) * sizeof *nv);
+    if (nv) {
+        memcpy(nv, s->vmas, s->nvmas * sizeof *nv);
+        free(vm->mm.v);
+        vm->mm.v = nv;
+        vm->mm.n = vm->mm.cap = s->nvmas ? s->nvmas : 1;
+        vm->mm.n = s->nvmas;
+    }
+    vm->mm.brk_base = s->brk_base;
+    vm->mm.brk_cur = s->brk_cur;
+    pthread_mutex_unlock(&gm->lock);
+    int rc = nv ? 0 : -1;
+    for (int i = 0; i < vm->nvcpus && rc == 0; i++) {
+        static const struct snap_vcpu none;
+        rc = restore_vcpu(vm, vm->vcpus[i], i < s->nvcpus ? &s->v[i] : &none, s);
+    }
+    vm->next_tid = s->next_tid;
+    vm->live = s->live;
+    vm->blocked = s->blocked;
+    vm->wait_counter = s->wait_counter;
+    vm->skipped_ns = (int64_t)s->vtime - (int64_t)(mono_ns() - vm->start_ns);
+    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    vm->rng = s->rng;
+    memcpy(vm->sigact, s->sigact, sizeof s->sigact);
+    pthread_mutex_unlock(&vm->lock);
+    return rc;
+}
+
 int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, size_t errlen)
 {
     struct vm *vm = s->vm;
@@ -369,41 +416,7 @@ int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, si
     gm->remap_overflow = false;
     uint64_t t3 = mono_ns();
 
-    pthread_mutex_lock(&vm->lock);
-    pthread_mutex_lock(&gm->lock);
-    /* Data frames as in the snapshot; page-table frames stay (they are never given back). */
-    uint64_t used = 0;
-    for (uint64_t w = 0; w < words; w++) {
-        gm->bitmap[w] = s->frame_bitmap[w] | gm->table_bitmap[w];
-        used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
-    }
-    gm->used = used;
-    gm->next = s->frames_next;
-    struct vma *nv = malloc((s->nvmas ? s->nvmas : 1) * sizeof *nv);
-    if (nv) {
-        memcpy(nv, s->vmas, s->nvmas * sizeof *nv);
-        free(vm->mm.v);
-        vm->mm.v = nv;
-        vm->mm.n = vm->mm.cap = s->nvmas ? s->nvmas : 1;
-        vm->mm.n = s->nvmas;
-    }
-    vm->mm.brk_base = s->brk_base;
-    vm->mm.brk_cur = s->brk_cur;
-    pthread_mutex_unlock(&gm->lock);
-    int rc = nv ? 0 : -1;
-    for (int i = 0; i < vm->nvcpus && rc == 0; i++) {
-        static const struct snap_vcpu none;
-        rc = restore_vcpu(vm, vm->vcpus[i], i < s->nvcpus ? &s->v[i] : &none, s);
-    }
-    vm->next_tid = s->next_tid;
-    vm->live = s->live;
-    vm->blocked = s->blocked;
-    vm->wait_counter = s->wait_counter;
-    vm->skipped_ns = (int64_t)s->vtime - (int64_t)(mono_ns() - vm->start_ns);
-    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
-    vm->rng = s->rng;
-    memcpy(vm->sigact, s->sigact, sizeof s->sigact);
-    pthread_mutex_unlock(&vm->lock);
+    int rc = apply_state(vm, s);
     uint64_t t4 = mono_ns();
     st->ns_dirty_log = t1 - t0;
     st->ns_copy = t2 - t1;
@@ -571,6 +584,9 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     for (size_t i = 0; i < img->ntables; i++)
         gm->table_level[img->tables[i].frame] = img->tables[i].level;
     gm->table_cursor = img->table_cursor;
+    memset(gm->table_bitmap, 0, words * 8);
+    for (size_t i = 0; i < img->ntables; i++)
+        gm->table_bitmap[img->tables[i].frame / 64] |= 1ULL << (img->tables[i].frame % 64);
     uint64_t used = 0;
     for (uint64_t w = 0; w < words; w++) {
         gm->bitmap[w] = img->frame_bitmap[w];
@@ -658,4 +674,102 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     if (rc < 0 && !err[0])
         snprintf(err, errlen, "snapshot: out of memory");
     return rc;
+}
+
+/* ---- worker VMs ------------------------------------------------------------------ */
+
+int snapshot_track_changes(struct snapshot *s)
+{
+    uint64_t words = bitmap_words(&s->vm->gm);
+    if (!s->changed && !(s->changed = calloc(words, 8)))
+        return -1;
+    memset(s->changed, 0, words * 8);
+    return 0;
+}
+
+/* Whether two VMs have the same page-table structure: the same table frames at the same
+ * levels, the same allocation cursor, and the same upper levels (the PML4 and every
+ * table above the leaves). Leaf tables are data to a snapshot and are synced as such. */
+static bool same_tables(const struct guestmem *a, const struct guestmem *b)
+{
+    uint64_t pool = GPA_POOL / PAGE_SIZE;
+    if (a->nframes != b->nframes || a->table_cursor != b->table_cursor ||
+        memcmp(a->table_level + pool, b->table_level + pool, a->nframes - pool) != 0 ||
+        memcmp(a->host + GPA_PML4, b->host + GPA_PML4, PAGE_SIZE) != 0)
+        return false;
+    for (uint64_t f = a->table_cursor; f < a->nframes; f++)
+        if (a->table_level[f] >= 2 &&
+            memcmp(a->host + f * PAGE_SIZE, b->host + f * PAGE_SIZE, PAGE_SIZE) != 0)
+            return false;
+    return true;
+}
+
+int snapshot_sync(struct vm *dst, struct snapshot *src, uint64_t *pages, char *err,
+                  size_t errlen)
+{
+    struct vm *vm = src->vm;
+    struct guestmem *gm = &dst->gm, *sgm = &vm->gm;
+    *pages = 0;
+    if (!src->have_mem || !src->changed || gm->size != sgm->size) {
+        snprintf(err, errlen, "worker sync: no snapshot with change tracking");
+        return -1;
+    }
+    if (!same_tables(gm, sgm))
+        return 1;
+    if (vm_add_vcpus(dst, src->nvcpus, err, errlen) < 0)
+        return -1;
+    uint64_t words = bitmap_words(gm);
+    memcpy(gm->table_bitmap, sgm->table_bitmap, words * 8);
+    /* Frames whose mapping changes: the leaf entries that differ, old and new frame. */
+    size_t nremap = 0, capremap = 0;
+    uint64_t *remap = NULL;
+    bool overflow = false;
+    for (uint64_t w = 0; w < words; w++)
+        for (uint64_t b = src->changed[w]; b; b &= b - 1) {
+            uint64_t f = w * 64 + (uint64_t)__builtin_ctzll(b);
+            if (gm->table_level[f] >= 2 || f * PAGE_SIZE == GPA_PML4)
+                continue; /* equal in both (same_tables) */
+            uint8_t *to = gm->host + f * PAGE_SIZE;
+            const uint8_t *from = src->mem + f * PAGE_SIZE;
+            if (gm->table_level[f] == 1) {
+                const uint64_t *o = (const uint64_t *)to, *n = (const uint64_t *)from;
+                for (int e = 0; e < 512; e++) {
+                    if (o[e] == n[e])
+                        continue;
+                    if (nremap + 2 > capremap) {
+                        size_t cap = capremap ? 2 * capremap : 64;
+                        uint64_t *r = cap <= (1u << 20) ? realloc(remap, cap * 8) : NULL;
+                        if (!r) {
+                            overflow = true;
+                            continue;
+                        }
+                        remap = r;
+                        capremap = cap;
+                    }
+                    uint64_t fo = gm_pte_frame(gm, o[e]), fn = gm_pte_frame(sgm, n[e]);
+                    if (fo)
+                        remap[nremap++] = fo;
+                    if (fn)
+                        remap[nremap++] = fn;
+                }
+            }
+            memcpy(to, from, PAGE_SIZE);
+            gm_mark_dirty(gm, f * PAGE_SIZE); /* for the worker's own snapshot */
+            (*pages)++;
+        }
+    memset(src->changed, 0, words * 8);
+    /* A leaf entry changed by the host is not seen by KVM's MMU: drop the translations
+     * of every frame it mapped or maps now (as a restore does, snapshot_restore). */
+    if (overflow)
+        gm_invalidate_range(gm, GPA_POOL, gm->size - GPA_POOL);
+    else if (nremap)
+        gm_invalidate_frames(gm, remap, nremap);
+    free(remap);
+    for (int i = 0; i < dst->nvcpus; i++)
+        dst->vcpus[i]->clean_snap = NULL;
+    if (apply_state(dst, src) < 0) {
+        snprintf(err, errlen, "worker sync: cannot set vCPU state");
+        return -1;
+    }
+    return 0;
 }

@@ -30,6 +30,7 @@ struct snapshot {
     uint64_t brk_base, brk_cur;
     uint64_t *frame_bitmap;
     uint64_t frames_used, frames_next;
+    uint64_t *changed;          /* snapshot_track_changes: frames taken since the last sync */
 };
 
 struct restore_stats {
@@ -65,5 +66,23 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
 /* Completes pending syscall MMIO reads of blocked threads so that no vCPU holds state
  * KVM cannot save (called by take and restore; the result reaches rax on wake). */
 int snapshot_settle_vcpus(struct vm *vm);
+
+/* Worker VMs (worker.h) at the same snapshot, kept in step by copying only what changed.
+ *
+ * snapshot_track_changes starts recording, in s->changed, every frame a later
+ * snapshot_take copies (what the VM changed between snapshots).
+ *
+ * snapshot_sync brings dst, another VM that was at src's previous snapshot (built from
+ * it by snapshot_load_into, or synced, then restored to its own snapshot after its
+ * simulations), to src's current one: it copies the changed frames from src's memory
+ * copy (dropping the translations of frames whose leaf page-table entry changed), marks
+ * them dirty in dst's own log (so dst's next snapshot_take takes them), creates vCPUs up
+ * to src's count and sets every vCPU's state and the VMM's state as a restore would, and
+ * clears s->changed. The caller then takes dst's own snapshot. Both VMs paused; src's VM
+ * unchanged. Returns 0; 1 (nothing done) when the two page-table structures differ,
+ * which only rebuilding dst settles; -1 with a message. *pages: frames copied. */
+int snapshot_track_changes(struct snapshot *s);
+int snapshot_sync(struct vm *dst, struct snapshot *src, uint64_t *pages, char *err,
+                  size_t errlen);
 
 #endif

@@ -625,6 +625,11 @@ static void *vcpu_main(void *arg)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    /* The kick must get through whoever created this thread: a worker VM's vCPUs are
+     * created by the round driver's thread, which blocks every signal. */
+    sigemptyset(&set);
+    sigaddset(&set, SIG_KICK);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     pthread_mutex_lock(&vm->lock);
     for (;;) {
         if (atomic_load(&vm->stopping))

@@ -63,7 +63,10 @@ static void test_attach_full(void **state)
     assert_int_equal(R.cfg.tail_ns, 0);
     assert_int_equal(R.cfg.seed, 42);
     assert_true(R.follow);
-    OK("{\"cmd\":\"attach\",\"rate\":0.5,\"seed\":18446744073709551615,\"max_duty_pct\":20}");
+    assert_int_equal(R.cfg.workers, -1); /* not given: the VMM's default */
+    OK("{\"cmd\":\"attach\",\"rate\":0.5,\"seed\":18446744073709551615,\"max_duty_pct\":20,"
+       "\"workers\":0}");
+    assert_int_equal(R.cfg.workers, 0);
     assert_true(R.cfg.rate == 0.5);
     assert_true(R.cfg.seed == UINT64_MAX);
     assert_int_equal(R.cfg.max_duty_pct, 20);
@@ -114,6 +117,8 @@ static void test_attach_bad_values(void **state)
     BAD("{\"cmd\":\"attach\",\"follow\":1}", "\"follow\" must be true or false");
     BAD("{\"cmd\":\"attach\",\"follow\":\"yes\"}", "\"follow\"");
     BAD("{\"cmd\":\"attach\",\"max_duty_pct\":0}", "\"max_duty_pct\"");
+    BAD("{\"cmd\":\"attach\",\"workers\":9}", "\"workers\" must be an integer from 0 to 8");
+    BAD("{\"cmd\":\"attach\",\"workers\":-1}", "\"workers\"");
     BAD("{\"cmd\":\"attach\",\"rates\":5}", "unknown field \"rates\" for attach");
 }
 
@@ -186,6 +191,9 @@ static void test_config_set(void **state)
     assert_int_equal(c.tail_ns, 0);
     assert_int_equal(round_config_set(&c, "tail", "10ms", E, sizeof E), 0);
     assert_int_equal(c.tail_ns, 10000000);
+    assert_int_equal(c.workers, -1);
+    assert_int_equal(round_config_set(&c, "workers", "2", E, sizeof E), 0);
+    assert_int_equal(c.workers, 2);
     assert_true(c.rate == 20);
     assert_int_equal(c.strategy, EX_STRAT_BOUNDED);
     assert_int_equal(c.params.pct_depth, 5);
@@ -196,9 +204,9 @@ static void test_config_set(void **state)
     static const char *const bad[][2] = {
         {"rate", "0"},        {"strategy", "best"}, {"depth", "0"},      {"depth", "x"},
         {"sims", "65"},       {"fragment", "5us"},  {"fragment", "1s"},  {"fragment", "2"},
-        {"seed", "-1"},       {"speed", "1"},       {"tail", "101ms"}, {"tail", "7"},
-        {"tail", "-1ms"},     {"max-duty", "0"},    {"max-duty", "101"}, {"max-duty", "5%%"},
-        {"max-duty", "%"},    {"max-duty", ""}};
+        {"seed", "-1"},       {"workers", "9"},     {"workers", "-1"},   {"speed", "1"},
+        {"tail", "101ms"},    {"tail", "7"},        {"tail", "-1ms"},    {"max-duty", "0"},
+        {"max-duty", "101"},  {"max-duty", "5%%"},  {"max-duty", "%"},   {"max-duty", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         E[0] = 0;
         if (round_config_set(&c, bad[i][0], bad[i][1], E, sizeof E) == 0)
