@@ -411,6 +411,8 @@ static void fill_outcome(struct dump_outcome *d, const struct outcome *o)
     snprintf(d->detail, sizeof d->detail, "%s", o->detail);
 }
 
+#define KIB(n) ((unsigned long long)(((n) + 1023) >> 10)) /* rounded up */
+
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                const struct dump_record *extra, size_t nextra, struct dump_result *res,
                char *err, size_t errlen)
@@ -467,6 +469,12 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         goto out;
     if (core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)
         goto out;
+    /* The cap counts disk bytes, as du does: the core's zero pages are holes. The core is
+     * still unnamed here, so a refused dump never shows. */
+    uint64_t cap = vm->opt.max_dump_size, core_disk = d.core.size;
+    struct stat cst;
+    if (fstat(core.fd, &cst) == 0)
+        core_disk = (uint64_t)cst.st_blocks * 512;
 
     /* Jinx's record. */
     fill_outcome(&d.outcome, o);
@@ -512,6 +520,21 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         }
         if (access(res->jinxdump, F_OK) == 0)
             continue;
+        /* Encoded before the core gets its name, so that a dump over the cap leaves
+         * nothing behind, not even for a moment. */
+        snprintf(d.core.name, sizeof d.core.name, "%s.core", stem);
+        dbuf_free(&b);
+        if (dumpfile_encode(&d, &b) < 0) {
+            jx_fail(err, errlen, "out of memory encoding the dump");
+            goto out;
+        }
+        if (cap && core_disk + b.len > cap) {
+            jx_fail(err, errlen, "it would take %llu KiB on disk (core %llu KiB + jinxdump "
+                    "%llu KiB), over --max-dump-size %llu KiB; the outcome stands (raise the "
+                    "cap to keep such dumps)", KIB(core_disk + b.len), KIB(core_disk), KIB(b.len),
+                    (unsigned long long)(cap >> 10));
+            goto out;
+        }
         int e = tmp_publish(&core, res->core);
         if (e == -EEXIST)
             continue;
@@ -520,12 +543,6 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
             goto out;
         }
         core_linked = true;
-        snprintf(d.core.name, sizeof d.core.name, "%s.core", stem);
-        dbuf_free(&b);
-        if (dumpfile_encode(&d, &b) < 0) {
-            jx_fail(err, errlen, "out of memory encoding the dump");
-            goto out;
-        }
         if (jd.fd < 0 && tmp_open(dir, &jd, err, errlen) < 0)
             goto out;
         if (ftruncate(jd.fd, 0) < 0 || lseek(jd.fd, 0, SEEK_SET) < 0 ||

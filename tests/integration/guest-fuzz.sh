@@ -63,6 +63,14 @@ for s in $(seq 1 "$seeds"); do
   ctl=(); [ $((s % 2)) = 0 ] && ctl=(--no-control)
   run "syscalls seed $s" 0 "${ctl[@]}" --seed "$s" -- syscalls "$s" "$iters"
 done
+# The same under simulation rounds (snapshots, restores and replays of a guest in an
+# mmap storm): exit 0 and no replay divergence; and serialized.
+for s in 1 2; do
+  run "syscalls seed $s --attach" 0 --no-control --stats --attach 20/s --seed "$s" -- syscalls "$s" "$iters"
+  grep -q '"divergences":0' "$tmp/err" || bad "syscalls seed $s --attach: divergences or no rounds"
+done
+run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 1000
+
 # Every fatal variant (the seed picks it): a signal, a deadlock or the variant's exit.
 first=$("$VMM" run --no-control "$FUZZ" -- fatal 0 10 2>&1 </dev/null >/dev/null | sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p')
 [ "$first" = jump-user ] || { echo "FAIL cannot start the fuzzer (variant 0: '$first')"; exit 1; }
