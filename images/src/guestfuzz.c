@@ -415,10 +415,16 @@ static int mode_fatal(void)
             raw6(SYS_sched_yield, 0, 0, 0, 0, 0, 0); /* until the child's fault ends us */
     }
     case 28: {
+        /* As many parked threads as the VM allows (more than the outcome lists waiters
+         * for at --vcpus 254), then main parks too: a deadlock. */
         pthread_t t;
-        for (int i = 0; i < 3; i++)
-            pthread_create(&t, NULL, park, NULL);
-        while (atomic_load(&parked) < 3)
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setstacksize(&at, 64 << 10);
+        int n = 0;
+        while (n < 300 && pthread_create(&t, &at, park, NULL) == 0)
+            n++;
+        while (atomic_load(&parked) < n)
             sched_yield();
         park(NULL);
         break;

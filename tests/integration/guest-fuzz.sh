@@ -83,6 +83,9 @@ done
 run "threads --vcpus 16" 0 -- threads 1
 run "threads --vcpus 254" 0 --vcpus 254 -- threads 1
 grep -q "threads=254 error=Resource temporarily unavailable" "$tmp/err" || bad "254 threads, then EAGAIN"
+# A deadlock of 254 threads (more than the report lists waiters for), dumped.
+run "deadlock of 254 threads" 123 --vcpus 254 -- fatal 28 100
+grep -q "all 254 live threads are blocked" "$tmp/err" && grep -q "dump written" "$tmp/err" || bad "deadlock of 254 threads: report or dump"
 run "mem --mem 32M" 0 --mem 32M -- mem 1 500
 run "mem --mem 64M" 0 --mem 64M -- mem 2 500
 
