@@ -338,6 +338,7 @@ static const char *const variants[] = {
     "lgdt", "invlpg", "int3", "int80", "int-n", "ud2", "syscall-wild-rsp", "smash-stack",
     "div0", "iretq", "swapgs", "sysret", "clone-wild-stack", "deadlock", "bigmap-crash",
     "stack-overflow", "unmap-text", "abort", "exit-status", "wild-tid-exit", "jump-arena",
+    "agent-entry", "agent-stubs",
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -470,6 +471,21 @@ static int mode_fatal(void)
             ((uint32_t *)f.arena)[i] = (uint32_t)next(&f.rng);
         jump_to((uint64_t)f.arena + r % ARENA_SIZE, r); /* no-execute data */
     }
+    case 36: {
+        /* Straight into the agent's syscall entries (guest-agent/agent.S: the ring-0 one
+         * at +32, the user-mode one at +48) without a syscall instruction: the user-mode
+         * one is as good as a syscall and comes back to rcx; the other must fault. */
+        uint64_t entry = UVA_AGENT + ((r & 1) ? 48 : 32);
+        long ret;
+        __asm__ volatile("lea 1f(%%rip), %%rcx; jmp *%2; 1:"
+                         : "=a"(ret) : "a"((long)SYS_getpid), "r"(entry) : "rcx", "r11", "memory");
+        char line[64];
+        snprintf(line, sizeof line, "guestfuzz: agent entry returned %ld\n", ret);
+        say(line);
+        __asm__ volatile("ud2");
+        break;
+    }
+    case 37: jump_to(UVA_AGENT + 64 + 16 * (r % 32), r); /* the exception stubs */
     }
     say("guestfuzz: the fatal variant returned\n");
     return 4;

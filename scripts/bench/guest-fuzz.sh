@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 . scripts/bench/lib.sh
 BIN=${BIN:-bin}
-calls=1000000; per_run=250000; variants=36
+calls=1000000; per_run=250000; variants=38
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) calls=20000; per_run=20000; variants=6; shift ;;
@@ -76,7 +76,7 @@ while [ "$total" -lt "$calls" ]; do
   seed=$((seed + 1))
   [ "$seed" -gt 1000 ] && bench_die "no progress: $total syscalls after 1000 runs"
 done
-for v in $(seq 0 $((variants - 1))); do one fatal $((1000 + v)) 2000; done
+for v in $(seq 0 $((variants - 1))); do one fatal $((1026 + v)) 2000; done # 1026 % 38 = 0
 one threads 1
 one mem 1 2000
 
