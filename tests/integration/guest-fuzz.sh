@@ -70,6 +70,9 @@ for s in 1 2; do
   grep -q '"divergences":0' "$tmp/err" || bad "syscalls seed $s --attach: divergences or no rounds"
 done
 run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 1000
+# Snapshots restore exactly while the guest maps, unmaps and scribbles (status 125 if not).
+run "syscalls seed 4 --snapshot-selftest" 0 --no-control --snapshot-selftest 5 --selftest-interval 20ms -- syscalls 4 "$iters"
+run "mem --snapshot-selftest" 0 --no-control --mem 64M --snapshot-selftest 5 --selftest-interval 5ms -- mem 4 500
 
 # Every fatal variant (the seed picks it): a signal, a deadlock or the variant's exit.
 first=$("$VMM" run --no-control "$FUZZ" -- fatal 0 10 2>&1 </dev/null >/dev/null | sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p')
