@@ -69,7 +69,7 @@ for s in 1 2; do
   run "syscalls seed $s --attach" 0 --no-control --stats --attach 20/s --seed "$s" -- syscalls "$s" "$iters"
   grep -q '"divergences":0' "$tmp/err" || bad "syscalls seed $s --attach: divergences or no rounds"
 done
-run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 1000
+run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 150 2
 # Snapshots restore exactly while the guest maps, unmaps and scribbles (status 125 if not).
 run "syscalls seed 4 --snapshot-selftest" 0 --no-control --snapshot-selftest 5 --selftest-interval 20ms -- syscalls 4 "$iters"
 run "mem --snapshot-selftest" 0 --no-control --mem 64M --snapshot-selftest 5 --selftest-interval 5ms -- mem 4 500
