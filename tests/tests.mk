@@ -29,3 +29,11 @@ integration-test: all check-kvm
 test: all
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory integration-test
+
+# Memcheck over jinx-vmm and jinxctl runs (scripts/valgrind-run.sh; suppressions in
+# tests/valgrind/jinx.supp). valgrind-quick is one run of each kind.
+.PHONY: valgrind valgrind-quick
+valgrind: all guest-tests check-kvm
+	@BUILD=$(BUILD) BIN=$(BIN) scripts/valgrind-run.sh
+valgrind-quick: all guest-tests check-kvm
+	@BUILD=$(BUILD) BIN=$(BIN) scripts/valgrind-run.sh --quick

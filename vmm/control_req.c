@@ -15,7 +15,7 @@ const char *control_cmd_name(enum control_cmd c)
 }
 
 static const char *const attach_fields[] = {"cmd",         "rate", "strategy", "depth",
-                                            "sims",        "fragment_us", "seed", "follow",
+                                            "sims",        "fragment_us", "tail_us", "seed", "follow",
                                             "max_duty_pct", NULL};
 
 static bool known(const char *const *list, const char *key)
@@ -77,6 +77,10 @@ static int parse_attach(const struct json_obj *o, struct control_req *req, char 
         return -1;
     if (r)
         c->fragment_ns = n * 1000;
+    if ((r = uint_field(o, "tail_us", 0, ROUND_MAX_TAIL_NS / 1000, &n, err, errlen)) < 0)
+        return -1;
+    if (r)
+        c->tail_ns = n * 1000;
     if ((r = uint_field(o, "seed", 0, UINT64_MAX, &n, err, errlen)) < 0)
         return -1;
     if (r)
@@ -137,7 +141,7 @@ int control_parse_request(const char *line, size_t len, struct control_req *req,
         if (!known(allowed, o->f[i].key)) {
             snprintf(err, errlen, "unknown field \"%s\" for %s%s", o->f[i].key, cmd,
                      req->cmd == CTL_ATTACH ? " (expected rate, strategy, depth, sims, "
-                                              "fragment_us, seed, max_duty_pct, follow)"
+                                              "fragment_us, tail_us, seed, max_duty_pct, follow)"
                                             : " (it takes no arguments)");
             return -1;
         }

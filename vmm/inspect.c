@@ -1,6 +1,7 @@
 /* jinxctl inspect: the human (and JSON) view of a crash dump. */
 #include "inspect.h"
 #include "backtrace.h"
+#include "srcline.h"
 #include "corefile.h"
 #include "decode.h"
 #include "dumpfile.h"
@@ -85,6 +86,17 @@ static bool mem_is_text(void *ctx, uint64_t va)
             return true;
     }
     return false;
+}
+
+/* Source lines of a backtrace (srcline.h): return addresses looked up one byte back, so
+ * the line is the call's. Without addr2line or debug info the lines stay empty. */
+static void bt_lines(struct ictx *x, const uint64_t *bt, int nbt, char lines[][SRCLINE_LEN])
+{
+    uint64_t a[MAX_BT];
+    for (int i = 0; i < nbt; i++)
+        a[i] = bt[i] - x->bias - (i > 0);
+    char err[200];
+    srcline_resolve(x->image_path, a, (size_t)nbt, lines, err, sizeof err);
 }
 
 /* elf_format_addr over the dump's image. */
@@ -300,10 +312,13 @@ static void print_thread_text(struct ictx *x, const struct dump_thread *t, int n
         uint64_t bt[MAX_BT];
         struct bt_mem m = {.read = mem_read, .is_text = mem_is_text, .ctx = x};
         int nbt = bt_walk(&m, R[DR_RIP], R[DR_RSP], R[DR_RBP], bt, MAX_BT);
+        char lines[MAX_BT][SRCLINE_LEN];
+        bt_lines(x, bt, nbt, lines);
         fprintf(f, "  backtrace:\n");
         for (int i = 0; i < nbt; i++) {
             symbolize(x, bt[i], i > 0, sym, sizeof sym);
-            fprintf(f, "    #%d 0x%012llx %s\n", i, (unsigned long long)bt[i], sym);
+            fprintf(f, "    #%d 0x%012llx %s%s%s%s\n", i, (unsigned long long)bt[i], sym,
+                    lines[i][0] ? " (" : "", lines[i], lines[i][0] ? ")" : "");
         }
     }
     if (ndis > 0) {
@@ -454,11 +469,17 @@ static void print_thread_json(struct ictx *x, const struct dump_thread *t, int n
     uint64_t bt[MAX_BT];
     struct bt_mem m = {.read = mem_read, .is_text = mem_is_text, .ctx = x};
     int nbt = bt_walk(&m, R[DR_RIP], R[DR_RSP], R[DR_RBP], bt, MAX_BT);
+    char lines[MAX_BT][SRCLINE_LEN];
+    bt_lines(x, bt, nbt, lines);
     fprintf(f, ",\"backtrace\":[");
     for (int i = 0; i < nbt; i++) {
         symbolize(x, bt[i], i > 0, sym, sizeof sym);
         fprintf(f, "%s{\"pc\":\"0x%llx\",\"symbol\":", i ? "," : "", (unsigned long long)bt[i]);
         json_fput_str(f, sym, true);
+        if (lines[i][0]) {
+            fprintf(f, ",\"line\":");
+            json_fput_str(f, lines[i], true);
+        }
         fprintf(f, "}");
     }
     fprintf(f, "],\"disassembly\":[");

@@ -37,7 +37,7 @@ static void usage(FILE *f)
         "\n"
         "commands:\n"
         "  attach [--rate 5/s] [--strategy S] [--depth D] [--sims K] [--fragment DUR]\n"
-        "         [--seed N] [--no-follow] [--vm VM]\n"
+        "         [--tail DUR] [--max-duty PCT] [--seed N] [--no-follow] [--vm VM]\n"
         "                 start (or reconfigure) simulation rounds; then print the VM's events\n"
         "                 until Ctrl-C or the VM ends (--no-follow: return at once).\n"
         "                 --rate: rounds per second (5/s, 0.5/s, 30/min; default 5/s)\n"
@@ -45,6 +45,10 @@ static void usage(FILE *f)
         "                 --depth: PCT depth, 1..32 (default 3)\n"
         "                 --sims: simulations per round, 1..64 (default 8)\n"
         "                 --fragment: virtual time simulated per round, 10us..100ms (default 1ms)\n"
+        "                 --tail: after a retired suspicious schedule, stay serialized this\n"
+        "                 much virtual time more, so a crash there replays (0..100ms, default 4ms)\n"
+        "                 --max-duty: most of the wall time rounds may take, 1..100 (default 50;\n"
+        "                 5 keeps the program's slowdown near 5%% at the cost of the rate)\n"
         "                 --seed: seed of every random choice of the rounds (default 1)\n"
         "  status [--json] [--vm VM]\n"
         "                 rounds done, cue points and simulations per round, round time per\n"
@@ -372,6 +376,7 @@ static int cmd_attach(int argc, char **argv)
         {"rate", required_argument, 0, 'r'}, {"strategy", required_argument, 0, 's'},
         {"depth", required_argument, 0, 'd'}, {"sims", required_argument, 0, 'k'},
         {"fragment", required_argument, 0, 'f'}, {"seed", required_argument, 0, 'S'},
+        {"tail", required_argument, 0, 't'}, {"max-duty", required_argument, 0, 'm'},
         {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct round_config cfg;
@@ -386,7 +391,7 @@ static int cmd_attach(int argc, char **argv)
         case 'n': follow = false; break;
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'r': case 's': case 'd': case 'k': case 'f': case 'S':
+        case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't': case 'm':
             if (round_config_set(&cfg, lo[li].name, optarg, err, sizeof err) < 0) {
                 jx_err("attach: --%s", err);
                 return EXIT_USAGE;
@@ -417,6 +422,10 @@ static int cmd_attach(int argc, char **argv)
         jb_printf(&b, ",\"sims\":%u", cfg.params.max_schedules);
     if (given['f'])
         jb_printf(&b, ",\"fragment_us\":%llu", (unsigned long long)(cfg.fragment_ns / 1000));
+    if (given['m'])
+        jb_printf(&b, ",\"max_duty_pct\":%d", cfg.max_duty_pct);
+    if (given['t'])
+        jb_printf(&b, ",\"tail_us\":%llu", (unsigned long long)(cfg.tail_ns / 1000));
     if (given['S'])
         jb_printf(&b, ",\"seed\":%llu", (unsigned long long)cfg.seed);
     jb_printf(&b, ",\"follow\":%s}", follow ? "true" : "false");
@@ -512,9 +521,10 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
     uint64_t rounds = u64_of(s, "rounds");
     if (attached)
         printf("rounds: attached, %g/s, strategy %s (depth %llu), %llu simulations/round, "
-               "fragment %g ms, seed %llu\n", rate, strategy,
+               "fragment %g ms, tail %g ms, seed %llu\n", rate, strategy,
                (unsigned long long)u64_of(s, "depth"), (unsigned long long)u64_of(s, "sims"),
-               u64_of(s, "fragment_us") / 1e3, (unsigned long long)u64_of(s, "seed"));
+               u64_of(s, "fragment_us") / 1e3, u64_of(s, "tail_us") / 1e3,
+               (unsigned long long)u64_of(s, "seed"));
     else
         printf("rounds: detached (jinxctl attach --rate 5/s starts them)\n");
     printf("rounds done: %llu\n", (unsigned long long)rounds);
@@ -547,6 +557,9 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
     printf("retirements: %llu (replay divergences: %llu); simulations that hit a bug: %llu\n",
            (unsigned long long)u64_of(s, "retired"), (unsigned long long)u64_of(s, "divergences"),
            (unsigned long long)u64_of(s, "sim_bugs"));
+    printf("tails: %llu cue points run serialized after retirements, %llu crashes met there "
+           "(replayable)\n", (unsigned long long)u64_of(s, "tail_cues"),
+           (unsigned long long)u64_of(s, "tail_crashes"));
     printf("free execution since attach: %.3f s\n", u64_of(s, "free_ns") / 1e9);
     if (ctl)
         printf("control: %llu clients, %llu events dropped for slow clients, %llu connections "

@@ -45,7 +45,8 @@ static void usage(FILE *f)
         "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
         "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
         "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
-        "                     --strategy S --depth D --sims K --fragment DUR (see jinxctl --help)\n"
+        "                     --strategy S --depth D --sims K --fragment DUR --tail DUR --max-duty PCT\n"
+        "                     (see jinxctl --help)\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
@@ -97,6 +98,7 @@ static int cmd_run(int argc, char **argv)
         {"no-control", no_argument, 0, OPT_NO_CONTROL}, {"attach", required_argument, 0, OPT_ATTACH},
         {"strategy", required_argument, 0, OPT_ROUND}, {"depth", required_argument, 0, OPT_ROUND},
         {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
+        {"tail", required_argument, 0, OPT_ROUND}, {"max-duty", required_argument, 0, OPT_ROUND},
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},
         {"dump-dir", required_argument, 0, OPT_DUMP_DIR},

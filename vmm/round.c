@@ -112,9 +112,28 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
     send_event(d, kind, line);
 }
 
+static void run_fragment_mode(struct vm *vm, const struct ex_schedule *s, uint64_t want,
+                              uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
+                              struct sim_result *r);
+
 /* Runs one fragment from the snapshot under schedule s; sandboxed unless `live`. */
 static void run_fragment(struct vm *vm, const struct ex_schedule *s, uint64_t want,
                          uint64_t wall, uint64_t vtime, bool live, struct sim_result *r)
+{
+    run_fragment_mode(vm, s, want, 0, wall, vtime, live, r);
+}
+
+/* Live, on the VM itself: the first `exact` cue points without a budget, up to `want`
+ * within `wall` after that (serial_fragment_run_from). */
+static void run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t want,
+                              uint64_t exact, uint64_t wall, uint64_t vtime, struct sim_result *r)
+{
+    run_fragment_mode(vm, s, want, exact, wall, vtime, true, r);
+}
+
+static void run_fragment_mode(struct vm *vm, const struct ex_schedule *s, uint64_t want,
+                              uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
+                              struct sim_result *r)
 {
     serial_set_schedule(vm, s);
     pthread_mutex_lock(&vm->lock);
@@ -122,7 +141,7 @@ static void run_fragment(struct vm *vm, const struct ex_schedule *s, uint64_t wa
     vm->sim_ended = false;
     pthread_mutex_unlock(&vm->lock);
     serial_fragment_begin(vm, vtime);
-    r->cut = serial_fragment_run(vm, want, wall);
+    r->cut = serial_fragment_run_from(vm, want, exact, wall);
     pthread_mutex_lock(&vm->lock);
     r->ended = vm->sim_ended;
     if (r->ended)
@@ -160,7 +179,7 @@ static bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
 static void keep_retired(struct round_driver *d, const struct round_config *cfg,
                          uint64_t round_no, int best, int nsim, const struct ex_schedule *sched,
                          const struct ex_trace *recorded, const struct sim_result *live,
-                         const struct sim_result *w, uint64_t limit)
+                         const struct sim_result *w, uint64_t limit, bool in_tail)
 {
     struct round_retired *r = &d->retired;
     ex_schedule_init(&r->sched);
@@ -185,16 +204,31 @@ static void keep_retired(struct round_driver *d, const struct round_config *cfg,
     r->cues_live = live->cues;
     snprintf(r->strategy, sizeof r->strategy, "%s", ex_strategy_name(cfg->strategy));
     char what[120];
-    describe_outcome(w, what, sizeof what);
-    snprintf(r->why, sizeof r->why, "%s %.120s: a bug outranks every other score",
-             best ? "simulation" : "the recording", what);
+    describe_outcome(in_tail ? live : w, what, sizeof what);
+    if (in_tail)
+        snprintf(r->why, sizeof r->why, "simulation scored %llu (suspicious) and was retired; "
+                 "the program %.80s %llu cue points into the serialized tail",
+                 (unsigned long long)w->score.suspicion, what,
+                 (unsigned long long)(live->cues - w->cues));
+    else
+        snprintf(r->why, sizeof r->why, "%s %.120s: a bug outranks every other score",
+                 best ? "simulation" : "the recording", what);
     d->have_retired = true;
 }
 
 const struct round_retired *round_retired(struct vm *vm)
 {
     struct round_driver *d = vm->rounds;
-    return d && d->have_retired && d->snap_ready ? &d->retired : NULL;
+    if (!d)
+        return NULL;
+    /* The program's end wakes vm_run's caller while the driver may still be finishing the
+     * round whose live replay ended it (keeping what the dump needs): wait for it. */
+    pthread_mutex_lock(&d->mu);
+    while (d->busy)
+        pthread_cond_wait(&d->cv, &d->mu);
+    bool have = d->have_retired && d->snap_ready;
+    pthread_mutex_unlock(&d->mu);
+    return have ? &d->retired : NULL;
 }
 
 /* One round. Returns false when the VM is over (stopped by an outcome). */
@@ -348,28 +382,52 @@ static bool do_round(struct round_driver *d)
                 w->score.races_adjacent, w->score.avio_new, w->score.new_writers,
                 w->score.novel_pairs);
     }
+    bool tail_crash = false;
+    uint64_t tail_cues = 0;
     if (retire) {
         struct sim_result live;
         memset(&live, 0, sizeof live);
         ex_trace_init(&live.trace);
         /* Exactly the simulation's cue points: a simulation cut by the wall budget
-         * stopped a thread mid-computation, which the replay need not repeat. */
-        run_fragment(vm, best ? &ss.v[best - 1] : &rec_sched, w->ended ? want : w->cues, 0,
-                     vtime, true, &live);
+         * stopped a thread mid-computation, which the replay need not repeat. Then, for
+         * a simulation that did not end, the tail: the same schedule's default policy
+         * goes on serialized, so a crash that the retired interleaving causes a little
+         * later still happens at a known cue point of a known schedule, and the dump's
+         * replay (the same schedule up to the same limit) reproduces it. */
+        uint64_t exact = w->ended ? want : w->cues;
+        uint64_t tail = w->ended ? 0 : cfg.tail_ns / SERIAL_CUE_NS;
+        const struct ex_schedule *ws = best ? &ss.v[best - 1] : &rec_sched;
+        run_fragment_from(vm, ws, exact + tail, tail ? exact : 0, tail ? cfg.tail_wall_ns : 0,
+                          vtime, &live);
+        long diff = ex_trace_first_difference(&live.trace, &w->trace);
+        bool same = diff < 0 || (size_t)diff >= w->trace.n; /* the simulation's part */
         if (!vm_over(vm)) {
-            long diff = ex_trace_first_difference(&live.trace, &w->trace);
-            if (diff >= 0 || live.cues != w->cues) {
+            if (!same || live.cues < w->cues) {
                 divergences++;
                 notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
                         "point %ld (a bug in jinx: please report it)", (unsigned long long)round_no,
                         best, diff);
             }
+            tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
             serial_fragment_end(vm);
+        } else if (bug) {
+            keep_retired(d, &cfg, round_no, best, nsim, ws, &res[0].trace, &live, w, exact + tail,
+                         false);
+        } else if (same && live.cues >= w->cues) {
+            /* Past the simulation's end: the tail met the program's end. */
+            tail_cues = live.cues - w->cues;
+            if (ex_outcome_is_bug(outcome_class(&vm->out, true))) {
+                tail_crash = true;
+                live.out = vm->out;
+                keep_retired(d, &cfg, round_no, best, nsim, ws, &res[0].trace, &live, w,
+                             exact + tail, true);
+            }
         } else {
-            divergences += !w->ended; /* the simulation did not end, the replay did */
-            if (bug)
-                keep_retired(d, &cfg, round_no, best, nsim, best ? &ss.v[best - 1] : &rec_sched,
-                             &res[0].trace, &live, w, w->ended ? want : w->cues);
+            divergences++; /* the simulation did not end there, the replay did */
+            notable(d, "divergence", "round %llu: the replay of simulation %d ended the program "
+                    "at cue point %llu (trace differs at %ld), the simulation ran on to cue point "
+                    "%llu (a bug in jinx: please report it)", (unsigned long long)round_no, best,
+                    (unsigned long long)live.cues, diff, (unsigned long long)w->cues);
         }
         ex_trace_free(&live.trace);
     } else if (ok) {
@@ -403,6 +461,8 @@ static bool do_round(struct round_driver *d)
         st->sim_bugs += res[i].score.bug;
     st->retired += retire && best > 0;
     st->divergences += divergences;
+    st->tail_cues += tail_cues;
+    st->tail_crashes += tail_crash;
     if (ok && w->score.rank > st->best_rank)
         st->best_rank = w->score.rank;
     if (bug)
@@ -427,17 +487,18 @@ static bool do_round(struct round_driver *d)
     st->sum_round += st->ns_round;
     pthread_mutex_unlock(&d->mu);
 
-    if (over && bug)
-        notable(d, "crash", "guest %s in real execution (round %llu, %s)",
+    if (over && (bug || tail_crash))
+        notable(d, "crash", "guest %s in real execution (round %llu, %s%s)",
                 vm->out.kind == OUT_DEADLOCK ? "deadlocked" : "crashed",
                 (unsigned long long)round_no,
-                vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock");
+                vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock",
+                tail_crash ? ", in the serialized tail after the retired schedule" : "");
     if (cfg.verbose)
-        fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, %.2f ms "
-                "(stop %.3f snapshot %.3f record %.3f explore %.3f simulate %.3f score %.3f "
+        fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, tail %llu "
+                "cue points, %.2f ms (stop %.3f snapshot %.3f record %.3f explore %.3f simulate %.3f score %.3f "
                 "retire %.3f resume %.3f ms)\n",
                 (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
-                (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+                (unsigned long long)tail_cues, (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
                 (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6,
                 (t8 - t7) / 1e6);
     if (analysed)

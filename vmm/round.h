@@ -22,6 +22,11 @@ struct round_config {
     enum ex_strategy strategy;  /* default EX_STRAT_PORTFOLIO */
     struct ex_params params;    /* params.max_schedules = K simulations per round */
     uint64_t fragment_ns;       /* virtual time per fragment, default 1 ms */
+    uint64_t tail_ns;           /* after retiring a suspicious schedule, the program goes on
+                                   serialized for this much more virtual time (at most
+                                   tail_wall_ns of wall time), so that a crash there
+                                   is replayable from the round's snapshot (0: none) */
+    uint64_t tail_wall_ns;      /* most wall time a tail may take (default 200 ms) */
     uint64_t fragment_wall_ns;  /* most wall time a fragment may take (default 50 ms): a
                                    thread computing privately has no cue point to stop at */
     uint64_t seed;              /* every random choice of the rounds derives from it */
@@ -48,6 +53,8 @@ struct round_stats {
     uint64_t sim_bugs;           /* simulations that ended in a bug */
     uint64_t retired;            /* rounds whose winner was not the recording */
     uint64_t divergences;        /* retirements whose replay differed from the simulation */
+    uint64_t tail_cues;          /* cue points run serialized after retirements (tails) */
+    uint64_t tail_crashes;       /* crashes met in a tail: replayable dumps */
     uint64_t best_rank;          /* best score rank seen so far */
     uint64_t last_cues, last_sims;
     /* The last round's phases, and the sums over all rounds. */
@@ -79,7 +86,8 @@ struct round_retired {
     char why[200];                 /* why it won, one line */
 };
 /* The retired bug of this VM's rounds, or NULL (no rounds, or the program's end was not
- * a retired simulation's). Valid until round_shutdown; call it after vm_run returned. */
+ * a retired simulation's). Valid until round_shutdown; call it after vm_run returned (it
+ * waits for the round in progress to finish). */
 const struct round_retired *round_retired(struct vm *vm);
 
 /* Starts (or reconfigures) rounds on a running VM. Returns 0, or -1 with a message. */

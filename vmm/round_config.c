@@ -16,6 +16,8 @@ void round_config_default(struct round_config *c)
     c->seed = 1;
     c->max_duty_pct = 50;
     c->fragment_wall_ns = 50000000;
+    c->tail_ns = ROUND_DEFAULT_TAIL_NS;
+    c->tail_wall_ns = 200000000; /* a serialized cue point costs 50-100 us on PVM */
     c->first_ns = 1000000;
     c->record_quantum = 16;
 }
@@ -97,6 +99,10 @@ int round_config_check(const struct round_config *c, char *err, size_t errlen)
                  ROUND_MIN_FRAGMENT_NS / 1000, ROUND_MAX_FRAGMENT_NS / 1000000);
         return -1;
     }
+    if (c->tail_ns > ROUND_MAX_TAIL_NS) {
+        snprintf(err, errlen, "tail: expected at most %llu ms", ROUND_MAX_TAIL_NS / 1000000);
+        return -1;
+    }
     if (c->max_duty_pct < 1 || c->max_duty_pct > 100) {
         snprintf(err, errlen, "max_duty_pct: expected an integer from 1 to 100");
         return -1;
@@ -157,6 +163,29 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
             return -1;
         }
         t.fragment_ns = n;
+    } else if (!strcmp(key, "max-duty")) {
+        const char *v = val;
+        size_t vl = strlen(v);
+        char num[24];
+        if (vl && v[vl - 1] == '%' && vl < sizeof num) {
+            memcpy(num, v, vl - 1); /* "5%" as well as "5" */
+            num[vl - 1] = '\0';
+            v = num;
+        }
+        if (!parse_u64(v, &n) || n < 1 || n > 100) {
+            snprintf(err, errlen, "max-duty %s: expected a percentage of the wall time from 1 "
+                     "to 100, such as 5 or 5%%", val);
+            return -1;
+        }
+        t.max_duty_pct = (int)n;
+    } else if (!strcmp(key, "tail")) {
+        if (!(parse_duration(val, &n) || (parse_u64(val, &n) && n == 0)) || n > ROUND_MAX_TAIL_NS) {
+            snprintf(err, errlen, "tail %s: expected a duration from 0 to %llums, such as 4ms "
+                     "(0: back to free execution right after a retirement)", val,
+                     ROUND_MAX_TAIL_NS / 1000000);
+            return -1;
+        }
+        t.tail_ns = n;
     } else if (!strcmp(key, "seed")) {
         if (!parse_u64(val, &n)) {
             snprintf(err, errlen, "seed %s: expected an unsigned integer", val);
@@ -179,8 +208,9 @@ void round_config_describe(const struct round_config *c, char *buf, size_t len)
                  c->params.pct_depth);
     else
         snprintf(strat, sizeof strat, "%s", ex_strategy_name(c->strategy));
-    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round, fragment %g ms, seed %llu",
-             c->rate, strat, c->params.max_schedules, c->fragment_ns / 1e6,
+    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round, fragment %g ms, tail %g ms, "
+             "seed %llu", c->rate, strat, c->params.max_schedules, c->fragment_ns / 1e6,
+             c->tail_ns / 1e6,
              (unsigned long long)c->seed);
 }
 
@@ -203,16 +233,19 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
               isfinite(c->rate) ? c->rate : 0.0);
     jb_str(&b, (unsigned)c->strategy < EX_NSTRATEGIES ? ex_strategy_name(c->strategy) : "?");
     jb_printf(&b,
-              ",\"depth\":%u,\"sims\":%u,\"fragment_us\":%llu,\"seed\":%llu,\"max_duty_pct\":%d"
+              ",\"depth\":%u,\"sims\":%u,\"fragment_us\":%llu,\"tail_us\":%llu,\"seed\":%llu"
+              ",\"max_duty_pct\":%d"
               ",\"rounds\":%llu,\"simulations\":%llu,\"cues_total\":%llu,\"sim_bugs\":%llu"
-              ",\"retired\":%llu,\"divergences\":%llu,\"best_rank\":%llu,\"best_bug\":%s"
+              ",\"retired\":%llu,\"divergences\":%llu,\"tail_cues\":%llu,\"tail_crashes\":%llu,\"best_rank\":%llu,\"best_bug\":%s"
               ",\"best_suspicion\":%llu,\"last_cues\":%llu,\"last_sims\":%llu,\"free_ns\":%llu",
               c->params.pct_depth, c->params.max_schedules,
-              (unsigned long long)(c->fragment_ns / 1000), (unsigned long long)c->seed,
+              (unsigned long long)(c->fragment_ns / 1000), (unsigned long long)(c->tail_ns / 1000),
+              (unsigned long long)c->seed,
               c->max_duty_pct, (unsigned long long)st->rounds,
               (unsigned long long)st->simulations, (unsigned long long)st->cues_total,
               (unsigned long long)st->sim_bugs, (unsigned long long)st->retired,
-              (unsigned long long)st->divergences, (unsigned long long)st->best_rank,
+              (unsigned long long)st->divergences, (unsigned long long)st->tail_cues,
+              (unsigned long long)st->tail_crashes, (unsigned long long)st->best_rank,
               st->best_rank >= EX_SCORE_BUG ? "true" : "false",
               (unsigned long long)(st->best_rank & (EX_SCORE_BUG - 1)),
               (unsigned long long)st->last_cues, (unsigned long long)st->last_sims,

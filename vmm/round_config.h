@@ -12,12 +12,15 @@
 #define ROUND_MIN_FRAGMENT_NS 10000ULL       /* 10 us: ~10 cue points at 1 us each */
 #define ROUND_MAX_FRAGMENT_NS 100000000ULL   /* 100 ms: a round must stay short */
 #define ROUND_DEFAULT_RATE 5.0
+#define ROUND_MAX_TAIL_NS 100000000ULL       /* 100 ms */
+#define ROUND_DEFAULT_TAIL_NS 4000000ULL     /* 4 ms: see docs/rounds.md, "The tail" */
 
 /* 0 if every field is in range, else -1 with a message naming the field and range. */
 int round_config_check(const struct round_config *c, char *err, size_t errlen);
 
 /* Sets one field from command-line text: key is "rate" ("5/s"), "strategy" (a name
- * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us") or "seed".
+ * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"), "tail" ("4ms", "0"), "max-duty" ("5", "5%") or
+ * "seed".
  * Checks the range. Returns 0, or -1 with a message. */
 int round_config_set(struct round_config *c, const char *key, const char *val, char *err,
                      size_t errlen);

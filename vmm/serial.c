@@ -128,6 +128,8 @@ int serial_pick_locked(struct vm *vm, int tid)
         if (w->tid && w->state == T_RUNNING && w->tid <= EX_MAX_TID)
             ex_tidset_add(&enabled, (uint32_t)w->tid);
     }
+    if (s->notify_at && s->cues == s->notify_at)
+        pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run_from's budget starts */
     if (s->cut || (s->limit && s->cues >= s->limit)) {
         /* Exactly `limit` cue points: stop here, at the same point every time. */
         if (tid > 0)
@@ -218,11 +220,19 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
  * and pauses the VM again. */
 bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 {
+    return serial_fragment_run_from(vm, want, 0, wall_ns);
+}
+
+bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns)
+{
     uint64_t start = mono_ns();
-    uint64_t soft = start + (wall_ns ? wall_ns : SERIAL_WALL_GUARD_NS);
-    uint64_t hard = wall_ns ? start + 5 * wall_ns : soft;
+    uint64_t guard = start + SERIAL_WALL_GUARD_NS;
+    bool budget_on = exact == 0;
+    uint64_t soft = budget_on && wall_ns ? start + wall_ns : guard;
+    uint64_t hard = budget_on && wall_ns ? start + 5 * wall_ns : guard;
     bool cut = false;
     vm->serial.limit = want;
+    vm->serial.notify_at = exact;
     vm_resume(vm);
     /* Wait on the VM's done_cv (the fragment's end and every outcome broadcast it): a
      * polling loop here would preempt the running vCPU's host thread, and on PVM each
@@ -230,23 +240,32 @@ bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
     pthread_mutex_lock(&vm->lock);
     while (!atomic_load(&vm->stopping) && vm->serial.current >= 0) {
         uint64_t now = mono_ns();
+        if (!budget_on && vm->serial.cues >= exact) {
+            /* The exact part is done (serial_cue_locked woke us): the budget starts. */
+            budget_on = true;
+            if (wall_ns) {
+                soft = now + wall_ns;
+                hard = now + 5 * wall_ns;
+            }
+        }
         if (now >= hard) {
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
             vm->serial.current = -1;
             break;
         }
-        if (now >= soft && !vm->serial.cut) {
+        if (budget_on && now >= soft && !vm->serial.cut) {
             /* Over budget: the fragment ends at the next cue point, as if that were
              * the limit (a replay of the same length stops at the same place). */
             cut = true;
             vm->serial.cut = true;
         }
-        uint64_t until = vm->serial.cut ? hard : soft;
+        uint64_t until = vm->serial.cut || !budget_on ? hard : soft;
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);
     }
+    vm->serial.notify_at = 0;
     pthread_mutex_unlock(&vm->lock);
     vm_pause(vm);
     return cut;

@@ -40,6 +40,7 @@ struct serial {
     uint64_t cues;
     uint64_t base_ns;       /* virtual time when serialized execution began */
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
+    uint64_t notify_at;     /* wake serial_fragment_run at this cue point (0: never) */
     bool cut;               /* the wall budget ended the fragment */
 };
 
@@ -75,6 +76,10 @@ int serial_set_schedule(struct vm *vm, const struct ex_schedule *src);
  * end (back to free execution at the same virtual time). */
 void serial_fragment_begin(struct vm *vm, uint64_t start_vtime);
 bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns);
+/* The same, but the first `exact` cue points run without a budget (only the 5 s guard)
+ * and wall_ns starts counting when cue point `exact` is reached: a retirement replays a
+ * simulation's cue points exactly, then goes on serialized for a bounded tail. */
+bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns);
 void serial_fragment_end(struct vm *vm);
 /* `--after A --record R`: free-runs for A (wall), then records a serialized fragment
  * of R virtual time (R / SERIAL_CUE_NS cue points) with memory cue points, then lets the

@@ -9,14 +9,16 @@
 # a round has the world stopped, so it does not see the rounds (wall time does).
 #
 #   scripts/bench/overhead.sh [--quick] [--runs N] [--rates "1 5 20"] [--iters N] [--threads T]
+#                             [--max-duty PCT]
 #
 #   --quick   1 repetition, 300 iterations (the CI smoke test)
+#   --max-duty PCT   rounds take at most PCT% of the wall time (jinx-vmm --max-duty; default 50)
 # Results: bench-results/overhead.{csv,json,png}, raw runs in overhead-runs.csv.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . scripts/bench/lib.sh
 BIN=${BIN:-bin}; VMM=$BIN/jinx-vmm
-RUNS=5; RATES="1 5 20"; ITERS=1500; THREADS=4; CPU=2048
+RUNS=5; RATES="1 5 20"; ITERS=1500; THREADS=4; CPU=2048; DUTY=
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) RUNS=1; ITERS=300; shift ;;
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --rates) [ $# -ge 2 ] || bench_die "--rates needs a list"; RATES=$2; shift 2 ;;
     --iters) [ $# -ge 2 ] || bench_die "--iters needs a number"; ITERS=$2; shift 2 ;;
     --threads) [ $# -ge 2 ] || bench_die "--threads needs a number"; THREADS=$2; shift 2 ;;
+    --max-duty) [ $# -ge 2 ] || bench_die "--max-duty needs a percentage"; DUTY=$2; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
@@ -36,10 +39,10 @@ mkdir -p "$RESULTS"
 raw=$RESULTS/overhead-runs.csv; csv=$RESULTS/overhead.csv; js=$RESULTS/overhead.json; png=$RESULTS/overhead.png
 dat=$RESULTS/overhead.dat; err=$RESULTS/overhead.stderr
 echo "rep,rate,status,wall_ms,guest_total_ms,rounds,round_ms_sum" >"$raw"
-echo "overhead: throughput $THREADS $ITERS $CPU under jinx-vmm, rounds at none/${RATES// //}/s, $RUNS alternating repetitions"
+echo "overhead: throughput $THREADS $ITERS $CPU under jinx-vmm, rounds at none/${RATES// //}/s${DUTY:+ with --max-duty $DUTY}, $RUNS alternating repetitions"
 for rep in $(seq "$RUNS"); do
   for rate in none $RATES; do
-    a=(); [ "$rate" != none ] && a=(--attach "$rate/s")
+    a=(); [ "$rate" != none ] && a=(--attach "$rate/s" ${DUTY:+--max-duty "$DUTY"})
     t0=${EPOCHREALTIME/./}
     out=$("$VMM" run --no-control --quiet --stats "${a[@]}" images/bin/throughput "$THREADS" "$ITERS" "$CPU" 2>"$err"); st=$?
     t1=${EPOCHREALTIME/./}
@@ -56,7 +59,7 @@ echo >&2
 
 printf '\n%-8s %5s %11s %23s %8s %9s %12s %8s %9s %8s %10s\n' attach runs "wall (med)" "spread [min..max]" ratio overhead "iter/s (med)" rounds "rounds/s" "in rounds" guest_ms
 echo "rate,runs,wall_median_ms,wall_min_ms,wall_max_ms,ratio_median,ratio_min,ratio_max,overhead_pct,iters_per_s_median,rounds_median,rounds_per_s,round_share_pct,guest_total_ms_median" >"$csv"
-json="{\"host\":$(bench_host),\"threads\":$THREADS,\"iters\":$ITERS,\"cpu\":$CPU,\"runs\":$RUNS,\"goal_overhead_pct_at_5\":5,\"rows\":["
+json="{\"host\":$(bench_host),\"max_duty_pct\":${DUTY:-50},\"threads\":$THREADS,\"iters\":$ITERS,\"cpu\":$CPU,\"runs\":$RUNS,\"goal_overhead_pct_at_5\":5,\"rows\":["
 for rate in none $RATES; do
   rows=$(awk -F, -v r="$rate" 'NR > 1 && $2 == r' "$raw")
   read -r wmin _ wmed _ wmax n <<<"$(echo "$rows" | cut -d, -f4 | bench_summary)"

@@ -1,24 +1,33 @@
-# libFuzzer harnesses for the parsers of untrusted dump files (clang from Debian:
-# packages clang and libclang-rt-14-dev, installed by scripts/setup-deps.sh).
-#   make fuzz-smoke            each harness for FUZZ_SECONDS (20) on its seed corpus
+# libFuzzer harnesses for the parsers of untrusted input: dump files (dumpfile, corefile,
+# roundrec), ELF images (elf), schedule files (schedule) and control socket requests
+# (control). clang from Debian: packages clang and libclang-rt-14-dev, installed by
+# scripts/setup-deps.sh.
+#   make fuzz-smoke            each harness for FUZZ_SECONDS (15) on its seed corpus
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
 #   make fuzz-seeds            regenerate the synthetic seeds in tests/fuzz/corpus/
+#   scripts/fuzz.sh --seconds 300 [TARGET...]   long runs with a per-target summary
 # New inputs found go to a scratch directory, not into the committed corpus; a crash
 # leaves its reproducer in build-fuzz/ (run the harness on it to replay).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
 FUZZ_SRCS    := vmm/util.c vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
-                vmm/bytes.c vmm/snapfile.c vmm/roundrec.c explorer/trace.c explorer/u64map.c \
-                explorer/schedule.c explorer/schedule_json.c
-FUZZ_TARGETS := dumpfile corefile roundrec
+                vmm/bytes.c vmm/snapfile.c vmm/roundrec.c vmm/elfparse.c vmm/json.c \
+                vmm/control_req.c vmm/round_config.c $(wildcard explorer/*.c)
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control
 
 .PHONY: fuzz-smoke fuzz-seeds
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(wildcard vmm/*.h) | deps
+$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard vmm/*.h explorer/*.h) | deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lcapstone
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) -lcapstone -lm
 
 fuzz-smoke: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -32,7 +41,8 @@ fuzz-smoke: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 
 fuzz-seeds: $(FUZZ_BUILD)/mkseeds
 	$(FUZZ_BUILD)/mkseeds tests/fuzz/corpus/dumpfile tests/fuzz/corpus/corefile
+	tests/fuzz/mkseeds.sh
 
 $(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c $(FUZZ_SRCS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer -o $@ $< $(FUZZ_SRCS) -lcapstone
+	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer -o $@ $< $(FUZZ_SRCS) -lcapstone -lm

@@ -29,6 +29,13 @@ for spec in time-to-bug round-cost overhead reset; do
   else bad "$spec.sh: no plot and no word about gnuplot"; fi
 done
 
+# replayable.sh: a table, CSV and JSON, and every replayable dump it met replayed (exit 0).
+out=$(scripts/bench/replayable.sh --quick 2>&1); st=$?
+if [ $st = 0 ] && [ "$(wc -l <"$RESULTS/replayable.csv")" -ge 13 ] &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert set(d["summary"]) == {"0", "4ms"}' "$RESULTS/replayable.json"; then
+  ok "replayable.sh --quick: $(echo "$out" | grep -c '^tail ') tail settings summarized"
+else bad "replayable.sh --quick: status $st"; echo "$out" | tail -8; fi
+
 # The numbers the docs quote come out: a found bug with rounds, the parallel note, ratios.
 python3 - "$RESULTS" <<'PY' && ok "result contents" || bad "result contents"
 import json, sys

@@ -60,11 +60,11 @@ if [ $st = 0 ] && has "$out" "VM: images/bin/correct (pid $main_pid)" && has "$o
   ok "jinxctl status finds the only VM and prints the human status"
 else bad "jinxctl status: status $st: $out"; fi
 out=$("$CTL" attach --rate 20/s --strategy pct --depth 4 --sims 3 --fragment 2ms --seed 42 --no-follow 2>&1); st=$?
-if [ $st = 0 ] && has "$out" "attached to $sock: 20/s, strategy pct (depth 4), 3 simulations/round, fragment 2 ms, seed 42"; then
+if [ $st = 0 ] && has "$out" "attached to $sock: 20/s, strategy pct (depth 4), 3 simulations/round, fragment 2 ms, tail 4 ms, seed 42"; then
   ok "jinxctl attach --no-follow"
 else bad "jinxctl attach: status $st: $out"; fi
 out=$("$CTL" status --json 2>&1)
-if has "$out" '{"attached":true,"rate":20,"strategy":"pct","depth":4,"sims":3,"fragment_us":2000,"seed":42,' &&
+if has "$out" '{"attached":true,"rate":20,"strategy":"pct","depth":4,"sims":3,"fragment_us":2000,"tail_us":4000,"seed":42,' &&
    { ! command -v python3 >/dev/null ||   # an independent JSON parser, when there is one
      python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["last_ns"]["round"]>=0' "$out" 2>/dev/null; }; then
   ok "jinxctl status --json: the configuration attached, valid JSON"

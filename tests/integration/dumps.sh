@@ -96,6 +96,11 @@ dumpcase() {
        grep -qE "^    #0 0x[0-9a-f]+ $sym" "$tmp/insp"; then ok "$name: inspect: $sig in thread $tid at $sym";
     else bad "$name: inspect (status $st) wanted $sig thread $tid $sym"; head -40 "$tmp/insp" "$tmp/inspe"; fi
   fi
+  # DWARF line info (via addr2line) where the image has it.
+  if readelf -S "$image" 2>/dev/null | grep -q '\.debug_line'; then
+    check "$name: inspect: backtrace frames carry source lines" \
+      grep -qE '^    #[0-9]+ 0x[0-9a-f]+ .* \(.+\.c:[0-9]+\)$' "$tmp/insp"
+  fi
   "$CTL" inspect --json "$jd" >"$tmp/json" 2>&1
   if python3 - "$tmp/json" "$sig" "${tid:-0}" <<'PY'
 import json, sys
@@ -147,7 +152,7 @@ dumpcase ud 132 SIGILL 1 main "$G/crash" ud
 dumpcase deadlock 123 deadlock 3 __syscall_cp_c "$G/crash" deadlock
 for m in images/*.manifest; do
   name=$(sed -n 's/^name: *//p' "$m"); exp=$(sed -n 's/^expected: *//p' "$m")
-  args=$(sed -n 's/^args: *//p' "$m")
+  args=$(sed -n 's/^widened_args: *//p' "$m"); [ -n "$args" ] || args=$(sed -n 's/^args: *//p' "$m")
   [ -x "images/bin/widen/$name" ] || continue
   case "$exp" in
     "signal SIGABRT") # shellcheck disable=SC2086

@@ -27,10 +27,11 @@ for m in images/*.manifest; do
     else fail=$((fail+1)); echo "FAIL $name run $run: status $got, wanted $ok or $bad"; head -20 /tmp/jinx-img-err.$$; fi
   done
   [ -x "images/bin/widen/$name" ] || continue
+  wargs=$(field "$m" widened_args); [ -n "$wargs" ] || wargs=$args
   seen=0
   for run in $(seq 1 10); do
     # shellcheck disable=SC2086
-    timeout 120 "$VMM" run --timeout 60s --seed $run "images/bin/widen/$name" $args >/dev/null 2>/tmp/jinx-img-err.$$; got=$?
+    timeout 120 "$VMM" run --timeout 60s --seed $run "images/bin/widen/$name" $wargs >/dev/null 2>/tmp/jinx-img-err.$$; got=$?
     if [ "$got" = "$bad" ]; then seen=1; break; fi
     if [ "$got" != "$ok" ]; then break; fi
   done

@@ -270,7 +270,7 @@ static void test_requests(void **state)
     r = ask(&a, "{\"cmd\":\"attach\",\"rate\":20,\"strategy\":\"pct\",\"depth\":4,\"sims\":3,"
                 "\"fragment_us\":500,\"seed\":9}\n");
     CONTAINS(r, "\"ok\":true,\"attached\":true");
-    CONTAINS(r, "20/s, strategy pct (depth 4), 3 simulations/round, fragment 0.5 ms, seed 9");
+    CONTAINS(r, "20/s, strategy pct (depth 4), 3 simulations/round, fragment 0.5 ms, tail 4 ms, seed 9");
     assert_int_equal(M.attaches, 1);
     assert_true(M.cfg.rate == 20);
     assert_int_equal(M.cfg.params.pct_depth, 4);

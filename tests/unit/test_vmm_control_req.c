@@ -53,13 +53,14 @@ static void test_attach_full(void **state)
 {
     (void)state;
     OK("{\"cmd\":\"attach\",\"rate\":5,\"strategy\":\"pct\",\"depth\":3,\"sims\":8,"
-       "\"fragment_us\":2000,\"seed\":42,\"follow\":true}");
+       "\"fragment_us\":2000,\"tail_us\":0,\"seed\":42,\"follow\":true}");
     assert_int_equal(R.cmd, CTL_ATTACH);
     assert_true(R.cfg.rate == 5.0);
     assert_int_equal(R.cfg.strategy, EX_STRAT_PCT);
     assert_int_equal(R.cfg.params.pct_depth, 3);
     assert_int_equal(R.cfg.params.max_schedules, 8);
     assert_int_equal(R.cfg.fragment_ns, 2000000);
+    assert_int_equal(R.cfg.tail_ns, 0);
     assert_int_equal(R.cfg.seed, 42);
     assert_true(R.follow);
     OK("{\"cmd\":\"attach\",\"rate\":0.5,\"seed\":18446744073709551615,\"max_duty_pct\":20}");
@@ -79,6 +80,8 @@ static void test_attach_defaults(void **state)
     assert_int_equal(R.cfg.strategy, EX_STRAT_PORTFOLIO);
     assert_int_equal(R.cfg.params.max_schedules, d.params.max_schedules);
     assert_int_equal(R.cfg.fragment_ns, 1000000);
+    assert_int_equal(R.cfg.tail_ns, ROUND_DEFAULT_TAIL_NS);
+    assert_true(d.tail_wall_ns > 0);
     assert_int_equal(round_config_check(&d, E, sizeof E), 0);
     assert_true(d.rate == 5.0);
     assert_int_equal(d.params.max_schedules, 8);
@@ -104,6 +107,8 @@ static void test_attach_bad_values(void **state)
     BAD("{\"cmd\":\"attach\",\"sims\":65}", "\"sims\"");
     BAD("{\"cmd\":\"attach\",\"fragment_us\":9}", "\"fragment_us\" must be an integer from 10 to 100000");
     BAD("{\"cmd\":\"attach\",\"fragment_us\":100001}", "\"fragment_us\"");
+    BAD("{\"cmd\":\"attach\",\"tail_us\":100001}", "\"tail_us\" must be an integer from 0 to 100000");
+    BAD("{\"cmd\":\"attach\",\"tail_us\":-1}", "\"tail_us\"");
     BAD("{\"cmd\":\"attach\",\"seed\":-1}", "\"seed\"");
     BAD("{\"cmd\":\"attach\",\"seed\":18446744073709551616}", "\"seed\"");
     BAD("{\"cmd\":\"attach\",\"follow\":1}", "\"follow\" must be true or false");
@@ -173,6 +178,14 @@ static void test_config_set(void **state)
     assert_int_equal(round_config_set(&c, "sims", "64", E, sizeof E), 0);
     assert_int_equal(round_config_set(&c, "fragment", "2ms", E, sizeof E), 0);
     assert_int_equal(round_config_set(&c, "seed", "0x10", E, sizeof E), 0);
+    assert_int_equal(round_config_set(&c, "max-duty", "5%", E, sizeof E), 0);
+    assert_int_equal(c.max_duty_pct, 5);
+    assert_int_equal(round_config_set(&c, "max-duty", "100", E, sizeof E), 0);
+    assert_int_equal(c.max_duty_pct, 100);
+    assert_int_equal(round_config_set(&c, "tail", "0", E, sizeof E), 0);
+    assert_int_equal(c.tail_ns, 0);
+    assert_int_equal(round_config_set(&c, "tail", "10ms", E, sizeof E), 0);
+    assert_int_equal(c.tail_ns, 10000000);
     assert_true(c.rate == 20);
     assert_int_equal(c.strategy, EX_STRAT_BOUNDED);
     assert_int_equal(c.params.pct_depth, 5);
@@ -183,7 +196,9 @@ static void test_config_set(void **state)
     static const char *const bad[][2] = {
         {"rate", "0"},        {"strategy", "best"}, {"depth", "0"},      {"depth", "x"},
         {"sims", "65"},       {"fragment", "5us"},  {"fragment", "1s"},  {"fragment", "2"},
-        {"seed", "-1"},       {"speed", "1"}};
+        {"seed", "-1"},       {"speed", "1"},       {"tail", "101ms"}, {"tail", "7"},
+        {"tail", "-1ms"},     {"max-duty", "0"},    {"max-duty", "101"}, {"max-duty", "5%%"},
+        {"max-duty", "%"},    {"max-duty", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         E[0] = 0;
         if (round_config_set(&c, bad[i][0], bad[i][1], E, sizeof E) == 0)
@@ -195,7 +210,8 @@ static void test_config_set(void **state)
     assert_non_null(strstr((round_config_set(&c, "strategy", "x", E, sizeof E), E), "portfolio"));
     char d[200];
     round_config_describe(&c, d, sizeof d);
-    assert_string_equal(d, "20/s, strategy bounded, 64 simulations/round, fragment 2 ms, seed 16");
+    assert_string_equal(d, "20/s, strategy bounded, 64 simulations/round, fragment 2 ms, tail 10 ms, "
+                           "seed 16");
 }
 
 static void test_status_json(void **state)
@@ -238,6 +254,9 @@ static void test_status_json(void **state)
     assert_int_equal(u, 140);
     assert_int_equal(json_get_u64(&o, "fragment_us", &u), 1);
     assert_int_equal(u, 1000);
+    assert_int_equal(json_get_u64(&o, "tail_us", &u), 1);
+    assert_int_equal(u, ROUND_DEFAULT_TAIL_NS / 1000);
+    assert_int_equal(json_get_u64(&o, "tail_crashes", &u), 1);
     const struct json_field *f = json_get(&o, "last_ns");
     assert_non_null(f);
     assert_int_equal(json_parse_object(f->raw, f->rawlen, 0, &ph, E, sizeof E), 0);
