@@ -71,7 +71,7 @@ soak_image() {
     while kill -0 "$pid" 2>/dev/null; do
       rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
-      if [ -n "$rss" ]; then
+      if [ -n "$rss" ] && [ "$fds" -gt 0 ]; then # (0 fds: the process is exiting)
         local age; age=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN{printf "%.1f", n - s}')
         echo "$(( $(date +%s) - t0 )),$name,$run,$pid,$rss,$fds" >>"$out/samples.csv"
         if [ -z "$warm_rss" ] && awk -v a="$age" 'BEGIN{exit !(a >= 5)}'; then
