@@ -46,6 +46,7 @@ asan: deps
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/serial.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/control.sh
 	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/dumps.sh
+	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/guest-fuzz.sh
 
 clean:
 	rm -rf build build-asan build-fuzz bin images/bin

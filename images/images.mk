@@ -10,7 +10,9 @@ IMAGES_CFLAGS := -std=c11 -D_GNU_SOURCE -static -O2 -g -fno-omit-frame-pointer -
 IMAGE_BUGGY   := circle flag-open race-o1o2 race-lock-x bounding-2v bounding-3t \
                  deadlock-abba wsq
 IMAGE_NAMES   := $(IMAGE_BUGGY) correct throughput
-IMAGES        := $(addprefix images/bin/,$(IMAGE_NAMES))
+# Not a workload: the hostile guest of tests/integration/guest-fuzz.sh (no manifest).
+IMAGE_TOOLS   := guestfuzz
+IMAGES        := $(addprefix images/bin/,$(IMAGE_NAMES) $(IMAGE_TOOLS))
 IMAGES_WIDEN  := $(addprefix images/bin/widen/,$(IMAGE_BUGGY))
 
 .PHONY: images

@@ -11,7 +11,8 @@ INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh t
                      tests/integration/determinism.sh tests/integration/dumps.sh \
                      tests/integration/rounds.sh tests/integration/replay.sh \
                      tests/integration/worker.sh
-INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh
+INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
+                     tests/integration/guest-fuzz.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

@@ -201,10 +201,11 @@ static int collect_threads(struct vm *vm, const struct outcome *o, struct dump_t
 
 #define FLAGS_NONE UINT32_MAX
 
-/* The PT_LOAD flags of the page at va, or FLAGS_NONE when it has no frame. */
-static uint32_t page_flags(struct guestmem *gm, uint64_t va)
+/* The PT_LOAD flags of the page at va, or FLAGS_NONE when it has no frame; *next is the
+ * next address worth looking at (past a whole missing page table). */
+static uint32_t page_flags(struct guestmem *gm, uint64_t va, uint64_t *next)
 {
-    uint64_t *pte = gm_pte(gm, va, false);
+    uint64_t *pte = gm_pte_scan(gm, va, next);
     uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
     if (!e || !gm_pte_frame(gm, e))
         return FLAGS_NONE;
@@ -226,7 +227,9 @@ static bool read_guest_page(void *ctx, uint64_t va, void *dst, size_t len)
 }
 
 /* Runs of pages with frames and equal flags, within each VMA. Pages without a frame
- * (PROT_NONE reservations never touched) are left out: they hold nothing. */
+ * (PROT_NONE reservations never touched) are left out: they hold nothing. The walk skips
+ * missing page tables whole: a guest's 64 TiB reservation costs nothing (page by page, 2^34
+ * lookups, it had not finished after 135 s, with jinx-vmm's exit waiting for it). */
 static int collect_segments(struct vm *vm, struct core_seg **out, size_t *n)
 {
     size_t cap = 64, k = 0;
@@ -236,8 +239,11 @@ static int collect_segments(struct vm *vm, struct core_seg **out, size_t *n)
     for (size_t i = 0; i < vm->mm.n; i++) {
         uint64_t start = 0;
         uint32_t cur = FLAGS_NONE;
-        for (uint64_t va = vm->mm.v[i].start; va <= vm->mm.v[i].end; va += PAGE_SIZE) {
-            uint32_t f = va < vm->mm.v[i].end ? page_flags(&vm->gm, va) : FLAGS_NONE;
+        for (uint64_t va = vm->mm.v[i].start, next; va <= vm->mm.v[i].end; va = next) {
+            next = va + PAGE_SIZE;
+            uint32_t f = va < vm->mm.v[i].end ? page_flags(&vm->gm, va, &next) : FLAGS_NONE;
+            if (next > vm->mm.v[i].end && va < vm->mm.v[i].end)
+                next = vm->mm.v[i].end; /* the VMA's end closes the last run */
             if (f == cur)
                 continue;
             if (cur != FLAGS_NONE) {
@@ -405,6 +411,8 @@ static void fill_outcome(struct dump_outcome *d, const struct outcome *o)
     snprintf(d->detail, sizeof d->detail, "%s", o->detail);
 }
 
+#define KIB(n) ((unsigned long long)(((n) + 1023) >> 10)) /* rounded up */
+
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                const struct dump_record *extra, size_t nextra, struct dump_result *res,
                char *err, size_t errlen)
@@ -461,6 +469,12 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         goto out;
     if (core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)
         goto out;
+    /* The cap counts disk bytes, as du does: the core's zero pages are holes. The core is
+     * still unnamed here, so a refused dump never shows. */
+    uint64_t cap = vm->opt.max_dump_size, core_disk = d.core.size;
+    struct stat cst;
+    if (fstat(core.fd, &cst) == 0)
+        core_disk = (uint64_t)cst.st_blocks * 512;
 
     /* Jinx's record. */
     fill_outcome(&d.outcome, o);
@@ -506,6 +520,21 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         }
         if (access(res->jinxdump, F_OK) == 0)
             continue;
+        /* Encoded before the core gets its name, so that a dump over the cap leaves
+         * nothing behind, not even for a moment. */
+        snprintf(d.core.name, sizeof d.core.name, "%s.core", stem);
+        dbuf_free(&b);
+        if (dumpfile_encode(&d, &b) < 0) {
+            jx_fail(err, errlen, "out of memory encoding the dump");
+            goto out;
+        }
+        if (cap && core_disk + b.len > cap) {
+            jx_fail(err, errlen, "it would take %llu KiB on disk (core %llu KiB + jinxdump "
+                    "%llu KiB), over --max-dump-size %llu KiB; the outcome stands (raise the "
+                    "cap to keep such dumps)", KIB(core_disk + b.len), KIB(core_disk), KIB(b.len),
+                    (unsigned long long)(cap >> 10));
+            goto out;
+        }
         int e = tmp_publish(&core, res->core);
         if (e == -EEXIST)
             continue;
@@ -514,12 +543,6 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
             goto out;
         }
         core_linked = true;
-        snprintf(d.core.name, sizeof d.core.name, "%s.core", stem);
-        dbuf_free(&b);
-        if (dumpfile_encode(&d, &b) < 0) {
-            jx_fail(err, errlen, "out of memory encoding the dump");
-            goto out;
-        }
         if (jd.fd < 0 && tmp_open(dir, &jd, err, errlen) < 0)
             goto out;
         if (ftruncate(jd.fd, 0) < 0 || lseek(jd.fd, 0, SEEK_SET) < 0 ||

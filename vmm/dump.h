@@ -37,7 +37,10 @@ int dump_check_dir(const char *dir, char *err, size_t errlen);
 
 /* Writes both files for outcome o of the stopped VM. extra: records a caller adds (the
  * round driver: snapshot, schedule, traces), may be NULL. 0, or -1 with a message;
- * on failure nothing is left in dir. */
+ * on failure nothing is left in dir. A dump whose two files would together take more
+ * than vm->opt.max_dump_size bytes on disk (the core's zero pages are holes and do not
+ * count) is refused whole, never truncated: -1 with a message naming the sizes, decided
+ * while the core is still unnamed. */
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                const struct dump_record *extra, size_t nextra, struct dump_result *res,
                char *err, size_t errlen);

@@ -29,7 +29,8 @@ static void usage(FILE *f)
         "\n"
         "options:\n"
         "  --vcpus N          most guest threads at once (default 16, max %d)\n"
-        "  --mem SIZE         guest memory (default 512M; 16M..4G)\n"
+        "  --mem SIZE         guest memory (default 512M; 16M..3G; the program's mmap/brk get\n"
+        "                     ENOMEM past it)\n"
         "  --timeout DUR      stop with outcome 'timeout' after DUR wall time (10s, 500ms, 2m)\n"
         "  --seed N           seed for getrandom and AT_RANDOM (default 1)\n"
         "  --thread-stack SIZE  default stack for new threads (default 1M; musl's is 128K)\n"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
         "  --report FILE      write the outcome as JSON to FILE\n"
         "  --dump-dir DIR     on a fatal signal or deadlock, write DIR/<image>-<time>.core (for\n"
         "                     gdb) and .jinxdump (for jinxctl inspect); default: no dump\n"
+        "  --max-dump-size SIZE  refuse (never truncate) a dump whose files would take more\n"
+        "                     than SIZE on disk together (default 4G; 0: no cap)\n"
         "  --stats            print boot time, exits and syscalls on stderr\n"
         "  --quiet            no report when the program exits with status 0\n"
         "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
@@ -72,13 +75,14 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
        OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
-       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS };
+       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS, OPT_MAX_DUMP };
 
 static int cmd_run(int argc, char **argv)
 {
     struct vm_options opt = {.max_vcpus = 16, .mem = 512ULL << 20, .seed = 1,
                              .thread_stack = 1ULL << 20, .selftest_interval_ns = 5000000,
-                             .roundrobin = true, .spin_threshold = EX_SPIN_THRESHOLD};
+                             .roundrobin = true, .spin_threshold = EX_SPIN_THRESHOLD,
+                             .max_dump_size = 4ULL << 30};
     static char *envp[MAX_ENV];
     int envc = 0;
     static const struct option lo[] = {
@@ -104,6 +108,7 @@ static int cmd_run(int argc, char **argv)
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},
         {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
+        {"max-dump-size", required_argument, 0, OPT_MAX_DUMP},
         {0, 0, 0, 0}};
     /* Control socket and --attach (control.h, round.h). */
     bool no_control = false, attach = false, seed_given = false;
@@ -146,7 +151,7 @@ static int cmd_run(int argc, char **argv)
         case OPT_MEM:
             if (!parse_size(optarg, &opt.mem) || opt.mem < (16ULL << 20) ||
                 opt.mem > MAX_GUEST_MEM || opt.mem % (2ULL << 20)) {
-                jx_err("--mem %s: expected a size from 16M to 4G in whole MiB pairs (e.g. 256M)",
+                jx_err("--mem %s: expected a size from 16M to 3G in whole MiB pairs (e.g. 256M)",
                        optarg);
                 return EXIT_VMM_ERROR;
             }
@@ -237,6 +242,13 @@ static int cmd_run(int argc, char **argv)
             break;
         case OPT_REPORT: opt.report_path = optarg; break;
         case OPT_DUMP_DIR: opt.dump_dir = optarg; break;
+        case OPT_MAX_DUMP:
+            if (!parse_size(optarg, &opt.max_dump_size)) {
+                jx_err("--max-dump-size %s: expected a size such as 512M or 2G (0: no cap)",
+                       optarg);
+                return EXIT_VMM_ERROR;
+            }
+            break;
         case OPT_STATS: opt.stats = true; break;
         case OPT_QUIET: opt.quiet = true; break;
         case OPT_HELP: case 'h': usage(stdout); return 0;
@@ -393,7 +405,7 @@ static int cmd_run(int argc, char **argv)
         struct dump_result dr;
         int drc = dump_write(&vm, &vm.out, opt.dump_dir, rrec, nrrec, &dr, err, sizeof err);
         if (drc < 0)
-            jx_err("cannot write the crash dump: %s", err);
+            jx_err("no crash dump written: %s", err);
         else
             fprintf(stderr, "jinx-vmm: dump written to %s (+ .core)\n", dr.jinxdump);
         if (opt.stats && drc == 0)

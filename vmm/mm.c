@@ -297,6 +297,36 @@ out:
     return (int64_t)cur;
 }
 
+int64_t mm_dontneed(struct mm *mm, uint64_t addr, uint64_t len)
+{
+    if (addr & (PAGE_SIZE - 1))
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (len > USER_TOP)
+        return -EINVAL;
+    len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (!range_ok(addr, len))
+        return addr < USER_TOP ? -ENOMEM : -EINVAL;
+    pthread_mutex_lock(&mm->gm->lock);
+    int64_t ret = -ENOMEM;
+    if (mm_is_mapped(mm, addr, addr + len)) {
+        for (uint64_t va = addr, next; va < addr + len; va = next) {
+            uint64_t *pte = gm_pte_scan(mm->gm, va, &next);
+            uint64_t frame = pte ? gm_pte_frame(mm->gm, *pte) : 0;
+            if (!frame || frame + PAGE_SIZE > mm->gm->size)
+                continue;
+            /* Anonymous memory reads back as zeroes; the VMM's write is recorded for
+             * snapshot restore like any other. */
+            memset(gm_ptr(mm->gm, frame), 0, PAGE_SIZE);
+            gm_mark_dirty(mm->gm, frame);
+        }
+        ret = 0;
+    }
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
 int64_t mm_mremap(struct mm *mm, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags)
 {
     (void)flags;

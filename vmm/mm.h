@@ -31,6 +31,11 @@ int64_t mm_map_mode(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum m
 int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len);
 int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot);
 int64_t mm_brk(struct mm *mm, uint64_t newbrk);
+/* madvise(MADV_DONTNEED): the range's pages read back as zeroes. Linux's errors: -EINVAL
+ * for an unaligned or non-user range, -ENOMEM when part of it is not mapped. Costs time
+ * in the pages that have frames, never in the range's length (a 64 TiB reservation is
+ * skipped a missing page table at a time). */
+int64_t mm_dontneed(struct mm *mm, uint64_t addr, uint64_t len);
 int64_t mm_mremap(struct mm *mm, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags);
 
 /* For the loader: makes [start,end) part of the address space without allocating. */

@@ -270,18 +270,11 @@ static int64_t do_prlimit(struct vm *vm, int resource, uint64_t newl, uint64_t o
 
 static int64_t do_madvise(struct vm *vm, uint64_t addr, uint64_t len, int advice)
 {
+    if (advice == 4 /* MADV_DONTNEED */)
+        return mm_dontneed(&vm->mm, addr, len);
+    /* Other advice changes nothing here, but its range is checked as Linux does. */
     if (addr & (PAGE_SIZE - 1))
         return -EINVAL;
-    if (advice == 4 /* MADV_DONTNEED */) {
-        /* Anonymous memory reads back as zeroes afterwards. */
-        for (uint64_t a = addr; a < addr + len && a >= addr; a += PAGE_SIZE) {
-            uint8_t *p = gm_user_ptr(&vm->gm, a, true);
-            if (p) {
-                memset(p, 0, PAGE_SIZE);
-                gm_mark_dirty(&vm->gm, (uint64_t)(p - vm->gm.host));
-            }
-        }
-    }
     return 0;
 }
 

@@ -92,6 +92,7 @@ struct vm_options {
     uint64_t selftest_interval_ns;
     const char *report_path;
     const char *dump_dir;       /* --dump-dir: crash dumps go there (dump.h); NULL: none */
+    uint64_t max_dump_size;     /* --max-dump-size: larger dumps are refused; 0: no cap */
 };
 
 struct vm {

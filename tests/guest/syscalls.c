@@ -41,7 +41,11 @@ int main(int argc, char **argv)
     CHECK(mprotect(p + 4096, 4096, PROT_NONE) == 0);
     CHECK(mprotect(p + 4096, 4096, PROT_READ | PROT_WRITE) == 0);
     CHECK(p[4096] == 7);
+    CHECK(madvise(p + 4096, 4096, MADV_DONTNEED) == 0 && p[4096] == 0 && p[0] == 7);
     CHECK(munmap(p, 3 * 4096) == 0);
+    /* madvise over kernel or unmapped ranges fails at once (it used to walk the length). */
+    CHECK(madvise((void *)0xffff800000000000ull, 1ull << 46, MADV_DONTNEED) == -1 && errno == EINVAL);
+    CHECK(madvise((void *)0x100000000000ull, 1ull << 40, MADV_DONTNEED) == -1 && errno == ENOMEM);
     CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3, 0) == MAP_FAILED);
     void *big = mmap(NULL, 64ull << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(big == MAP_FAILED && errno == ENOMEM);

@@ -51,6 +51,20 @@ z = json.load(open(r + "/reset.json"))
 assert {x["vcpus"] for x in z["rows"] if x["table"] == "vcpus"} == {1, 4}
 PY
 
+# The hostile-guest benchmark: at least its 20000 syscalls, every run a guest outcome.
+scripts/bench/guest-fuzz.sh --quick >/dev/null 2>&1; st=$?
+if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["guest_syscalls"] >= 20000 and d["syscall_runs"]["n"] >= 1, d' "$RESULTS/guest-fuzz.json" 2>/dev/null
+then ok "guest-fuzz.sh --quick"; else bad "guest-fuzz.sh --quick: status $st"; fi
+
+# The soak, briefly: a bug-free image passes (samples taken, summary JSON); a buggy one
+# is a false report and fails it.
+scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
+if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["images"]["correct"]; assert d["pass"] and c["runs"] >= 1 and c["samples"] >= 1 and c["rss_kb"]["max"] > 0, d' "$RESULTS/soak/summary.json" 2>/dev/null
+then ok "soak.sh --minutes 0.1 correct"; else bad "soak.sh correct: status $st"; cat "$RESULTS/soak/summary.json" 2>/dev/null; fi
+scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak-bug" images/bin/widen/circle >/dev/null 2>&1; st=$?
+if [ $st = 1 ] && grep -q '"false_reports":[1-9]' "$RESULTS/soak-bug/summary.json"; then ok "soak.sh fails on a bug report"
+else bad "soak.sh on a buggy image: status $st"; cat "$RESULTS/soak-bug/summary.json" 2>/dev/null; fi
+
 # Without gnuplot: a clear word, no failure.
 out=$(cd "$RESULTS" && GNUPLOT=/nonexistent/gnuplot bash -c ". $repo/scripts/bench/lib.sh; bench_plot x.png 'plot x'" 2>&1); st=$?
 if [ $st = 0 ] && echo "$out" | grep -q "gnuplot not installed"; then ok "no gnuplot: said so, status 0"

@@ -184,5 +184,19 @@ check "no dump without --dump-dir" test -z "$(ls -A "$D")"
 "$VMM" run --dump-dir "$G/crash" "$G/crash" segv >/dev/null 2>"$tmp/e"; st=$?
 if [ $st = 125 ] && grep -q "not a directory" "$tmp/e"; then ok "--dump-dir on a file: status 125 before running"; else bad "--dump-dir on a file: status $st"; cat "$tmp/e"; fi
 
+# --max-dump-size: a dump over the cap is refused whole (nothing in D, not even a
+# temporary), with the sizes named; the outcome and exit status stay the crash's; under
+# a cap it fits, the dump is written; a bad cap fails before running.
+D="$tmp/capped"; mkdir -p "$D"
+"$VMM" run --no-control --dump-dir "$D" --max-dump-size 16K "$G/crash" segv >/dev/null 2>"$tmp/e"; st=$?
+if [ $st = 139 ] && grep -q "no crash dump written: it would take [0-9]* KiB on disk .*over --max-dump-size 16 KiB; the outcome stands" "$tmp/e" &&
+   [ -z "$(ls -A "$D")" ]; then ok "--max-dump-size 16K: refused whole, status 139 kept"
+else bad "--max-dump-size 16K: status $st, dir: $(ls -A "$D")"; cat "$tmp/e"; fi
+"$VMM" run --no-control --dump-dir "$D" --max-dump-size 64M "$G/crash" segv >/dev/null 2>"$tmp/e"; st=$?
+if [ $st = 139 ] && grep -q "dump written" "$tmp/e" && only_pairs "$D" && [ -n "$(ls -A "$D")" ]; then ok "--max-dump-size 64M: written"
+else bad "--max-dump-size 64M: status $st"; cat "$tmp/e"; fi
+"$VMM" run --no-control --max-dump-size lots "$G/crash" segv >/dev/null 2>"$tmp/e"; st=$?
+if [ $st = 125 ] && grep -q "max-dump-size lots" "$tmp/e"; then ok "--max-dump-size lots: refused"; else bad "--max-dump-size lots: status $st"; fi
+
 echo "dump tests: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# jinx-vmm under a hostile guest (images/bin/guestfuzz, docs/hardening.md): random
+# syscalls over many seeds, every fatal variant (wild jumps, privileged instructions,
+# writes to the page tables' and the agent's addresses, smashed stacks, deadlock, a crash
+# with a 64 TiB reservation to dump, ...), thread and memory exhaustion. Whatever the
+# guest does, jinx-vmm must report a guest outcome - the one the mode or variant calls
+# for - within its time limit, with its JSON report, nothing on stderr that looks like a
+# VMM failure or a sanitizer, no file outside --dump-dir (it runs in an empty scratch
+# directory, with its control socket in a scratch runtime directory that must end
+# empty), and a complete .core/.jinxdump pair for every dump.
+#   GUEST_FUZZ_SEEDS=N (default 16) syscall-mode seeds, GUEST_FUZZ_ITERS=N (default 5000)
+set -u
+BIN=${BIN:-bin}; VMM="$(cd "$(dirname "$BIN/jinx-vmm")" && pwd)/jinx-vmm"
+FUZZ="$PWD/images/bin/guestfuzz"
+[ -x "$FUZZ" ] || { echo "no $FUZZ (make images)"; exit 1; }
+seeds=${GUEST_FUZZ_SEEDS:-16}; iters=${GUEST_FUZZ_ITERS:-5000}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/cwd" "$tmp/dumps" "$tmp/rt"
+pass=0; fail=0; calls=0
+declare -A hist
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" | grep -v "unsupported syscall" | head -15; }
+
+# run LABEL ALLOWED_STATUS_REGEX [jinx-vmm options...] -- guestfuzz args...
+run() {
+  local label=$1 want=$2; shift 2
+  local opts=()
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done; shift
+  rm -f "$tmp/report.json"
+  (cd "$tmp/cwd" && JINX_RUNTIME_DIR="$tmp/rt" timeout 90 "$VMM" run --timeout 30s \
+     --report "$tmp/report.json" --dump-dir "$tmp/dumps" "${opts[@]}" "$FUZZ" -- "$@" \
+     </dev/null >"$tmp/out" 2>"$tmp/err"); local st=$?
+  local outcome; outcome=$(sed -n 's/^{"outcome":"\([a-z]*\)".*/\1/p' "$tmp/report.json" 2>/dev/null)
+  hist["${outcome:-none} $st"]=$(( ${hist["${outcome:-none} $st"]:-0} + 1 ))
+  local n; n=$(sed -n 's/.*guestfuzz: mode=[a-z]* seed=[0-9]* syscalls=\([0-9]*\).*/\1/p' "$tmp/err")
+  calls=$((calls + ${n:-0}))
+  if [ ! -s "$tmp/report.json" ]; then bad "$label: status $st and no report (jinx-vmm did not finish)"; return; fi
+  case "$outcome" in exit|signal|deadlock) ;; *) bad "$label: outcome '$outcome' (status $st)"; return ;; esac
+  echo "$st" | grep -Eqx -- "$want" || { bad "$label: status $st, wanted $want"; return; }
+  if grep -Eiv '^(guestfuzz:|jinx-vmm: (rounds|stats):)' "$tmp/err" | grep -Eiq 'internal|sanitizer|runtime error|cannot|panic|bug|assert'; then
+    bad "$label: jinx-vmm complains on stderr"; return
+  fi
+  local stray; stray=$(find "$tmp/cwd" "$tmp/rt" -mindepth 1 | tr '\n' ' ')
+  if [ -n "$stray" ]; then
+    bad "$label: files left outside --dump-dir: $stray"
+    rm -rf "${tmp:?}/cwd/"* "${tmp:?}/rt/"*; return
+  fi
+  local f
+  for f in "$tmp/dumps"/*; do
+    [ -e "$f" ] || continue
+    case "$f" in
+      *.jinxdump) [ -f "${f%.jinxdump}.core" ] || { bad "$label: $f without its .core"; return; } ;;
+      *.core) [ -f "${f%.core}.jinxdump" ] || { bad "$label: $f without its .jinxdump"; return; } ;;
+      *) bad "$label: stray file in the dump directory: $f"; return ;;
+    esac
+  done
+  rm -f "$tmp/dumps"/*
+  ok
+}
+
+# Random syscalls: a clean exit 0 (half with the control socket, half without).
+for s in $(seq 1 "$seeds"); do
+  ctl=(); [ $((s % 2)) = 0 ] && ctl=(--no-control)
+  run "syscalls seed $s" 0 "${ctl[@]}" --seed "$s" -- syscalls "$s" "$iters"
+done
+# The same under simulation rounds (snapshots, restores and replays of a guest in an
+# mmap storm): exit 0 and no replay divergence; and serialized.
+for s in 1 2; do
+  run "syscalls seed $s --attach" 0 --no-control --stats --attach 20/s --seed "$s" -- syscalls "$s" "$iters"
+  grep -q '"divergences":0' "$tmp/err" || bad "syscalls seed $s --attach: divergences or no rounds"
+done
+run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 150 2
+# Snapshots restore exactly while the guest maps, unmaps and scribbles (status 125 if not).
+run "syscalls seed 4 --snapshot-selftest" 0 --no-control --snapshot-selftest 5 --selftest-interval 20ms -- syscalls 4 "$iters"
+run "mem --snapshot-selftest" 0 --no-control --mem 64M --snapshot-selftest 5 --selftest-interval 5ms -- mem 4 500
+
+# Every fatal variant (the seed picks it): a signal, a deadlock or the variant's exit.
+first=$("$VMM" run --no-control "$FUZZ" -- fatal 0 10 2>&1 </dev/null >/dev/null | sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p')
+[ "$first" = jump-user ] || { echo "FAIL cannot start the fuzzer (variant 0: '$first')"; exit 1; }
+for s in $(seq 114 151); do # 38 variants, seed % 38: 114 is variant 0
+  run "fatal seed $s" '0|[0-9]|[1-9][0-9]|123|13[2-6]|139' -- fatal "$s" 300
+  v=$(sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p' "$tmp/err")
+  [ "$v" != bigmap-crash ] || grep -q "dump written" "$tmp/err" || bad "fatal seed $s ($v): no dump written"
+done
+# Limits: threads until EAGAIN (at the default 16 and the maximum), memory until ENOMEM.
+run "threads --vcpus 16" 0 -- threads 1
+run "threads --vcpus 254" 0 --vcpus 254 -- threads 1
+grep -q "threads=254 error=Resource temporarily unavailable" "$tmp/err" || bad "254 threads, then EAGAIN"
+# A deadlock of 254 threads (more than the report lists waiters for), dumped.
+run "deadlock of 254 threads" 123 --vcpus 254 -- fatal 28 100
+grep -q "all 254 live threads are blocked" "$tmp/err" && grep -q "dump written" "$tmp/err" || bad "deadlock of 254 threads: report or dump"
+run "mem --mem 32M" 0 --mem 32M -- mem 1 500
+run "mem --mem 64M" 0 --mem 64M -- mem 2 500
+
+echo "outcomes (report outcome, exit status: runs):"
+for k in "${!hist[@]}"; do echo "  $k: ${hist[$k]}"; done | sort
+echo "guest syscalls issued: $calls"
+echo "guest fuzz tests: $pass passed, $fail failed"
+[ $fail = 0 ]
