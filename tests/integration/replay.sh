@@ -130,8 +130,13 @@ else bad "circle: no crash in a serialized tail within $FIND_SECONDS s of seeds"
 
 # A crash in free execution (the widened build, no rounds): its dump has no round records
 # and replay refuses it, saying why.
-"$VMM" run --no-control --quiet --dump-dir "$tmp/free" images/bin/widen/circle >/dev/null 2>"$tmp/free.err"
-free_dump=$(sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$tmp/free.err")
+free_dump=""
+for seed in 1 2 3 4 5 6 7 8 9 10; do # the widened window is met in most runs, not all
+  "$VMM" run --no-control --quiet --seed $seed --dump-dir "$tmp/free" images/bin/widen/circle \
+    >/dev/null 2>"$tmp/free.err"
+  free_dump=$(sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$tmp/free.err")
+  [ -n "$free_dump" ] && break
+done
 if [ -n "$free_dump" ]; then
   "$VMM" replay "$free_dump" >/dev/null 2>"$tmp/r.err"; st=$?
   if [ $st = 2 ] && grep -q "no round records" "$tmp/r.err"; then ok "a free-execution dump is refused for replay (status 2, says why)"
