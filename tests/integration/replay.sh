@@ -132,8 +132,9 @@ else bad "circle: no crash in a serialized tail within $FIND_SECONDS s of seeds"
 # and replay refuses it, saying why.
 free_dump=""
 for seed in 1 2 3 4 5 6 7 8 9 10; do # the widened window is met in most runs, not all
+  # shellcheck disable=SC2046
   "$VMM" run --no-control --quiet --seed $seed --dump-dir "$tmp/free" images/bin/widen/circle \
-    >/dev/null 2>"$tmp/free.err"
+    $(field circle widened_args) >/dev/null 2>"$tmp/free.err"
   free_dump=$(sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$tmp/free.err")
   [ -n "$free_dump" ] && break
 done
