@@ -33,6 +33,12 @@ dump=$(ls "$dumps"/*.jinxdump 2>/dev/null | head -1)
 if [ -n "$dump" ]; then
   say "jinxctl inspect $dump"
   bin/jinxctl inspect --disasm 4 "$dump" | head -40
+  if bin/jinxctl inspect --disasm 0 "$dump" 2>/dev/null | grep -q '^interleaving'; then
+    say "jinx-vmm replay $dump  (from the round's snapshot and schedule: the same crash, every time)"
+    for i in 1 2 3; do $VMM replay "$dump" 2>&1 | grep -E "replay (reproduced|did NOT)"; done
+  else
+    echo "(this crash was met in free execution: no snapshot to replay from, docs/dumps.md)"
+  fi
 fi
 rm -rf "$dumps"
 echo
