@@ -1,5 +1,6 @@
 /* Source lines via addr2line (srcline.h). */
 #include "srcline.h"
+#include "util.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -44,13 +44,6 @@ void srcline_parse(const char *line, char *out, size_t len)
             return; /* control characters from a hostile image stay out of terminals */
     memcpy(out, line, n);
     out[n] = '\0';
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int srcline_resolve(const char *image, const uint64_t *addrs, size_t n,
@@ -103,16 +96,16 @@ int srcline_resolve(const char *image, const uint64_t *addrs, size_t n,
      * hang inspect. */
     size_t cap = n * (SRCLINE_LEN + 64) + 1, got = 0;
     char *buf = malloc(cap);
-    uint64_t deadline = now_ms() + 10000;
+    uint64_t deadline = mono_ns() + 10000000000ULL;
     bool timed_out = false;
     while (buf && got + 1 < cap) {
-        uint64_t t = now_ms();
+        uint64_t t = mono_ns();
         if (t >= deadline) {
             timed_out = true;
             break;
         }
         struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-        int pr = poll(&p, 1, (int)(deadline - t));
+        int pr = poll(&p, 1, (int)((deadline - t) / 1000000 + 1));
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr <= 0)
