@@ -63,17 +63,9 @@ struct worker *worker_new(struct vm *main_vm, int id)
     return w;
 }
 
-/* Ends the worker's VM: its thread, its vCPU threads, its memory. */
-static void drop_vm(struct worker *w)
+/* Stops a created worker VM's vCPU threads and frees it, with its snapshot. */
+static void end_vm(struct worker *w, struct vm *vm)
 {
-    if (!w->vm)
-        return;
-    pthread_mutex_lock(&w->mu);
-    w->quit = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    struct vm *vm = w->vm;
     pthread_mutex_lock(&vm->lock);
     vm->sandbox = false;
     struct outcome o = {.kind = OUT_ERROR};
@@ -88,6 +80,19 @@ static void drop_vm(struct worker *w)
     serial_free(vm);
     vm_destroy(vm);
     free(vm);
+}
+
+/* Ends the worker's VM: its thread, its vCPU threads, its memory. */
+static void drop_vm(struct worker *w)
+{
+    if (!w->vm)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    end_vm(w, w->vm);
     w->vm = NULL;
     w->quit = w->failed = w->busy = false;
     w->job = NULL;
@@ -142,24 +147,11 @@ out:
     snapimg_free(&img);
     if (rc < 0) {
         jx_err("worker %d: cannot build its VM: %s", w->id, err[0] ? err : "out of memory");
-        if (w->vm) {
-            /* No thread yet: stop the vCPU threads and free, as drop_vm does after it. */
-            if (w->snap_ready)
-                snapshot_free(&w->snap);
-            w->snap_ready = false;
-            w->vm = NULL;
-        }
-        if (created) {
-            pthread_mutex_lock(&vm->lock);
-            struct outcome o = {.kind = OUT_ERROR};
-            vm_stop_locked(vm, &o);
-            pthread_mutex_unlock(&vm->lock);
-            for (int i = 0; i < vm->nvcpus; i++)
-                pthread_join(vm->vcpus[i]->host, NULL);
-            serial_free(vm);
-            vm_destroy(vm);
-        }
-        free(vm);
+        w->vm = NULL; /* no worker thread yet: only the VM to end */
+        if (created)
+            end_vm(w, vm);
+        else
+            free(vm);
         w->st.failures++;
         return -1;
     }
