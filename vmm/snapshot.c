@@ -318,6 +318,24 @@ static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *s
     return 0;
 }
 
+/* The address space as a snapshot recorded it: its VMAs (copied) and break. 0, or -1
+ * when out of memory (nothing changed). Caller holds gm->lock. */
+static int set_address_space(struct vm *vm, const struct vma *vmas, size_t nvmas,
+                             uint64_t brk_base, uint64_t brk_cur)
+{
+    struct vma *nv = malloc((nvmas ? nvmas : 1) * sizeof *nv);
+    if (!nv)
+        return -1;
+    memcpy(nv, vmas, nvmas * sizeof *nv);
+    free(vm->mm.v);
+    vm->mm.v = nv;
+    vm->mm.cap = nvmas ? nvmas : 1;
+    vm->mm.n = nvmas;
+    vm->mm.brk_base = brk_base;
+    vm->mm.brk_cur = brk_cur;
+    return 0;
+}
+
 /* The VMM's state and the vCPUs' as in s (which may be another VM's snapshot, for a
  * worker, snapshot_sync): frame allocator, address space, threads, counters, time. */
 static int apply_state(struct vm *vm, const struct snapshot *s)
@@ -334,18 +352,8 @@ static int apply_state(struct vm *vm, const struct snapshot *s)
     }
     gm->used = used;
     gm->next = s->frames_next;
-    struct vma *nv = malloc((s->nvmas ? s->nvmas : 1) * sizeof *nv);
-    if (nv) {
-        memcpy(nv, s->vmas, s->nvmas * sizeof *nv);
-        free(vm->mm.v);
-        vm->mm.v = nv;
-        vm->mm.n = vm->mm.cap = s->nvmas ? s->nvmas : 1;
-        vm->mm.n = s->nvmas;
-    }
-    vm->mm.brk_base = s->brk_base;
-    vm->mm.brk_cur = s->brk_cur;
+    int rc = set_address_space(vm, s->vmas, s->nvmas, s->brk_base, s->brk_cur);
     pthread_mutex_unlock(&gm->lock);
-    int rc = nv ? 0 : -1;
     for (int i = 0; i < vm->nvcpus && rc == 0; i++) {
         static const struct snap_vcpu none;
         rc = restore_vcpu(vm, vm->vcpus[i], i < s->nvcpus ? &s->v[i] : &none, s);
@@ -572,7 +580,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     atomic_store(&vm->paused, true); /* the vCPU threads created below wait */
     if (!vm->start_ns)
         vm->start_ns = mono_ns();
-    uint64_t words = bitmap_words(gm), pool = GPA_POOL / PAGE_SIZE;
+    uint64_t words = bitmap_words(gm);
 
     /* Memory: everything above the agent's area becomes the image's. */
     pthread_mutex_lock(&gm->lock);
@@ -592,21 +600,11 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
         gm->bitmap[w] = img->frame_bitmap[w];
         used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
     }
-    (void)pool;
     gm->used = used;
     gm->next = img->frames_next;
-    struct vma *nv = malloc((img->nvmas ? img->nvmas : 1) * sizeof *nv);
-    if (nv) {
-        memcpy(nv, img->vmas, img->nvmas * sizeof *nv);
-        free(vm->mm.v);
-        vm->mm.v = nv;
-        vm->mm.cap = img->nvmas ? img->nvmas : 1;
-        vm->mm.n = img->nvmas;
-        vm->mm.brk_base = img->brk_base;
-        vm->mm.brk_cur = img->brk_cur;
-    }
+    int mrc = set_address_space(vm, img->vmas, img->nvmas, img->brk_base, img->brk_cur);
     pthread_mutex_unlock(&gm->lock);
-    if (!nv) {
+    if (mrc < 0) {
         snprintf(err, errlen, "snapshot: out of memory");
         return -1;
     }
