@@ -62,6 +62,9 @@ struct lane {
 
 static pthread_barrier_t start;
 static long iterations;
+/* Each thread's check counts, copied out of its lane (on its own stack, so that the
+ * bookkeeping does not share a page with the other thread) when it is done. */
+static unsigned long results[2][NFAM];
 
 /* ---- checking ------------------------------------------------------------------------ */
 
@@ -1237,9 +1240,10 @@ static void touch_all(struct lane *L)
 
 static void *lane_main(void *arg)
 {
-    struct lane *L = arg;
+    struct lane lane = {0}, *L = &lane;
+    L->id = (int)(intptr_t)arg;
+    L->b = arena + (size_t)L->id * PAGE;
     L->rng = 0x9E3779B97F4A7C15ULL * (uint64_t)L->id | 1;
-    L->iter = 0;
     touch_all(L);
     pthread_barrier_wait(&start);
     for (L->iter = 0; L->iter < iterations; L->iter++) {
@@ -1264,6 +1268,7 @@ static void *lane_main(void *arg)
         if (cpu.xsave_size)
             fam_xsave(L);
     }
+    memcpy(results[L->id - 1], L->checks, sizeof L->checks);
     return NULL;
 }
 
@@ -1275,25 +1280,20 @@ int main(int argc, char **argv)
         return 2;
     }
     detect();
-    static struct lane lanes[2];
-    for (int i = 0; i < 2; i++) {
-        lanes[i].id = i + 1;
-        lanes[i].b = arena + (size_t)(i + 1) * PAGE;
-    }
     if (pthread_barrier_init(&start, NULL, 2) != 0)
         return 3;
     pthread_t t;
-    if (pthread_create(&t, NULL, lane_main, &lanes[1]) != 0) {
+    if (pthread_create(&t, NULL, lane_main, (void *)2) != 0) {
         fprintf(stderr, "insns: pthread_create failed\n");
         return 3;
     }
-    lane_main(&lanes[0]);
+    lane_main((void *)1);
     if (pthread_join(t, NULL) != 0)
         return 3;
     printf("features: avx2=%d avx512=%d xsave=%d xsaveopt=%d xsavec=%d cx16=%d\n", cpu.avx2, cpu.avx512,
            cpu.xsave_size != 0, cpu.xsaveopt, cpu.xsavec, cpu.cx16);
     for (int f = 0; f < NFAM; f++) {
-        unsigned long n = lanes[0].checks[f] + lanes[1].checks[f];
+        unsigned long n = results[0][f] + results[1][f];
         if (f == F_AVX && !cpu.avx2)
             printf("%s: skipped (%s)\n", fam_name[f], cpu.why_avx);
         else if (f == F_AVX512 && !cpu.avx512)
