@@ -61,7 +61,7 @@ for name in $IMAGES; do
   # (without a GCC clone suffix such as .constprop.0, which gdb does not print)
   func=$(jget "$tmp/i.json" 'd["threads"][0]["symbol"].split("+")[0].split(".")[0]')
   gdb -batch -ex 'info threads' -ex bt "$IMAGE_DIR/$name" "${dump%.jinxdump}.core" >"$tmp/gdb" 2>&1
-  gthreads=$(grep -cE '^[* ] +[0-9]+ +LWP [0-9]+' "$tmp/gdb")
+  gthreads=$(grep -cE '^[* ] +[0-9]+ +(Thread 0x[0-9a-f]+ \()?LWP [0-9]+' "$tmp/gdb") # glibc: via libthread_db
   if [ "$gthreads" = "$nthr" ]; then ok "$name: gdb sees the dump's $nthr threads"; else bad "$name: gdb sees $gthreads threads, the dump $nthr"; fi
   if [ "$want" = 123 ] || grep -qE "^#0 +(0x[0-9a-f]+ in )?$func \(" "$tmp/gdb"; then
     ok "$name: gdb: #0 in the faulting function ${func:-(deadlock)}"; else bad "$name: gdb: wanted #0 in $func"; head -20 "$tmp/gdb"; fi
