@@ -62,6 +62,7 @@ void vm_destroy(struct vm *vm)
         free(v->start_xsave);
         free(v->fpu_want);
         free(v->fpu_cur);
+        free(v->step.slot);
         free(v);
     }
     vm->nvcpus = 0;
@@ -294,14 +295,11 @@ static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
 /* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
  * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
  * virtualization) cannot emulate. */
-static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
-                           uint64_t rflags)
+static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs *s, uint64_t rip,
+                                uint64_t rsp, uint64_t rflags)
 {
-    struct kvm_sregs s;
-    if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
-        return false;
-    cpu_sregs(vm, v, &s, true);
-    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
+    cpu_sregs(vm, v, s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, s) < 0)
         return false;
     struct kvm_regs *r = &v->run->s.regs.regs;
     r->rip = rip;
@@ -310,6 +308,15 @@ static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
     return true;
 }
+
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
+{
+    struct kvm_sregs s;
+    return ioctl(v->fd, KVM_GET_SREGS, &s) == 0 && return_to_user_with(vm, v, &s, rip, rsp, rflags);
+}
+
+#define RFLAGS_TF 0x100ULL
 
 /* Returns false when the thread must not resume. */
 static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
@@ -334,13 +341,27 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
     bool user = (cs & 3) == 3;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
         return return_to_user(vm, v, frame[0], rsp, frame[2]);
+    /* Serialized execution: a watched page's fault is a cue point, and the #DB after a
+     * single-stepped access ends its step (crew.h). Either way the instruction runs for
+     * real, in user mode; nothing is emulated. */
+    struct kvm_sregs s;
+    bool have_s = vec == 14 && ioctl(v->fd, KVM_GET_SREGS, &s) == 0;
+    if (user && have_s) {
+        struct kvm_regs u = *r;
+        u.rip = rip;
+        u.rsp = rsp;
+        enum crew_verdict cv = crew_fault(vm, v, s.cr2, err, rip, &u, &s);
+        if (cv != CREW_NOT_WATCHED)
+            return return_to_user_with(vm, v, &s, rip, rsp,
+                                       frame[2] | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+    }
+    bool keep_tf;
+    if (user && vec == 1 && crew_step_done(vm, v, rip, rsp, &keep_tf))
+        return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
-    if (vec == 14) {
-        struct kvm_sregs s;
-        if (ioctl(v->fd, KVM_GET_SREGS, &s) == 0)
-            o.cr2 = s.cr2;
-    }
+    if (have_s)
+        o.cr2 = s.cr2;
     capture_regs(&o, r);
     o.regs.rip = rip;
     o.regs.rsp = rsp;
@@ -449,8 +470,6 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
 {
     struct kvm_run *run = v->run;
     struct kvm_regs *r = &run->s.regs.regs;
-    if (crew_is_trap(run->mmio.phys_addr))
-        return crew_access(vm, v);
     uint64_t entry = UVA_AGENT + (vm->pvm ? vm->agent.syscall_user : vm->agent.syscall_ring0);
     if (run->mmio.phys_addr != GPA_MMIO_SYSCALL || run->mmio.is_write || run->mmio.len != 8 ||
         r->rip != entry) {
@@ -529,6 +548,13 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             if (!completion_pending)
                 return;
             __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+        } else if (v->acc_pending) {
+            /* Its trapped access waited, and the turn came back before this thread
+             * reached vcpu_main: perform it here, or the instruction would fault again. */
+            pthread_mutex_lock(&vm->lock);
+            if (vm->serial.current == v->tid)
+                crew_perform_pending_locked(vm, v);
+            pthread_mutex_unlock(&vm->lock);
         }
         atomic_store(&v->in_guest, 1);
         v->ran = true;
