@@ -3,6 +3,7 @@
 #include "util.h"
 #include "vm.h"
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,9 +156,68 @@ int crew_start(struct vm *vm)
     return 0;
 }
 
-static void step_clear(struct crew_step *s)
+/* The host byte of a user code address if the breakpoint may go there: a present,
+ * read-only, executable page (writable pages may be watched or shared data). */
+static uint8_t *code_byte(struct vm *vm, uint64_t va)
 {
-    s->on = s->rep = s->pushf = false;
+    uint64_t *pte = gm_pte(&vm->gm, va, false);
+    uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
+    uint64_t frame = e & PTE_ADDR;
+    if (!(e & PTE_P) || !(e & PTE_U) || (e & PTE_W) || (e & PTE_NX) || frame < GPA_POOL ||
+        frame + PAGE_SIZE > vm->gm.size)
+        return NULL;
+    return vm->gm.host + frame + (va & (PAGE_SIZE - 1));
+}
+
+/* Whether the rest of a rep string instruction (count rcx, elements of esz bytes, from
+ * rsi and rdi, backwards if DF) could read the page of va. */
+static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
+{
+    uint64_t page = va & PAGE_MASK, len = r->rcx * esz + esz;
+    if (r->rcx > (1ULL << 40))
+        return true;
+    const uint64_t base[2] = {r->rsi, r->rdi};
+    for (int i = 0; i < 2; i++) {
+        uint64_t lo = (r->rflags & 0x400) ? base[i] - len : base[i], hi = lo + 2 * len;
+        if (page + PAGE_SIZE > lo && page < hi)
+            return true;
+    }
+    return false;
+}
+
+/* Ends a rep string instruction's step with an int3 at the next instruction instead of
+ * a trap per iteration (this host's guests cannot use hardware breakpoints). Only the
+ * stepping thread runs until it returns to the VMM, which undoes the patch at once
+ * (crew_breakpoint, crew_unpatch), so no one else can meet the byte. */
+static bool patch(struct vm *vm, struct vcpu *v, const struct kvm_regs *r)
+{
+    uint64_t at = v->step.rip + v->step.len;
+    uint8_t *b = code_byte(vm, at);
+    if (!b || *b == 0xCC || rep_touches(at, r, v->step.esz ? v->step.esz : 8))
+        return false;
+    v->step.bp_saved = *b;
+    v->step.bp_addr = at;
+    *b = 0xCC;
+    gm_mark_dirty(&vm->gm, (uint64_t)(b - vm->gm.host) & PAGE_MASK);
+    v->step.bp = true;
+    return true;
+}
+
+static void unpatch(struct vm *vm, struct vcpu *v)
+{
+    if (!v->step.bp)
+        return;
+    uint8_t *b = code_byte(vm, v->step.bp_addr);
+    if (b && *b == 0xCC)
+        *b = v->step.bp_saved;
+    v->step.bp = false;
+}
+
+static void step_clear(struct vm *vm, struct vcpu *v)
+{
+    struct crew_step *s = &v->step;
+    unpatch(vm, v);
+    s->on = s->rep = s->bp = s->pushf = false;
     s->n = 0;
 }
 
@@ -173,7 +233,7 @@ void crew_stop(struct vm *vm)
         if (v->step.on) {
             v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
             v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
-            step_clear(&v->step);
+            step_clear(vm, v);
         }
     }
     pthread_mutex_lock(&vm->gm.lock);
@@ -362,12 +422,14 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
             v->step.rip = a->rip;
             v->step.rep = a->rep;
             v->step.pushf = a->pushf;
+            v->step.len = a->len;
+            v->step.esz = a->esz;
         }
         step_add(vm, v, a->slot, &b);
     }
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);
-    return v->step.on;
+    return v->step.on && !v->step.bp; /* TF wanted */
 }
 
 void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
@@ -410,6 +472,8 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     v->acc.slot = slot;
     v->acc.rep = info.rep;
     v->acc.pushf = info.pushf;
+    v->acc.len = (uint8_t)info.len;
+    v->acc.esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
     enum crew_verdict verdict;
     if (serial_pick_locked(vm, v->tid) == v->tid) {
         verdict = perform_locked(vm, v) ? CREW_GO_STEP : CREW_GO;
@@ -421,8 +485,10 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     return verdict;
 }
 
-bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp, bool *keep_tf)
+bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r,
+                    bool *keep_tf)
 {
+    uint64_t rsp = r->rsp;
     struct crew *c = &vm->crew;
     *keep_tf = false;
     pthread_mutex_lock(&vm->lock);
@@ -433,8 +499,9 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp, b
     c->step_traps++;
     if (v->step.rep && rip == v->step.rip) {
         /* A rep string instruction traps after every iteration: it goes on, with the
-         * pages it has, until rip moves past it. */
-        *keep_tf = true;
+         * pages it has, until rip moves past it; a breakpoint there saves an exit per
+         * iteration. */
+        *keep_tf = !v->step.len || !patch(vm, v, r);
         pthread_mutex_unlock(&vm->lock);
         return true;
     }
@@ -458,9 +525,28 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp, b
             }
     }
     pthread_mutex_unlock(&vm->gm.lock);
-    step_clear(&v->step);
+    step_clear(vm, v);
     c->steps++;
     pthread_mutex_unlock(&vm->lock);
     batch_flush(&vm->gm, &b);
+    return true;
+}
+
+bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r)
+{
+    if (!v->step.bp || rip != v->step.bp_addr + 1)
+        return false;
+    bool keep_tf;
+    crew_step_done(vm, v, v->step.bp_addr, r, &keep_tf); /* unpatches */
+    return true;
+}
+
+bool crew_unpatch(struct vm *vm, struct vcpu *v)
+{
+    if (!v->step.bp)
+        return false;
+    pthread_mutex_lock(&vm->lock);
+    unpatch(vm, v);
+    pthread_mutex_unlock(&vm->lock);
     return true;
 }

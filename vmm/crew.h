@@ -14,7 +14,10 @@
  * instruction runs for real, on the CPU, whatever it is (SSE/AVX stores, rep movs,
  * xsave, cmpxchg16b...): nothing is emulated. For a shared page the instruction is
  * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM) and the page is
- * trapped again right after it. A page the thread now owns simply stays mapped until
+ * trapped again right after it. A rep string instruction would trap after every
+ * iteration; from its second iteration on, an int3 written over the next instruction
+ * ends its step instead (PVM guests get no hardware breakpoints). The byte is undone as
+ * soon as the thread is back in the VMM for any reason, so no one else ever meets it. A page the thread now owns simply stays mapped until
  * another thread runs. An instruction that touches several watched pages faults once per
  * page; each is its own cue point, and the pages it was given stay given (across other
  * threads' turns) until the step ends, so it always completes.
@@ -65,6 +68,8 @@ struct crew_access {
     uint16_t size;
     uint8_t kind, flags;    /* enum ex_kind, EX_F_* */
     bool rep, pushf;        /* what a step of it must know (struct crew_step) */
+    uint8_t len;            /* instruction length */
+    uint8_t esz;            /* element size of a string instruction (0: unknown) */
     char insn[EX_INSN_LEN];
 };
 
@@ -72,7 +77,10 @@ struct crew_access {
 struct crew_step {
     bool on;
     bool rep;               /* rep string: steps until rip moves on */
+    bool bp;                /* ... ended by an int3 patched over the next instruction */
     bool pushf;             /* pushed RFLAGS: TF must not show in the copy */
+    uint8_t len, esz, bp_saved;
+    uint64_t bp_addr;
     uint64_t rip;
     int *slot;
     size_t n, cap;
@@ -103,8 +111,16 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
 void crew_perform_pending_locked(struct vm *vm, struct vcpu *v);
 /* A #DB from user mode on thread v, rip after the instruction, rsp the user's. Returns
  * false if v was not single-stepping (a real SIGTRAP); else *keep_tf says whether the
- * step goes on (a rep string instruction with iterations left). */
-bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp, bool *keep_tf);
+ * step goes on (a rep string instruction with iterations left); regs are the user's,
+ * rip and rsp from the frame. */
+bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *regs,
+                    bool *keep_tf);
+/* A #BP from user mode at rip (after the int3): true if it was a step's breakpoint, which
+ * is then undone and the step ended; the thread resumes at rip - 1. */
+bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *regs);
+/* Undoes v's breakpoint, if any (v is back in the VMM for another reason, or stops or
+ * pauses): true if there was one, and the step must go on by TF. */
+bool crew_unpatch(struct vm *vm, struct vcpu *v);
 /* The running thread changes to next (0: nobody): revoke what the old one was given,
  * give next what it owns. Caller holds vm->lock. */
 void crew_switch_locked(struct vm *vm, int next);

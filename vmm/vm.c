@@ -18,6 +18,7 @@
 extern const uint8_t jinx_agent_start[], jinx_agent_end[];
 
 #define SIG_KICK SIGUSR1
+#define RFLAGS_TF 0x100ULL
 
 static void kick_handler(int sig) { (void)sig; }
 
@@ -316,8 +317,6 @@ static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t
     return ioctl(v->fd, KVM_GET_SREGS, &s) == 0 && return_to_user_with(vm, v, &s, rip, rsp, rflags);
 }
 
-#define RFLAGS_TF 0x100ULL
-
 /* Returns false when the thread must not resume. */
 static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
 {
@@ -339,24 +338,30 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
         err = *frame++;
     uint64_t rip = frame[0], cs = frame[1], rsp = frame[3];
     bool user = (cs & 3) == 3;
-    if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
-        return return_to_user(vm, v, frame[0], rsp, frame[2]);
     /* Serialized execution: a watched page's fault is a cue point, and the #DB after a
-     * single-stepped access ends its step (crew.h). Either way the instruction runs for
-     * real, in user mode; nothing is emulated. */
+     * single-stepped access (or the #BP ending a rep string instruction's step) ends its
+     * step (crew.h). Either way the instruction runs for real, in user mode; nothing is
+     * emulated. */
+    struct kvm_regs u = *r;
+    u.rip = rip;
+    u.rsp = rsp;
+    u.rflags = frame[2];
+    if (user && vec == 3 && crew_breakpoint(vm, v, rip, &u))
+        return return_to_user(vm, v, rip - 1, rsp, frame[2] & ~RFLAGS_TF);
+    /* Back for anything else, a step's int3 goes and the step goes on by TF. */
+    uint64_t tf_back = user && crew_unpatch(vm, v) ? RFLAGS_TF : 0;
+    if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
+        return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
     struct kvm_sregs s;
     bool have_s = vec == 14 && ioctl(v->fd, KVM_GET_SREGS, &s) == 0;
     if (user && have_s) {
-        struct kvm_regs u = *r;
-        u.rip = rip;
-        u.rsp = rsp;
         enum crew_verdict cv = crew_fault(vm, v, s.cr2, err, rip, &u, &s);
         if (cv != CREW_NOT_WATCHED)
             return return_to_user_with(vm, v, &s, rip, rsp,
-                                       frame[2] | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+                                       frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
     }
     bool keep_tf;
-    if (user && vec == 1 && crew_step_done(vm, v, rip, rsp, &keep_tf))
+    if (user && vec == 1 && crew_step_done(vm, v, rip, &u, &keep_tf))
         return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
@@ -535,10 +540,18 @@ static void run_thread(struct vm *vm, struct vcpu *v)
 {
     bool completion_pending = false;
     for (;;) {
-        if (atomic_load(&vm->stopping))
+        if (atomic_load(&vm->stopping)) {
+            crew_unpatch(vm, v); /* a dump must show the program's own code */
             return;
+        }
         if (atomic_load(&vm->paused) ||
             (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)) {
+            if (crew_unpatch(vm, v)) {
+                /* Kicked in the middle of a rep string instruction: its step goes on by
+                 * TF, so that nobody else meets its int3. */
+                v->run->s.regs.regs.rflags |= RFLAGS_TF;
+                v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+            }
             /* Paused, or not this thread's turn (its host thread then waits in
              * vcpu_main). First finish the instruction of the last exit: a completion
              * left in KVM would replay later into a restored or reused vCPU. KVM_RUN with
