@@ -1,6 +1,7 @@
 #include "vm.h"
 #include "backtrace.h"
 #include "cpu.h"
+#include "decode.h"
 #include "futex.h"
 #include "selftest.h"
 #include "syscall.h"
@@ -403,6 +404,37 @@ static void internal_error(struct vm *vm, struct vcpu *v, const char *what)
     pthread_mutex_unlock(&vm->lock);
 }
 
+/* KVM gave up on the instruction at rip (on PVM, say, one it had to emulate): a limit of
+ * jinx's, never the program's fault. Names the instruction so it can be reported. */
+static void internal_error_at(struct vm *vm, struct vcpu *v, unsigned suberror)
+{
+    struct kvm_regs r;
+    if (ioctl(v->fd, KVM_GET_REGS, &r) < 0)
+        r = v->run->s.regs.regs;
+    uint8_t code[15];
+    size_t got = 0;
+    if (r.rip >= KBASE) {
+        uint64_t gpa = r.rip - KBASE;
+        for (; got < sizeof code && gpa + got < vm->gm.size; got++)
+            code[got] = *(uint8_t *)gm_ptr(&vm->gm, gpa + got);
+    } else {
+        while (got < sizeof code && copy_from_user(&vm->gm, code + got, r.rip + got, 1))
+            got++;
+    }
+    struct insn_info info;
+    decode_insn(code, got, r.rip, &info);
+    size_t shown = info.len > 0 && (size_t)info.len <= got ? (size_t)info.len : got;
+    char bytes[3 * sizeof code + 1] = "", sym[96];
+    for (size_t i = 0, pos = 0; i < shown; i++)
+        pos += (size_t)snprintf(bytes + pos, sizeof bytes - pos, "%s%02x", i ? " " : "", code[i]);
+    vm_symbolize(vm, r.rip, sym, sizeof sym);
+    char msg[400];
+    snprintf(msg, sizeof msg, "KVM could not run the instruction at 0x%llx %s [%s] '%s' (suberror "
+             "%u): a jinx limitation, not a bug in the program", (unsigned long long)r.rip, sym,
+             got ? bytes : "unreadable", info.text, suberror);
+    internal_error(vm, v, msg);
+}
+
 static int apply_start_state(struct vm *vm, struct vcpu *v)
 {
     v->start_pending = false;
@@ -630,12 +662,9 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             internal_error(vm, v, msg);
             return;
         }
-        case KVM_EXIT_INTERNAL_ERROR: {
-            char msg[128];
-            snprintf(msg, sizeof msg, "KVM internal error (suberror %u)", run->internal.suberror);
-            internal_error(vm, v, msg);
+        case KVM_EXIT_INTERNAL_ERROR:
+            internal_error_at(vm, v, run->internal.suberror);
             return;
-        }
         case KVM_EXIT_MMIO:
             if (!handle_mmio(vm, v)) {
                 settle_ended_simulation(vm, v);
