@@ -311,30 +311,6 @@ int cpu_get_msr(int vcpu_fd, uint32_t index, uint64_t *val)
     return 0;
 }
 
-#define DUMMY_SLOT 1
-#define DUMMY_GPA 0x300000000ULL
-
-int cpu_flush_mmio_cache(struct vm *vm)
-{
-    if (!vm->dummy_page) {
-        void *p = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED)
-            return -1;
-        vm->dummy_page = p;
-    }
-    struct kvm_userspace_memory_region r = {
-        .slot = DUMMY_SLOT, .guest_phys_addr = DUMMY_GPA,
-        .memory_size = vm->dummy_present ? 0 : PAGE_SIZE,
-        .userspace_addr = (uint64_t)(uintptr_t)vm->dummy_page,
-    };
-    if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0) {
-        return -1;
-    }
-    vm->dummy_present = !vm->dummy_present;
-    return 0;
-}
-
 int cpu_create_vcpu(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
 {
     v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, v->index);

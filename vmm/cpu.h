@@ -9,11 +9,6 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen);
 int cpu_setup_tables(struct vm *vm, const uint8_t *agent, size_t agent_len, char *err,
                      size_t errlen);
 /* KVM_CREATE_VCPU + run area + CPUID, MSRs, XCR0. */
-/* Retires every MMIO translation KVM has cached (by changing the memslot generation:
- * a tiny dummy slot comes or goes). Needed when a page that trapped becomes mapped: a
- * cached MMIO entry would otherwise make KVM emulate each access to the page in the
- * kernel, correct but hundreds of times slower. One ioctl. */
-int cpu_flush_mmio_cache(struct vm *vm);
 int cpu_create_vcpu(struct vm *vm, struct vcpu *v, char *err, size_t errlen);
 int cpu_set_msrs(int vcpu_fd, const struct kvm_msr_entry *e, int n);
 /* The guest's CPUID answer (RDRAND/RDSEED hidden) for leaf/subleaf. */

@@ -37,7 +37,82 @@ static bool is_string_op(unsigned id)
     }
 }
 
+/* A general register's value and width in bytes (0: not a general register). */
+static int gpr_value(x86_reg r, const struct insn_regs *g, uint64_t *val)
+{
+    static const x86_reg r64[16] = {X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX,
+                                    X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI,
+                                    X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
+                                    X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15};
+    static const x86_reg r32[16] = {X86_REG_EAX, X86_REG_ECX, X86_REG_EDX, X86_REG_EBX,
+                                    X86_REG_ESP, X86_REG_EBP, X86_REG_ESI, X86_REG_EDI,
+                                    X86_REG_R8D, X86_REG_R9D, X86_REG_R10D, X86_REG_R11D,
+                                    X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D};
+    for (int i = 0; i < 16; i++) {
+        if (r == r64[i]) {
+            *val = g->gpr[i];
+            return 8;
+        }
+        if (r == r32[i]) {
+            *val = g->gpr[i] & 0xFFFFFFFFu;
+            return 4;
+        }
+    }
+    return 0;
+}
+
+/* base + index * scale + disp (+ fs/gs base); false when capstone's description holds a
+ * register this cannot evaluate (a vector index, a 16-bit base). */
+static bool effective_address(const cs_insn *insn, const x86_op_mem *m, uint64_t rip,
+                              const struct insn_regs *g, uint64_t *ea)
+{
+    uint64_t a = (uint64_t)m->disp, v;
+    bool addr32 = false;
+    if (m->base == X86_REG_RIP) {
+        a += rip + insn->size;
+    } else if (m->base != X86_REG_INVALID) {
+        int w = gpr_value(m->base, g, &v);
+        if (!w)
+            return false;
+        addr32 |= w == 4;
+        a += v;
+    }
+    if (m->index != X86_REG_INVALID) {
+        int w = gpr_value(m->index, g, &v);
+        if (!w)
+            return false;
+        addr32 |= w == 4;
+        a += v * (uint64_t)m->scale;
+    }
+    if (addr32)
+        a &= 0xFFFFFFFFu;
+    if (m->segment == X86_REG_FS)
+        a += g->fs_base;
+    else if (m->segment == X86_REG_GS)
+        a += g->gs_base;
+    *ea = a;
+    return true;
+}
+
+static bool is_stack_op(unsigned id)
+{
+    switch (id) {
+    case X86_INS_PUSH: case X86_INS_POP: case X86_INS_PUSHF: case X86_INS_PUSHFQ:
+    case X86_INS_PUSHFD: case X86_INS_POPF: case X86_INS_POPFQ: case X86_INS_POPFD:
+    case X86_INS_CALL: case X86_INS_RET: case X86_INS_LEAVE: case X86_INS_ENTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 int decode_insn(const uint8_t *code, size_t len, uint64_t rip, struct insn_info *out)
+{
+    return decode_insn_regs(code, len, rip, NULL, out);
+}
+
+int decode_insn_regs(const uint8_t *code, size_t len, uint64_t rip, const struct insn_regs *regs,
+                     struct insn_info *out)
 {
     memset(out, 0, sizeof *out);
     if (!code || len == 0) {
@@ -83,9 +158,21 @@ int decode_insn(const uint8_t *code, size_t len, uint64_t rip, struct insn_info 
         if (op->size > out->mem_size)
             out->mem_size = op->size;
         /* Capstone 4 leaves access at 0 for some instructions: count them as reads. */
-        out->reads |= (op->access & CS_AC_READ) || !op->access;
-        out->writes |= (op->access & CS_AC_WRITE) != 0;
+        bool rd = (op->access & CS_AC_READ) || !op->access, wr = (op->access & CS_AC_WRITE) != 0;
+        out->reads |= rd;
+        out->writes |= wr;
+        if (out->nmem < INSN_MEM_MAX) {
+            struct insn_mem *im = &out->op[out->nmem++];
+            im->size = op->size;
+            im->reads = rd;
+            im->writes = wr;
+            im->known = regs && effective_address(insn, &op->mem, rip, regs, &im->ea);
+        }
     }
+    out->rep = out->string && (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE);
+    out->stack = is_stack_op(insn->id);
+    out->pushf = insn->id == X86_INS_PUSHF || insn->id == X86_INS_PUSHFQ ||
+                 insn->id == X86_INS_PUSHFD;
     if (out->string && !out->mem_size) {
         out->mem = true;
         out->mem_size = x->operands[0].size ? x->operands[0].size : 1;
@@ -97,6 +184,8 @@ int decode_insn(const uint8_t *code, size_t len, uint64_t rip, struct insn_info 
     case X86_INS_XADD: case X86_INS_XCHG:
         if (out->mem)
             out->reads = out->writes = true;
+        for (int i = 0; i < out->nmem; i++)
+            out->op[i].reads = out->op[i].writes = true;
         break;
     default:
         break;

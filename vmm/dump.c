@@ -209,7 +209,7 @@ static uint32_t page_flags(struct guestmem *gm, uint64_t va, uint64_t *next)
     uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
     if (!e || !gm_pte_frame(gm, e))
         return FLAGS_NONE;
-    if (!(e & PTE_P))
+    if (!gm_pte_usable(e))
         return 0; /* PROT_NONE, frame kept */
     return CORE_PF_R | ((e & PTE_W) ? CORE_PF_W : 0) | ((e & PTE_NX) ? 0 : CORE_PF_X);
 }

@@ -66,9 +66,7 @@ void gm_destroy(struct guestmem *gm)
     free(gm->table_level);
     free(gm->table_bitmap);
     gm->table_bitmap = NULL;
-    free(gm->trap_frame);
     gm->table_level = NULL;
-    gm->trap_frame = NULL;
     gm->vmm_dirty = gm->remapped = NULL;
     if (gm->host)
         munmap(gm->host, gm->size);
@@ -274,7 +272,7 @@ void *gm_user_ptr(struct guestmem *gm, uint64_t va, bool write)
     if (!pte)
         return NULL;
     uint64_t e = __atomic_load_n(pte, __ATOMIC_ACQUIRE);
-    if (!(e & PTE_P) || !(e & PTE_U) || (write && !(e & PTE_W)))
+    if (!gm_pte_usable(e) || !(e & PTE_U) || (write && !(e & PTE_W)))
         return NULL;
     uint64_t pa = gm_pte_frame(gm, e);
     if (pa < GPA_POOL || pa + PAGE_SIZE > gm->size)

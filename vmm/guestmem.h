@@ -3,7 +3,8 @@
  *
  * Leaf PTE encoding for user pages: a present page has P|U|A|D (+W, +NX). A page that
  * exists but is PROT_NONE keeps its frame with P clear and PTE_SOFT set, so mprotect can
- * bring it back. A PTE of 0 means no frame. Page-table pages are never freed, which lets
+ * bring it back. During serialized execution a watched page may have P clear and PTE_TRAP
+ * set instead (crew.h): it is still the program's page. A PTE of 0 means no frame. Page-table pages are never freed, which lets
  * translation walk the tables without holding the lock. */
 #ifndef JINX_GUESTMEM_H
 #define JINX_GUESTMEM_H
@@ -21,7 +22,7 @@
 #define PTE_D    0x40ULL
 #define PTE_PS   0x80ULL
 #define PTE_SOFT 0x200ULL
-#define PTE_TRAP 0x400ULL  /* maps a trap slot, not the frame (crew.h) */
+#define PTE_TRAP 0x400ULL  /* watched by crew.h: frame kept, P clear until granted */
 #define PTE_NX   (1ULL << 63)
 #define PTE_ADDR 0x000FFFFFFFFFF000ULL
 
@@ -50,8 +51,6 @@ struct guestmem {
     uint64_t *remapped;      /* frames that became mapped or changed mapping */
     size_t nremapped, capremapped;
     bool remap_overflow;     /* too many to list: a restore drops every translation */
-    uint64_t *trap_frame;    /* trap slot -> the frame it stands for */
-    size_t ntrap, captrap;
 };
 
 /* Maps size bytes of guest RAM on the host and writes the kernel half of the page tables. */
@@ -103,14 +102,18 @@ int gm_map_agent_pages(struct guestmem *gm);
 /* PTE flags for a protection (PROT_R/W/X from elf.h). */
 uint64_t gm_prot_flags(int prot);
 
-/* The frame a leaf PTE stands for, seeing through trap slots; 0 if none. */
+/* The frame a leaf PTE stands for (present, PROT_NONE or trapped); 0 if none. */
 static inline uint64_t gm_pte_frame(const struct guestmem *gm, uint64_t e)
 {
-    if (e & PTE_TRAP) {
-        uint64_t slot = ((e & PTE_ADDR) - GPA_TRAP_BASE) / 4096;
-        return slot < gm->ntrap ? gm->trap_frame[slot] : 0;
-    }
+    (void)gm;
     return e & PTE_ADDR;
+}
+
+/* A leaf PTE the program can use: present, or present but for a serialized-execution
+ * trap (which the VMM may read and write through). */
+static inline int gm_pte_usable(uint64_t e)
+{
+    return (e & (PTE_P | PTE_TRAP)) != 0;
 }
 
 /* Translates a user virtual address; NULL unless mapped present with user access (and

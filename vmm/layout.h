@@ -23,10 +23,6 @@
 #define MAX_GUEST_MEM  (3ULL << 30)
 /* Unbacked guest physical page: a read from it is an MMIO exit straight to the VMM. */
 #define GPA_MMIO_SYSCALL 0xF0000000ULL
-/* Serialized execution traps accesses to watched pages by pointing their PTE at slot
- * GPA_TRAP_BASE + slot * 4096 instead of the frame (see vmm/crew.h). */
-#define GPA_TRAP_BASE    0x100000000ULL
-#define TRAP_SLOTS_MAX   (1u << 20)
 
 /* Kernel virtual addresses: a supervisor-only direct map of guest physical memory. */
 #define KBASE          0xFFFF800000000000ULL

@@ -421,7 +421,7 @@ static int cmd_run(int argc, char **argv)
                 "pages of %zu watched), %llu scheduled steps, %llu divergences, %llu spin "
                 "deprioritisations\n",
                 (unsigned long long)vm.serial.cues, (unsigned long long)vm.crew.accesses,
-                (unsigned long long)vm.crew.shared_pages, vm.gm.ntrap,
+                (unsigned long long)vm.crew.shared_pages, vm.crew.watched,
                 (unsigned long long)vm.serial.cursor.steps,
                 (unsigned long long)vm.serial.cursor.divergences,
                 (unsigned long long)vm.serial.spin.detections);

@@ -387,18 +387,15 @@ int snapshot_restore(struct snapshot *s, struct restore_stats *st, char *err, si
      * costs a KVM_RUN (~30 us on PVM). A blocked thread's syscall read only writes rax
      * and rip, which the restore replaces: that is left to the vCPU's own thread, before
      * it next runs (vm_settle_stale_io), so a thread that stays blocked never pays. A
-     * trapped access is finished here, before the dirty log is read: finishing a locked
-     * RMW's read half makes KVM perform its write half, and since the page may be mapped
-     * again by now (crew_stop), into guest memory, which the copy below must undo. */
+     * trapped access waiting for its turn (crew.h) has nothing half-done in KVM: the
+     * restored registers simply run its instruction again. */
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
-        if (v->result_pending || v->acc_pending) {
+        if (v->result_pending) {
             v->io_stale = true;
-            if (v->acc_pending)
-                vm_settle_stale_io(v);
-            v->result_pending = v->acc_pending = false;
-            v->acc_rmw_rip = 0;
+            v->result_pending = false;
         }
+        v->acc_pending = false;
     }
     uint64_t words = bitmap_words(gm);
     uint64_t *dirty = calloc(words, 8);

@@ -1,6 +1,7 @@
 #include "vm.h"
 #include "backtrace.h"
 #include "cpu.h"
+#include "decode.h"
 #include "futex.h"
 #include "selftest.h"
 #include "syscall.h"
@@ -18,6 +19,7 @@
 extern const uint8_t jinx_agent_start[], jinx_agent_end[];
 
 #define SIG_KICK SIGUSR1
+#define RFLAGS_TF 0x100ULL
 
 static void kick_handler(int sig) { (void)sig; }
 
@@ -62,6 +64,7 @@ void vm_destroy(struct vm *vm)
         free(v->start_xsave);
         free(v->fpu_want);
         free(v->fpu_cur);
+        free(v->step.slot);
         free(v);
     }
     vm->nvcpus = 0;
@@ -294,14 +297,11 @@ static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
 /* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
  * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
  * virtualization) cannot emulate. */
-static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
-                           uint64_t rflags)
+static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs *s, uint64_t rip,
+                                uint64_t rsp, uint64_t rflags)
 {
-    struct kvm_sregs s;
-    if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
-        return false;
-    cpu_sregs(vm, v, &s, true);
-    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
+    cpu_sregs(vm, v, s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, s) < 0)
         return false;
     struct kvm_regs *r = &v->run->s.regs.regs;
     r->rip = rip;
@@ -309,6 +309,13 @@ static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t
     r->rflags = (rflags & 0x3C0FD5) | 0x202; /* user-modifiable flags, IF set */
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
     return true;
+}
+
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
+{
+    struct kvm_sregs s;
+    return ioctl(v->fd, KVM_GET_SREGS, &s) == 0 && return_to_user_with(vm, v, &s, rip, rsp, rflags);
 }
 
 /* Returns false when the thread must not resume. */
@@ -332,15 +339,35 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
         err = *frame++;
     uint64_t rip = frame[0], cs = frame[1], rsp = frame[3];
     bool user = (cs & 3) == 3;
+    /* Serialized execution: a watched page's fault is a cue point, and the #DB after a
+     * single-stepped access (or the #BP ending a rep string instruction's step) ends its
+     * step (crew.h). Either way the instruction runs for real, in user mode; nothing is
+     * emulated. */
+    struct kvm_regs u = *r;
+    u.rip = rip;
+    u.rsp = rsp;
+    u.rflags = frame[2];
+    if (user && vec == 3 && crew_breakpoint(vm, v, rip, &u))
+        return return_to_user(vm, v, rip - 1, rsp, frame[2] & ~RFLAGS_TF);
+    /* Back for anything else, a step's int3 goes and the step goes on by TF. */
+    uint64_t tf_back = user && crew_unpatch(vm, v) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
-        return return_to_user(vm, v, frame[0], rsp, frame[2]);
+        return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
+    struct kvm_sregs s;
+    bool have_s = vec == 14 && ioctl(v->fd, KVM_GET_SREGS, &s) == 0;
+    if (user && have_s) {
+        enum crew_verdict cv = crew_fault(vm, v, s.cr2, err, rip, &u, &s);
+        if (cv != CREW_NOT_WATCHED)
+            return return_to_user_with(vm, v, &s, rip, rsp,
+                                       frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+    }
+    bool keep_tf;
+    if (user && vec == 1 && crew_step_done(vm, v, rip, &u, &keep_tf))
+        return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
-    if (vec == 14) {
-        struct kvm_sregs s;
-        if (ioctl(v->fd, KVM_GET_SREGS, &s) == 0)
-            o.cr2 = s.cr2;
-    }
+    if (have_s)
+        o.cr2 = s.cr2;
     capture_regs(&o, r);
     o.regs.rip = rip;
     o.regs.rsp = rsp;
@@ -375,6 +402,37 @@ static void internal_error(struct vm *vm, struct vcpu *v, const char *what)
     pthread_mutex_lock(&vm->lock);
     vm_stop_locked(vm, &o);
     pthread_mutex_unlock(&vm->lock);
+}
+
+/* KVM gave up on the instruction at rip (on PVM, say, one it had to emulate): a limit of
+ * jinx's, never the program's fault. Names the instruction so it can be reported. */
+static void internal_error_at(struct vm *vm, struct vcpu *v, unsigned suberror)
+{
+    struct kvm_regs r;
+    if (ioctl(v->fd, KVM_GET_REGS, &r) < 0)
+        r = v->run->s.regs.regs;
+    uint8_t code[15];
+    size_t got = 0;
+    if (r.rip >= KBASE) {
+        uint64_t gpa = r.rip - KBASE;
+        for (; got < sizeof code && gpa + got < vm->gm.size; got++)
+            code[got] = *(uint8_t *)gm_ptr(&vm->gm, gpa + got);
+    } else {
+        while (got < sizeof code && copy_from_user(&vm->gm, code + got, r.rip + got, 1))
+            got++;
+    }
+    struct insn_info info;
+    decode_insn(code, got, r.rip, &info);
+    size_t shown = info.len > 0 && (size_t)info.len <= got ? (size_t)info.len : got;
+    char bytes[3 * sizeof code + 1] = "", sym[96];
+    for (size_t i = 0, pos = 0; i < shown; i++)
+        pos += (size_t)snprintf(bytes + pos, sizeof bytes - pos, "%s%02x", i ? " " : "", code[i]);
+    vm_symbolize(vm, r.rip, sym, sizeof sym);
+    char msg[400];
+    snprintf(msg, sizeof msg, "KVM could not run the instruction at 0x%llx %s [%s] '%s' (suberror "
+             "%u): a jinx limitation, not a bug in the program", (unsigned long long)r.rip, sym,
+             got ? bytes : "unreadable", info.text, suberror);
+    internal_error(vm, v, msg);
 }
 
 static int apply_start_state(struct vm *vm, struct vcpu *v)
@@ -449,8 +507,6 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
 {
     struct kvm_run *run = v->run;
     struct kvm_regs *r = &run->s.regs.regs;
-    if (crew_is_trap(run->mmio.phys_addr))
-        return crew_access(vm, v);
     uint64_t entry = UVA_AGENT + (vm->pvm ? vm->agent.syscall_user : vm->agent.syscall_ring0);
     if (run->mmio.phys_addr != GPA_MMIO_SYSCALL || run->mmio.is_write || run->mmio.len != 8 ||
         r->rip != entry) {
@@ -516,10 +572,18 @@ static void run_thread(struct vm *vm, struct vcpu *v)
 {
     bool completion_pending = false;
     for (;;) {
-        if (atomic_load(&vm->stopping))
+        if (atomic_load(&vm->stopping)) {
+            crew_unpatch(vm, v); /* a dump must show the program's own code */
             return;
+        }
         if (atomic_load(&vm->paused) ||
             (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)) {
+            if (crew_unpatch(vm, v)) {
+                /* Kicked in the middle of a rep string instruction: its step goes on by
+                 * TF, so that nobody else meets its int3. */
+                v->run->s.regs.regs.rflags |= RFLAGS_TF;
+                v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+            }
             /* Paused, or not this thread's turn (its host thread then waits in
              * vcpu_main). First finish the instruction of the last exit: a completion
              * left in KVM would replay later into a restored or reused vCPU. KVM_RUN with
@@ -529,6 +593,13 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             if (!completion_pending)
                 return;
             __atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+        } else if (v->acc_pending) {
+            /* Its trapped access waited, and the turn came back before this thread
+             * reached vcpu_main: perform it here, or the instruction would fault again. */
+            pthread_mutex_lock(&vm->lock);
+            if (vm->serial.current == v->tid)
+                crew_perform_pending_locked(vm, v);
+            pthread_mutex_unlock(&vm->lock);
         }
         atomic_store(&v->in_guest, 1);
         v->ran = true;
@@ -591,12 +662,9 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             internal_error(vm, v, msg);
             return;
         }
-        case KVM_EXIT_INTERNAL_ERROR: {
-            char msg[128];
-            snprintf(msg, sizeof msg, "KVM internal error (suberror %u)", run->internal.suberror);
-            internal_error(vm, v, msg);
+        case KVM_EXIT_INTERNAL_ERROR:
+            internal_error_at(vm, v, run->internal.suberror);
             return;
-        }
         case KVM_EXIT_MMIO:
             if (!handle_mmio(vm, v)) {
                 settle_ended_simulation(vm, v);

@@ -55,17 +55,17 @@ struct vcpu {
     /* FPU/XSAVE state a restore wants, applied by the vCPU's own thread before it next
      * enters the guest, and only if it differs from what KVM holds (snapshot.c). */
     bool fpu_pending;
-    /* A half-done emulation (a pending syscall read or trapped access) from before a
+    /* A half-done emulation (a pending syscall read) from before a
      * restore: KVM would finish it on the next KVM_RUN, on top of the restored registers.
      * The vCPU's own thread finishes it first, discarding its effect (vm_settle_stale_io). */
     bool io_stale;
     struct kvm_xsave *fpu_want, *fpu_cur; /* owned */
     uint64_t fpu_checks, fpu_sets;
-    /* A trapped memory access waiting for its thread's turn (crew.c). */
-    bool acc_pending, acc_write, acc_second_half;
-    int acc_len;
-    uint64_t acc_gpa, acc_rmw_rip; /* acc_rmw_rip: gpa of an RMW whose write half is due */
-    uint8_t acc_data[8];
+    /* A trapped memory access waiting for its thread's turn, and the instruction being
+     * single-stepped through a shared page (crew.c). */
+    bool acc_pending;
+    struct crew_access acc;
+    struct crew_step step;
     struct kvm_regs blocked_regs; /* user view when it blocked, for deadlock reports */
 
     atomic_int in_guest;        /* inside KVM_RUN: a kick must interrupt it */
@@ -151,8 +151,6 @@ struct vm {
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */
     struct control *control;        /* the control socket, NULL with --no-control */
-    void *dummy_page;               /* cpu_flush_mmio_cache's memslot */
-    bool dummy_present;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;
