@@ -20,9 +20,13 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 field() { sed -n "s/^$2: *//p" "$1" | head -1; }
 
 sim() { # N RECORD ARGS...: simulate; a program that ends within 1 ms is tried again with
-  # the snapshot taken at once (--after 0ms). Sets out, st.
+  # the snapshot taken at once (--after 0ms). A buggy program may also end in its first
+  # simulation (a fragment that meets its bug ends the program): the free run to the
+  # snapshot varies, so 1 ms is tried three times before 0 ms. (0 ms is the last resort:
+  # before glibc's startup has run CPUID, the CPU numbers that native CPUID gives on a
+  # PVM host make glibc's cpu_features differ between simulations.) Sets out, st.
   local n=$1 rec=$2 after; shift 2
-  for after in 1ms 0ms; do
+  for after in 1ms 1ms 1ms 0ms; do
     out=$(timeout 170 "$VMM" run --after $after --record "$rec" --simulate "$n" "$@" 2>&1); st=$?
     echo "$out" | grep -q "simulation 1:" && return
   done
@@ -64,9 +68,13 @@ for how in "--policy roundrobin" "--policy continue" "--schedule $tmp/s3.txt"; d
 done
 if [ "${#seen[@]}" = 3 ]; then ok "circle: three schedules from one snapshot, three different traces"
 else bad "circle: only ${#seen[@]} distinct traces from three schedules"; fi
-# The same from the start of the program, comparing the printed traces themselves.
-printf 'T1 x6\nT3 x40\ndefault roundrobin\n' >"$tmp/a.txt"
-printf 'T1 x6\nT2 x40\ndefault roundrobin\n' >"$tmp/b.txt"
+# The same from the start of the program, comparing the printed traces themselves: main
+# runs until it has created both threads (its cue points before anyone else's under the
+# `continue` policy: 6 with musl, more with glibc), then T3 or T2 goes first.
+"$VMM" run --serial --policy continue --trace "$tmp/cont" "$CIRCLE" >/dev/null 2>&1
+n1=$(awk '$2 != "T1" {exit} {n++} END {print n + 0}' "$tmp/cont")
+printf 'T1 x%d\nT3 x40\ndefault roundrobin\n' "$n1" >"$tmp/a.txt"
+printf 'T1 x%d\nT2 x40\ndefault roundrobin\n' "$n1" >"$tmp/b.txt"
 for s in a b; do for i in 1 2; do
   "$VMM" run --serial --schedule "$tmp/$s.txt" --trace "$tmp/t.$s.$i" "$CIRCLE" >/dev/null 2>&1
 done; done
