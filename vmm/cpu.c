@@ -366,6 +366,8 @@ int cpu_create_vcpu(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
     struct kvm_xcrs x = {.nr_xcrs = 1, .xcrs = {{.xcr = 0, .value = vm->xcr0}}};
     if (ioctl(v->fd, KVM_SET_XCRS, &x) < 0)
         return kvm_error(err, errlen, "KVM_SET_XCRS");
-    v->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
+    /* Segment and control registers come with every exit too: an exception's return to
+     * user mode (vm.c) then costs no KVM_GET_SREGS/KVM_SET_SREGS ioctl pair. */
+    v->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
     return 0;
 }

@@ -297,11 +297,16 @@ static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
 /* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
  * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
  * virtualization) cannot emulate. */
-static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs *s, uint64_t rip,
-                                uint64_t rsp, uint64_t rflags)
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
 {
-    cpu_sregs(vm, v, s, true);
-    if (ioctl(v->fd, KVM_SET_SREGS, s) < 0)
+    /* The exit brought the special registers along (kvm_valid_regs): no KVM_GET_SREGS.
+     * They are set by ioctl, from a copy: changing kvm_run's copy in place (with or
+     * without KVM_SYNC_X86_SREGS in kvm_dirty_regs) left threads stuck on this PVM host,
+     * measured with serial.sh's --simulate runs. */
+    struct kvm_sregs s = v->run->s.regs.sregs;
+    cpu_sregs(vm, v, &s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
         return false;
     struct kvm_regs *r = &v->run->s.regs.regs;
     r->rip = rip;
@@ -309,13 +314,6 @@ static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs 
     r->rflags = (rflags & 0x3C0FD5) | 0x202; /* user-modifiable flags, IF set */
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
     return true;
-}
-
-static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
-                           uint64_t rflags)
-{
-    struct kvm_sregs s;
-    return ioctl(v->fd, KVM_GET_SREGS, &s) == 0 && return_to_user_with(vm, v, &s, rip, rsp, rflags);
 }
 
 /* Returns false when the thread must not resume. */
@@ -353,21 +351,20 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
     uint64_t tf_back = user && crew_unpatch(vm, v) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
         return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
-    struct kvm_sregs s;
-    bool have_s = vec == 14 && ioctl(v->fd, KVM_GET_SREGS, &s) == 0;
-    if (user && have_s) {
-        enum crew_verdict cv = crew_fault(vm, v, s.cr2, err, rip, &u, &s);
+    const struct kvm_sregs *s = &v->run->s.regs.sregs;
+    if (user && vec == 14) {
+        enum crew_verdict cv = crew_fault(vm, v, s->cr2, err, rip, &u, s);
         if (cv != CREW_NOT_WATCHED)
-            return return_to_user_with(vm, v, &s, rip, rsp,
-                                       frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+            return return_to_user(vm, v, rip, rsp,
+                                  frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
     }
     bool keep_tf;
     if (user && vec == 1 && crew_step_done(vm, v, rip, &u, &keep_tf))
         return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
-    if (have_s)
-        o.cr2 = s.cr2;
+    if (vec == 14)
+        o.cr2 = s->cr2;
     capture_regs(&o, r);
     o.regs.rip = rip;
     o.regs.rsp = rsp;
