@@ -922,6 +922,7 @@ int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, 
     c->start_pending = true;
     c->state = T_RUNNING;
     c->tid = tid;
+    serial_xid_assign_locked(vm, c);
     vm->live++;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&vm->lock);
@@ -963,6 +964,7 @@ void vm_run(struct vm *vm)
     v->start_xsave = NULL;
     v->start_pending = true;
     v->tid = vm->next_tid++;
+    serial_xid_assign_locked(vm, v);
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);
