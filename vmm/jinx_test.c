@@ -176,10 +176,11 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
 /* The limits and the last stderr lines from a run's --report JSON (written by jinx-vmm,
  * still checked as input). 0, or -1 when there is no valid report. */
 static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
-                       size_t tailcap)
+                       size_t tailcap, char *error, size_t errorcap)
 {
     *nlim = 0;
     tail[0] = 0;
+    error[0] = 0;
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
@@ -221,6 +222,17 @@ static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *
     if (json_find(buf, n, "stderr_tail", &raw, &rawlen, err, sizeof err) == 1 &&
         json_decode_string(raw, rawlen, tail, tailcap) < 0)
         tail[0] = 0;
+    /* An "error" outcome: jinx-vmm stopped the running program itself (e.g. KVM could not
+     * run one of its instructions); its detail says why. */
+    char kind[16];
+    if (json_find(buf, n, "outcome", &raw, &rawlen, err, sizeof err) == 1 &&
+        json_decode_string(raw, rawlen, kind, sizeof kind) == 0 && !strcmp(kind, "error") &&
+        (json_find(buf, n, "detail", &raw, &rawlen, err, sizeof err) != 1 ||
+         json_decode_string(raw, rawlen, error, errorcap) < 0 || !error[0]))
+        snprintf(error, errorcap, "jinx-vmm stopped the program (outcome \"error\")");
+    for (char *c = error; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
     /* The text goes to a terminal: printable ASCII and newlines only. */
     for (char *c = tail; *c; c++)
         if (*c != '\n' && *c != '\t' && ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f))
@@ -365,9 +377,13 @@ static void report_text(const char *image, const struct result *r, FILE *f)
             snprintf(how, sizeof how, "exit status %d", r->status);
         else
             snprintf(how, sizeof how, "%s (exit status %d)", r->outcome, r->status);
-        fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own limit, "
-                "so the failure may be jinx's, not the program's: it is not reported as a bug\n",
-                r->runs, (unsigned long long)r->seed, how);
+        if (r->status == 125)
+            fprintf(f, "  why:       jinx-vmm stopped run %d (seed %llu) itself (exit status "
+                    "125): no verdict on the program\n", r->runs, (unsigned long long)r->seed);
+        else
+            fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own "
+                    "limit, so the failure may be jinx's, not the program's: it is not "
+                    "reported as a bug\n", r->runs, (unsigned long long)r->seed, how);
         for (int i = 1; i < r->nlim; i++)
             fprintf(f, "  also:      %s; %s\n", r->lim[i].what,
                     r->lim[i].option[0] ? r->lim[i].option : "no option raises it");
@@ -601,6 +617,22 @@ static int cmd_test(int argc, char **argv)
         int s = run_once(&ro, seed, left_ms, &killed);
         r.runs++;
         r.seed = seed;
+        struct jt_limit lim[LIMITS_MAX];
+        int nlim = 0;
+        char vmm_error[LIMIT_WHAT_LEN];
+        bool have_report = read_report(report, lim, &nlim, r.stderr_tail,
+                                       sizeof r.stderr_tail, vmm_error, sizeof vmm_error) == 0;
+        if (s == 125 && have_report && vmm_error[0]) {
+            /* The program ran, and jinx-vmm stopped it for a reason of its own (status
+             * 125 with an outcome report): no verdict on the program. */
+            r.status = s;
+            snprintf(r.outcome, sizeof r.outcome, "jinx-vmm error");
+            r.could_not_test = true;
+            memcpy(r.lim, lim, sizeof lim);
+            r.nlim = nlim;
+            snprintf(r.reason, sizeof r.reason, "%s, no option raises it", vmm_error);
+            break;
+        }
         if (s < 0 || s == 125 || s == 127) {
             if (tty)
                 fprintf(stderr, "\n");
@@ -613,10 +645,6 @@ static int cmd_test(int argc, char **argv)
                 fclose(lf);
             return EXIT_USAGE;
         }
-        struct jt_limit lim[LIMITS_MAX];
-        int nlim = 0;
-        bool have_report = read_report(report, lim, &nlim, r.stderr_tail,
-                                       sizeof r.stderr_tail) == 0;
         if (s == 0 || s == 124) {
             /* A normal end, or the budget ran out mid-run: limits met on the way are
              * notes, not verdicts. */

@@ -89,6 +89,9 @@ jt "an unsupported syscall the program needed: could not test" 2 \
   && ok "--json: could_not_test, the limits, the failing status" || bad "--json: $(cat "$tmp/out")"
 jt "a signal handler jinx does not run: could not test" 2 "could not test: signal 10 \(SIGUSR1\) ended the program" \
   -- --budget 10s --dump-dir "$tmp/d" "$P" -- handler
+jt "KVM could not run an instruction (jinx-vmm stops the program): could not test" 2 \
+  "could not test: vCPU 0: KVM could not run the instruction at .*movntdqa" \
+  -- --budget 10s --dump-dir "$tmp/d" "$G/kvmlimit"
 jt "--junit: could not test is an error, not a failure" 2 "could not test" \
   -- --budget 10s --dump-dir "$tmp/d" --junit "$tmp/j.xml" "$P" -- nosys
 grep -q 'failures="0" errors="1"' "$tmp/j.xml" && grep -q '<error type="could-not-test"' "$tmp/j.xml" && ok "--junit: <error type=could-not-test>" || bad "--junit: $(cat "$tmp/j.xml")"
