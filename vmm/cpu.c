@@ -124,6 +124,12 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     if (rs <= 0)
         return kvm_error(err, errlen, "KVM_GET_VCPU_MMAP_SIZE");
     vm->run_size = (size_t)rs;
+    /* The most vCPUs this host's KVM makes per VM (1024 on the PVM CI host; 0: not
+     * reported). vm.c caps the threads at it when it is below MAX_VCPUS. */
+    int mv = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+    if (mv <= 0)
+        mv = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
+    vm->host_max_vcpus = mv > 0 ? mv : 0;
     if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, 0xfffbd000UL) < 0)
         return kvm_error(err, errlen, "KVM_SET_TSS_ADDR");
     struct kvm_userspace_memory_region region = {

@@ -38,6 +38,8 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     pthread_condattr_destroy(&ca);
     vm->rng = opt->seed ^ 0x4A494E58ULL;
     vm->next_tid = 1;
+    limits_init(&vm->limits);
+    tail_init(&vm->errtail);
     if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
     mm_init(&vm->mm, &vm->gm);
@@ -77,6 +79,8 @@ void vm_destroy(struct vm *vm)
     mm_destroy(&vm->mm);
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
+    limits_destroy(&vm->limits);
+    tail_destroy(&vm->errtail);
 }
 
 uint64_t vm_vtime(struct vm *vm)
@@ -821,17 +825,38 @@ static struct vcpu *new_vcpu(struct vm *vm, char *err, size_t errlen)
     return v;
 }
 
-/* A parked vCPU, or a new one within --vcpus. Caller holds vm->lock. */
-static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen)
+/* A parked vCPU, or a new one within --vcpus (default MAX_VCPUS) and what the host's
+ * KVM allows. On failure err says what refused it, and *option what raises it (NULL:
+ * nothing does). Caller holds vm->lock. */
+static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen, const char **option)
 {
+    *option = NULL;
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid == 0 && vm->vcpus[i]->state == T_FREE)
             return vm->vcpus[i];
     if (vm->nvcpus >= vm->opt.max_vcpus) {
-        snprintf(err, errlen, "thread limit reached (--vcpus %d)", vm->opt.max_vcpus);
+        if (vm->opt.max_vcpus < MAX_VCPUS) {
+            snprintf(err, errlen, "thread limit reached (--vcpus %d): more than %d threads "
+                     "at once", vm->opt.max_vcpus, vm->opt.max_vcpus);
+            *option = "raise it with --vcpus N (at most " JX_STR(MAX_VCPUS) ")";
+        } else {
+            snprintf(err, errlen, "thread limit reached: more than %d threads at once, "
+                     "jinx's maximum", MAX_VCPUS);
+        }
         return NULL;
     }
-    return new_vcpu(vm, err, errlen);
+    if (vm->host_max_vcpus && vm->nvcpus >= vm->host_max_vcpus) {
+        snprintf(err, errlen, "thread limit reached: this host's KVM makes at most %d vCPUs "
+                 "per VM (KVM_CAP_MAX_VCPUS)", vm->host_max_vcpus);
+        return NULL;
+    }
+    struct vcpu *v = new_vcpu(vm, err, errlen);
+    if (!v) {
+        /* new_vcpu said what failed: a host resource (memory, fds, threads). */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (a new thread's vCPU)");
+    }
+    return v;
 }
 
 int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
@@ -855,13 +880,17 @@ int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, 
     }
     pthread_mutex_lock(&vm->lock);
     char err[200];
-    struct vcpu *c = get_vcpu(vm, err, sizeof err);
+    const char *option;
+    struct vcpu *c = get_vcpu(vm, err, sizeof err, &option);
     if (!c) {
         if (!vm->warned_threads) {
             vm->warned_threads = true;
-            jx_err("warning: %s; clone() returns EAGAIN (raise it with --vcpus N, max %d)", err,
-                   MAX_VCPUS);
+            jx_err("warning: %s; clone() returns EAGAIN (%s)", err,
+                   option ? option : "no option raises it");
         }
+        /* A simulation's refusal counts when a round retires it (limitlog.h). */
+        if (!vm->sandbox)
+            limits_note(&vm->limits, LIMIT_THREADS, 0, option, "%s", err);
         pthread_mutex_unlock(&vm->lock);
         free(xs);
         return -EAGAIN;
@@ -890,6 +919,7 @@ int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, 
     c->start_pending = true;
     c->state = T_RUNNING;
     c->tid = tid;
+    serial_xid_assign_locked(vm, c);
     vm->live++;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&vm->lock);
@@ -914,7 +944,8 @@ void vm_run(struct vm *vm)
     char err[256];
     pthread_mutex_lock(&vm->lock);
     vm->start_ns = mono_ns();
-    struct vcpu *v = get_vcpu(vm, err, sizeof err);
+    const char *option;
+    struct vcpu *v = get_vcpu(vm, err, sizeof err, &option);
     if (!v) {
         struct outcome o = {.kind = OUT_ERROR};
         snprintf(o.detail, sizeof o.detail, "%s", err);
@@ -930,6 +961,7 @@ void vm_run(struct vm *vm)
     v->start_xsave = NULL;
     v->start_pending = true;
     v->tid = vm->next_tid++;
+    serial_xid_assign_locked(vm, v);
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);
