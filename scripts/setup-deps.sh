@@ -3,7 +3,9 @@
 # As root it installs what is missing (apt-get update once first);
 # otherwise it prints the exact apt-get line to run and fails.
 set -u
-PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc binutils make clang gdb python3 valgrind"
+# gcc/libc6-dev build the glibc images (static glibc: libc.a is in libc6-dev), g++ and
+# libstdc++-12-dev the C++ images (static libstdc++).
+PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc libc6-dev g++ libstdc++-12-dev binutils make clang gdb python3 valgrind"
 # libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it).
 OPTIONAL="libclang-rt-14-dev"
 # Benchmark plots (scripts/bench/*.sh draw PNGs with gnuplot). Installed as root like the

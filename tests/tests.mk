@@ -10,7 +10,7 @@ include tests/fuzz/fuzz.mk
 INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh tests/integration/serial.sh \
                      tests/integration/determinism.sh tests/integration/dumps.sh \
                      tests/integration/rounds.sh tests/integration/replay.sh \
-                     tests/integration/worker.sh
+                     tests/integration/worker.sh tests/integration/insns.sh tests/integration/glibc.sh
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
                      tests/integration/verdicts.sh \
                      tests/integration/guest-fuzz.sh
