@@ -48,7 +48,7 @@ static unsigned char arena[3 * PAGE] __attribute__((aligned(PAGE)));
 static struct {
     int osxsave, avx, avx2, avx512, cx16, xsaveopt, xsavec;
     uint64_t xcr0;
-    uint32_t xsave_size, avx_off; /* standard-format size for XCR0; offset of YMM_Hi128 */
+    uint32_t xsave_size, avx_off; /* standard-format size for XCR0 (0: no XSAVE); offset of YMM_Hi128 */
     char why_avx[64], why_avx512[64], why_xsave[64];
 } cpu;
 
@@ -199,10 +199,6 @@ static void detect(void)
     cpu.xcr0 = (uint64_t)hi << 32 | lo;
     cpuid(0xD, 0, r);
     cpu.xsave_size = r[1];
-    if (cpu.xsave_size > 2 * HALF - 64) {
-        snprintf(cpu.why_xsave, sizeof cpu.why_xsave, "XSAVE area of %u bytes", cpu.xsave_size);
-        cpu.xsave_size = 0;
-    }
     cpuid(0xD, 1, r);
     cpu.xsaveopt = r[0] & 1;
     cpu.xsavec = (r[0] >> 1) & 1;
@@ -1178,8 +1174,10 @@ __attribute__((target("avx"))) static void xrstor_avx(uint8_t *regs, volatile ui
 
 static void fam_xsave(struct lane *L)
 {
-    uint32_t size = (cpu.xsave_size + 63) & ~63u;
-    volatile uint8_t *area = L->b - ((size / 2 + 63) & ~63u); /* 64-byte aligned, straddling */
+    /* 64-byte aligned; with RFBM = x87|SSE(|AVX) the instructions touch bytes 0..575 (and
+     * the AVX state at 576..831): the XMM slots (160..415) straddle the boundary, the
+     * header and the AVX state are on the upper page. */
+    volatile uint8_t *area = L->b - 256;
     uint8_t lo[256], hi[256], lo2[256], hi2[256], regs[512], out[512], olo[256], ohi[256];
     uint32_t mask = cpu.avx ? 0x7 : 0x3;
     for (int kind = 0; kind < 3; kind++) { /* xsave, xsaveopt, xsavec */
