@@ -13,7 +13,9 @@
  * queues (a wake with arg = k wakes the k oldest blocked waiters on that word;
  * an exit with a clear_child_tid address is a wake on it), join -> the joined
  * thread's exit, first event of a thread -> its create. Waits flagged
- * EX_F_NOBLOCK never block. */
+ * EX_F_NOBLOCK never block. A create of an id whose thread has already
+ * performed events (the VMM reuses the ids of exited threads once tids pass
+ * EX_MAX_TID) starts a new thread under that id. */
 #ifndef EXPLORER_SYNCDEP_H
 #define EXPLORER_SYNCDEP_H
 #include "trace.h"

@@ -124,6 +124,12 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     if (rs <= 0)
         return kvm_error(err, errlen, "KVM_GET_VCPU_MMAP_SIZE");
     vm->run_size = (size_t)rs;
+    /* The most vCPUs this host's KVM makes per VM (1024 on the PVM CI host; 0: not
+     * reported). vm.c caps the threads at it when it is below MAX_VCPUS. */
+    int mv = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+    if (mv <= 0)
+        mv = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
+    vm->host_max_vcpus = mv > 0 ? mv : 0;
     if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, 0xfffbd000UL) < 0)
         return kvm_error(err, errlen, "KVM_SET_TSS_ADDR");
     struct kvm_userspace_memory_region region = {
@@ -366,6 +372,8 @@ int cpu_create_vcpu(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
     struct kvm_xcrs x = {.nr_xcrs = 1, .xcrs = {{.xcr = 0, .value = vm->xcr0}}};
     if (ioctl(v->fd, KVM_SET_XCRS, &x) < 0)
         return kvm_error(err, errlen, "KVM_SET_XCRS");
-    v->run->kvm_valid_regs = KVM_SYNC_X86_REGS;
+    /* Segment and control registers come with every exit too: an exception's return to
+     * user mode (vm.c) then costs no KVM_GET_SREGS/KVM_SET_SREGS ioctl pair. */
+    v->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
     return 0;
 }

@@ -392,7 +392,7 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     const struct crew_access *a = &v->acc;
     struct crew_page *pg = &c->page[a->slot];
     c->accesses++;
-    struct ex_event *e = ex_trace_access(&vm->serial.trace, (uint32_t)v->tid, a->kind, a->addr,
+    struct ex_event *e = ex_trace_access(&vm->serial.trace, (uint32_t)v->xid, a->kind, a->addr,
                                          a->size, a->flags, a->rip);
     if (e) {
         vm_symbolize(vm, a->rip, e->sym, sizeof e->sym);
@@ -404,7 +404,7 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     size_t vlen = a->size < 8 ? a->size : 8;
     if (a->addr >= pg->va && a->addr - pg->va + vlen <= PAGE_SIZE)
         memcpy(&value, vm->gm.host + pg->frame + (a->addr - pg->va), vlen);
-    ex_spin_observe(&vm->serial.spin, (uint32_t)v->tid, (enum ex_kind)a->kind, a->addr, a->size,
+    ex_spin_observe(&vm->serial.spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
     if (!pg->shared && pg->owner && pg->owner != v->tid) {

@@ -90,6 +90,7 @@ uint64_t gm_alloc_frame(struct guestmem *gm)
         gm->used++;
         return f * PAGE_SIZE; /* zero: never touched, or zapped when freed */
     }
+    atomic_fetch_add(&gm->exhausted, 1);
     return 0;
 }
 
@@ -138,6 +139,7 @@ static uint64_t alloc_table(struct guestmem *gm, int level)
         gm->table_bitmap[f / 64] |= bit;
         return f * PAGE_SIZE;
     }
+    atomic_fetch_add(&gm->exhausted, 1);
     return 0;
 }
 

@@ -34,6 +34,9 @@ struct guestmem {
     uint64_t nframes;
     uint64_t next;          /* next-fit cursor */
     uint64_t used;          /* frames in use */
+    /* Allocations refused because guest RAM (--mem) was full: data frames or page-table
+     * pages. The syscall layer turns a rise into a jinx limit (limitlog.h). */
+    atomic_uint_fast64_t exhausted;
     /* Page-table pages are a class of their own: taken from the top of RAM, never freed
      * and never given back by a snapshot restore, so the table *structure* only grows.
      * KVM's shadow MMU caches that structure and never sees the VMM's writes to it; only

@@ -13,6 +13,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include "cli.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -632,10 +633,14 @@ int cmd_inspect(int argc, char **argv)
     uint64_t tid = 0, ndis = 8;
     bool json = false, want_thread = false;
     const char *image = NULL;
-    optind = 1;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "inspect", argc, argv, posv);
     int c;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
         switch (c) {
+        case CLI_ERROR:
+            return refuse("%s (see jinxctl --help)", cl.err);
         case 't':
             if (!parse_u64(optarg, &tid) || tid == 0 || tid > 0x3FFFFFFF)
                 return refuse("--thread %s: expected a thread id (1, 2, ...)", optarg);
@@ -652,11 +657,10 @@ int cmd_inspect(int argc, char **argv)
         default: usage(stderr); return INSPECT_EXIT_REFUSED;
         }
     }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return INSPECT_EXIT_REFUSED;
-    }
-    const char *path = argv[optind];
+    if (cl.npos != 1)
+        return refuse("inspect: expected one DUMP (a .jinxdump file), got %d arguments "
+                      "(see jinxctl --help)", cl.npos);
+    const char *path = cl.pos[0];
     struct ictx *x = calloc(1, sizeof *x);
     if (!x)
         return refuse("out of memory");

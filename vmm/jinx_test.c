@@ -1,15 +1,22 @@
 /* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
- * [-- ARGS]`: the CI command. Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR`
- * again and again (seed 1, 2, ...) until a run fails or the budget is spent.
+ * [--mem SIZE] [--vcpus N] [-- ARGS]`: the CI command (options before or after IMAGE).
+ * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
+ * (seed 1, 2, ...) until a run fails or the budget is spent.
  *
  * Exit status: 0 nothing found within the budget; 1 a bug was found (the dump's path and
- * a short report: outcome, thread, function, round, time to find); 2 usage errors, or
- * jinx-vmm could not run the image at all. --json prints the result as one JSON object
- * on stdout, --junit writes a JUnit XML file (one test case: the image). The guest's own
- * output is not shown (it would interleave with the progress line); the last run's
- * jinx-vmm report is kept in DIR/jinx-test-last.log. */
+ * a short report: outcome, thread, function, round, time to find, the program's last
+ * stderr lines); 2 usage errors, jinx-vmm could not run the image at all, or "could not
+ * test": the failing run had met one of jinx's own limits first (limitlog.h: threads,
+ * guest memory, a syscall jinx lacks, ...), so its failure may be jinx's and is not
+ * reported as a bug. --json prints the result as one JSON object on stdout, --junit
+ * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
+ * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
+ * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
+#include "cli.h"
 #include "dumpfile.h"
 #include "elfparse.h"
+#include "layout.h"
+#include "limitlog.h"
 #include "roundrec.h"
 #include "json.h"
 #include "util.h"
@@ -34,21 +41,34 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE]\n"
-        "                 [--dump-dir DIR] [-- ARGS...]\n"
+        "                 [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
-        "2, ..., until a run fails or the budget is spent.\n"
+        "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
+        "IMAGE; the program's arguments go after --.\n"
         "\n"
         "  --budget DUR    wall time to spend (default 60s)\n"
         "  --rate R        simulation rounds per second (default 5/s)\n"
         "  --dump-dir DIR  where a found bug's dump goes (default jinx-dumps)\n"
         "  --json          print the result as one JSON object on stdout\n"
         "  --junit FILE    also write the result as a JUnit XML file\n"
+        "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
+        "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
         "\n"
-        "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error or\n"
-        "the image could not be run. jinx-vmm is taken from this program's directory\n"
-        "($JINX_VMM overrides).\n");
+        "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
+        "image could not be run, or could not test: the failing run met one of jinx's own\n"
+        "limits first (threads, memory, a syscall jinx lacks), so its failure is not\n"
+        "reported as a bug. jinx-vmm is taken from this program's directory ($JINX_VMM\n"
+        "overrides).\n", MAX_VCPUS);
 }
+
+/* A limit of jinx that a run met, as its --report JSON lists it (limitlog.h). */
+struct jt_limit {
+    char kind[24];
+    char what[LIMIT_WHAT_LEN];
+    char option[LIMIT_OPTION_LEN];
+    uint64_t count;
+};
 
 struct result {
     bool found;
@@ -66,6 +86,13 @@ struct result {
     bool replayable;            /* the dump has round records (jinx-vmm replay) */
     char dump[PATH_MAX], core[PATH_MAX];
     char detail[512];
+    char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
+    bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
+    char reason[LIMIT_WHAT_LEN + LIMIT_OPTION_LEN + 8]; /* "<what>, <option>" */
+    struct jt_limit lim[LIMITS_MAX];   /* the failing run's limits */
+    int nlim;
+    struct jt_limit notes[LIMITS_MAX]; /* limits met by runs that ended well */
+    int nnotes;
 };
 
 static const char *vmm_path(char *buf, size_t len)
@@ -82,28 +109,47 @@ static const char *vmm_path(char *buf, size_t len)
     return buf;
 }
 
-/* One run; returns its exit status (or -1 when it could not be started). */
-static int run_once(const char *vmm, const char *image, uint64_t seed, const char *rate,
-                    const char *dir, uint64_t timeout_ms, const char *log, int nargs,
-                    char **args)
+/* What every run gets besides its seed and time. */
+struct run_opts {
+    const char *vmm, *image, *rate, *dir, *log, *report;
+    const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    int nargs;
+    char **args;
+};
+
+/* One run; returns its exit status (or -1 when it could not be started). *killed is the
+ * signal that killed jinx-vmm itself (0: it exited; its status may still be 128 + a
+ * guest signal). */
+static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms, int *killed)
 {
     char seed_s[32], to_s[32];
+    *killed = 0;
     snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
     snprintf(to_s, sizeof to_s, "%llums", (unsigned long long)timeout_ms);
-    const char *fixed[] = {vmm, "run", "--no-control", "--quiet", "--seed", seed_s, "--attach",
-                           rate, "--dump-dir", dir, "--timeout", to_s, image};
+    const char *fixed[] = {ro->vmm, "run", "--no-control", "--quiet", "--seed", seed_s,
+                           "--attach", ro->rate, "--dump-dir", ro->dir, "--timeout", to_s,
+                           "--report", ro->report};
     size_t nf = sizeof fixed / sizeof fixed[0];
-    char **argv = calloc(nf + (size_t)nargs + 2, sizeof *argv);
+    char **argv = calloc(nf + (size_t)ro->nargs + 8, sizeof *argv);
     if (!argv)
         return -1;
     for (size_t i = 0; i < nf; i++)
         argv[i] = (char *)fixed[i];
     size_t k = nf;
-    if (nargs) {
-        argv[k++] = "--";
-        for (int i = 0; i < nargs; i++)
-            argv[k++] = args[i];
+    if (ro->mem) {
+        argv[k++] = "--mem";
+        argv[k++] = (char *)ro->mem;
     }
+    if (ro->vcpus) {
+        argv[k++] = "--vcpus";
+        argv[k++] = (char *)ro->vcpus;
+    }
+    argv[k++] = (char *)ro->image;
+    argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
+    for (int i = 0; i < ro->nargs; i++)
+        argv[k++] = ro->args[i];
+    unlink(ro->report); /* a report that is there afterwards is this run's */
+    const char *vmm = ro->vmm, *log = ro->log;
     pid_t pid = fork();
     if (pid == 0) {
         int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -123,7 +169,115 @@ static int run_once(const char *vmm, const char *image, uint64_t seed, const cha
             return -1;
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
+    *killed = WTERMSIG(st);
     return 128 + WTERMSIG(st);
+}
+
+/* The limits and the last stderr lines from a run's --report JSON (written by jinx-vmm,
+ * still checked as input). 0, or -1 when there is no valid report. */
+static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
+                       size_t tailcap, char *error, size_t errorcap)
+{
+    *nlim = 0;
+    tail[0] = 0;
+    error[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    bool whole = feof(f) && !ferror(f);
+    fclose(f);
+    if (!whole)
+        return -1;
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    const char *raw;
+    size_t rawlen;
+    char err[200];
+    if (json_find(buf, n, "limits", &raw, &rawlen, err, sizeof err) != 1)
+        return -1;
+    size_t pos = 0;
+    const char *el;
+    size_t elen;
+    int rc;
+    static struct json_obj o;
+    while ((rc = json_array_next(raw, rawlen, &pos, &el, &elen)) == 1) {
+        if (*nlim == LIMITS_MAX)
+            break;
+        const char *kind, *what, *option;
+        uint64_t count = 0;
+        if (json_parse_object(el, elen, 0, &o, err, sizeof err) < 0 ||
+            json_get_str(&o, "kind", &kind) != 1 || json_get_str(&o, "what", &what) != 1 ||
+            json_get_str(&o, "option", &option) != 1 || json_get_u64(&o, "count", &count) != 1)
+            return -1;
+        struct jt_limit *l = &lim[(*nlim)++];
+        snprintf(l->kind, sizeof l->kind, "%s", kind);
+        snprintf(l->what, sizeof l->what, "%s", what);
+        snprintf(l->option, sizeof l->option, "%s", option);
+        l->count = count;
+    }
+    if (rc < 0)
+        return -1;
+    if (json_find(buf, n, "stderr_tail", &raw, &rawlen, err, sizeof err) == 1 &&
+        json_decode_string(raw, rawlen, tail, tailcap) < 0)
+        tail[0] = 0;
+    /* An "error" outcome: jinx-vmm stopped the running program itself (e.g. KVM could not
+     * run one of its instructions); its detail says why. */
+    char kind[16];
+    if (json_find(buf, n, "outcome", &raw, &rawlen, err, sizeof err) == 1 &&
+        json_decode_string(raw, rawlen, kind, sizeof kind) == 0 && !strcmp(kind, "error") &&
+        (json_find(buf, n, "detail", &raw, &rawlen, err, sizeof err) != 1 ||
+         json_decode_string(raw, rawlen, error, errorcap) < 0 || !error[0]))
+        snprintf(error, errorcap, "jinx-vmm stopped the program (outcome \"error\")");
+    for (char *c = error; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
+    /* The text goes to a terminal: printable ASCII and newlines only. */
+    for (char *c = tail; *c; c++)
+        if (*c != '\n' && *c != '\t' && ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f))
+            *c = '?';
+    return 0;
+}
+
+/* Adds what is not there yet (by text) to a list of notes. */
+static void add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, int k)
+{
+    for (int i = 0; i < k; i++) {
+        bool have = false;
+        for (int j = 0; j < *n && !have; j++)
+            have = !strcmp(dst[j].what, src[i].what);
+        if (!have && *n < LIMITS_MAX)
+            dst[(*n)++] = src[i];
+    }
+}
+
+static void print_tail(const char *tail, FILE *f)
+{
+    const char *p = tail;
+    bool first = true;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        int len = e ? (int)(e - p) : (int)strlen(p);
+        fprintf(f, "  %s %.*s\n", first ? "stderr:   " : "          ", len, p);
+        first = false;
+        p += len + (e ? 1 : 0);
+    }
+}
+
+static void json_limits(FILE *f, const struct jt_limit *l, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\"kind\":", i ? "," : "");
+        json_fput_str(f, l[i].kind, true);
+        fprintf(f, ",\"what\":");
+        json_fput_str(f, l[i].what, true);
+        fprintf(f, ",\"option\":");
+        json_fput_str(f, l[i].option, true);
+        fprintf(f, ",\"count\":%llu}", (unsigned long long)l[i].count);
+    }
+    fputc(']', f);
 }
 
 /* The dump's path and the backtrace, from jinx-vmm's report. */
@@ -216,9 +370,33 @@ static void xml_str(FILE *f, const char *s)
 
 static void report_text(const char *image, const struct result *r, FILE *f)
 {
+    if (r->could_not_test) {
+        fprintf(f, "jinx test: %s: could not test: %s\n", image, r->reason);
+        char how[96];
+        if (!strncmp(r->outcome, "exit ", 5))
+            snprintf(how, sizeof how, "exit status %d", r->status);
+        else
+            snprintf(how, sizeof how, "%s (exit status %d)", r->outcome, r->status);
+        if (r->status == 125)
+            fprintf(f, "  why:       jinx-vmm stopped run %d (seed %llu) itself (exit status "
+                    "125): no verdict on the program\n", r->runs, (unsigned long long)r->seed);
+        else
+            fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own "
+                    "limit, so the failure may be jinx's, not the program's: it is not "
+                    "reported as a bug\n", r->runs, (unsigned long long)r->seed, how);
+        for (int i = 1; i < r->nlim; i++)
+            fprintf(f, "  also:      %s; %s\n", r->lim[i].what,
+                    r->lim[i].option[0] ? r->lim[i].option : "no option raises it");
+        print_tail(r->stderr_tail, f);
+        return;
+    }
     if (!r->found) {
         fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds 1..%llu)\n", image,
                 r->seconds, r->runs, (unsigned long long)r->seed);
+        for (int i = 0; i < r->nnotes; i++)
+            fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
+                    r->notes[i].what,
+                    r->notes[i].option[0] ? r->notes[i].option : "no option raises it");
         return;
     }
     fprintf(f, "jinx test: %s: BUG FOUND after %.1f s (run %d, seed %llu%s", image, r->seconds,
@@ -232,6 +410,7 @@ static void report_text(const char *image, const struct result *r, FILE *f)
         fprintf(f, "  function:  %s (rip 0x%llx)\n", r->function, (unsigned long long)r->rip);
     for (int i = 0; i < r->nbt; i++)
         fprintf(f, "  %s %s\n", i ? "          " : "backtrace:", r->bt[i]);
+    print_tail(r->stderr_tail, f);
     if (r->dump[0]) {
         fprintf(f, "  dump:      %s (+ %s)\n", r->dump, r->core);
         if (r->replayable)
@@ -248,9 +427,19 @@ static void report_json(const char *image, const struct result *r, FILE *f)
 {
     fprintf(f, "{\"image\":");
     json_fput_str(f, image, false);
-    fprintf(f, ",\"found\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f", r->found ? "true" : "false",
-            r->runs, (unsigned long long)r->seed, r->seconds);
-    if (r->found) {
+    fprintf(f, ",\"found\":%s,\"could_not_test\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f",
+            r->found ? "true" : "false", r->could_not_test ? "true" : "false", r->runs,
+            (unsigned long long)r->seed, r->seconds);
+    if (r->could_not_test) {
+        fprintf(f, ",\"reason\":");
+        json_fput_str(f, r->reason, true);
+        fprintf(f, ",\"outcome\":");
+        json_fput_str(f, r->outcome, false);
+        fprintf(f, ",\"status\":%d,\"limits\":", r->status);
+        json_limits(f, r->lim, r->nlim);
+        fprintf(f, ",\"stderr_tail\":");
+        json_fput_str(f, r->stderr_tail, true);
+    } else if (r->found) {
         fprintf(f, ",\"outcome\":");
         json_fput_str(f, r->outcome, false);
         fprintf(f, ",\"status\":%d,\"thread\":%u,\"rip\":\"0x%llx\",\"function\":", r->status,
@@ -262,7 +451,9 @@ static void report_json(const char *image, const struct result *r, FILE *f)
             fprintf(f, "%s", i ? "," : "");
             json_fput_str(f, r->bt[i], false);
         }
-        fprintf(f, "],\"dump\":");
+        fprintf(f, "],\"stderr_tail\":");
+        json_fput_str(f, r->stderr_tail, true);
+        fprintf(f, ",\"dump\":");
         if (r->dump[0])
             json_fput_str(f, r->dump, false);
         else
@@ -272,6 +463,9 @@ static void report_json(const char *image, const struct result *r, FILE *f)
             json_fput_str(f, r->core, false);
         else
             fprintf(f, "null");
+    } else {
+        fprintf(f, ",\"limits\":"); /* met by runs that ended well: notes only */
+        json_limits(f, r->notes, r->nnotes);
     }
     fprintf(f, "}\n");
 }
@@ -282,16 +476,20 @@ static int write_junit(const char *path, const char *image, const struct result 
     if (!f)
         return -1;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-            "  <testsuite name=\"jinx\" tests=\"1\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n"
-            "    <testcase classname=\"jinx.test\" name=\"", r->found ? 1 : 0, r->seconds);
+            "  <testsuite name=\"jinx\" tests=\"1\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n"
+            "    <testcase classname=\"jinx.test\" name=\"", r->found ? 1 : 0,
+            r->could_not_test ? 1 : 0, r->seconds);
     xml_str(f, image);
     fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
-    if (r->found) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
-                 r->function[0] ? r->function : "?");
-        fprintf(f, "      <failure type=\"");
-        xml_str(f, r->outcome);
+    if (r->found || r->could_not_test) {
+        char msg[600];
+        if (r->found)
+            snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
+                     r->function[0] ? r->function : "?");
+        else
+            snprintf(msg, sizeof msg, "could not test: %s", r->reason);
+        fprintf(f, "      <%s type=\"", r->found ? "failure" : "error");
+        xml_str(f, r->found ? r->outcome : "could-not-test");
         fprintf(f, "\" message=\"");
         xml_str(f, msg);
         fprintf(f, "\">");
@@ -304,7 +502,7 @@ static int write_junit(const char *path, const char *image, const struct result 
             xml_str(f, buf);
             free(buf);
         }
-        fprintf(f, "</failure>\n");
+        fprintf(f, "</%s>\n", r->found ? "failure" : "error");
     } else {
         fprintf(f, "      <system-out>");
         char line[300];
@@ -321,14 +519,20 @@ static int cmd_test(int argc, char **argv)
     static const struct option lo[] = {
         {"budget", required_argument, 0, 'b'}, {"rate", required_argument, 0, 'r'},
         {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
-        {"dump-dir", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    uint64_t budget = 60000000000ULL;
-    const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps";
+        {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
+        {"vcpus", required_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    uint64_t budget = 60000000000ULL, n;
+    const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
     bool json = false;
-    optind = 1;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "test", argc, argv, posv);
     int c;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    while ((c = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
         switch (c) {
+        case CLI_ERROR:
+            jx_err("%s (see jinx test --help; the program's arguments go after --)", cl.err);
+            return EXIT_USAGE;
         case 'b':
             if (!parse_duration(optarg, &budget) || !budget) {
                 jx_err("--budget %s: expected a duration such as 60s or 5m", optarg);
@@ -339,20 +543,32 @@ static int cmd_test(int argc, char **argv)
         case 'j': json = true; break;
         case 'u': junit = optarg; break;
         case 'd': dir = optarg; break;
+        case 'm':
+            if (!parse_size(optarg, &n) || n < (16ULL << 20) || n > MAX_GUEST_MEM ||
+                n % (2ULL << 20)) {
+                jx_err("--mem %s: expected a size from 16M to 3G in whole MiB pairs (e.g. 1G)",
+                       optarg);
+                return EXIT_USAGE;
+            }
+            mem = optarg;
+            break;
+        case 'v':
+            if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
+                jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
+                return EXIT_USAGE;
+            }
+            vcpus = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind >= argc) {
+    if (cl.npos < 1) {
         jx_err("test: no IMAGE given");
         usage(stderr);
         return EXIT_USAGE;
     }
-    const char *image = argv[optind++];
-    if (optind < argc && !strcmp(argv[optind], "--"))
-        optind++;
-    int nargs = argc - optind;
-    char **args = argv + optind;
+    const char *image = cl.pos[0];
     struct elf_image probe;
     char err[512];
     if (elf_open(image, &probe, err, sizeof err) < 0) {
@@ -371,13 +587,17 @@ static int cmd_test(int argc, char **argv)
         jx_err("cannot find jinx-vmm at %s (set JINX_VMM to its path)", vmm);
         return EXIT_USAGE;
     }
-    char log[PATH_MAX];
-    if ((size_t)snprintf(log, sizeof log, "%s/jinx-test-last.log", dir) >= sizeof log) {
+    char log[PATH_MAX], report[PATH_MAX];
+    if ((size_t)snprintf(log, sizeof log, "%s/jinx-test-last.log", dir) >= sizeof log ||
+        (size_t)snprintf(report, sizeof report, "%s/jinx-test-last.json", dir) >= sizeof report) {
         jx_err("--dump-dir %s: path too long", dir);
         return EXIT_USAGE;
     }
+    struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
+                          .report = report, .mem = mem, .vcpus = vcpus, .nargs = cl.npos - 1,
+                          .args = cl.pos + 1};
     bool tty = isatty(2);
-    struct result r;
+    static struct result r;
     memset(&r, 0, sizeof r);
     uint64_t t0 = mono_ns(), last_line = 0;
     for (uint64_t seed = 1;; seed++) {
@@ -393,9 +613,26 @@ static int cmd_test(int argc, char **argv)
                     tty ? "   " : "\n");
             last_line = now;
         }
-        int s = run_once(vmm, image, seed, rate, dir, left_ms, log, nargs, args);
+        int killed;
+        int s = run_once(&ro, seed, left_ms, &killed);
         r.runs++;
         r.seed = seed;
+        struct jt_limit lim[LIMITS_MAX];
+        int nlim = 0;
+        char vmm_error[LIMIT_WHAT_LEN];
+        bool have_report = read_report(report, lim, &nlim, r.stderr_tail,
+                                       sizeof r.stderr_tail, vmm_error, sizeof vmm_error) == 0;
+        if (s == 125 && have_report && vmm_error[0]) {
+            /* The program ran, and jinx-vmm stopped it for a reason of its own (status
+             * 125 with an outcome report): no verdict on the program. */
+            r.status = s;
+            snprintf(r.outcome, sizeof r.outcome, "jinx-vmm error");
+            r.could_not_test = true;
+            memcpy(r.lim, lim, sizeof lim);
+            r.nlim = nlim;
+            snprintf(r.reason, sizeof r.reason, "%s, no option raises it", vmm_error);
+            break;
+        }
         if (s < 0 || s == 125 || s == 127) {
             if (tty)
                 fprintf(stderr, "\n");
@@ -408,11 +645,36 @@ static int cmd_test(int argc, char **argv)
                 fclose(lf);
             return EXIT_USAGE;
         }
-        if (s == 0 || s == 124)
-            continue; /* a normal end, or the budget ran out mid-run */
-        r.found = true;
+        if (s == 0 || s == 124) {
+            /* A normal end, or the budget ran out mid-run: limits met on the way are
+             * notes, not verdicts. */
+            add_notes(r.notes, &r.nnotes, lim, nlim);
+            continue;
+        }
         r.status = s;
         classify(s, &r);
+        if (killed || !have_report) {
+            /* jinx-vmm itself died (its status looks like a guest signal's) or left no
+             * outcome: nothing to judge the program by. */
+            r.could_not_test = true;
+            if (killed)
+                snprintf(r.reason, sizeof r.reason, "jinx-vmm itself was killed by SIG%s, "
+                         "without an outcome report (its log: %.200s)",
+                         sigabbrev_np(killed) ? sigabbrev_np(killed) : "?", log);
+            else
+                snprintf(r.reason, sizeof r.reason, "jinx-vmm ended with status %d but no "
+                         "outcome report (its log: %.200s)", s, log);
+            break;
+        }
+        if (nlim) {
+            r.could_not_test = true;
+            memcpy(r.lim, lim, sizeof lim);
+            r.nlim = nlim;
+            snprintf(r.reason, sizeof r.reason, "%s, %s", lim[0].what,
+                     lim[0].option[0] ? lim[0].option : "no option raises it");
+            break;
+        }
+        r.found = true;
         read_log(log, &r);
         read_dump(image, &r);
         break;
@@ -427,7 +689,7 @@ static int cmd_test(int argc, char **argv)
         jx_err("cannot write --junit %s: %s", junit, strerror(errno));
         return EXIT_USAGE;
     }
-    return r.found ? EXIT_FOUND : EXIT_NONE;
+    return r.found ? EXIT_FOUND : r.could_not_test ? EXIT_USAGE : EXIT_NONE;
 }
 
 int main(int argc, char **argv)

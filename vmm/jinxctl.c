@@ -11,6 +11,7 @@
 #include "util.h"
 #include <dirent.h>
 #include <errno.h>
+#include "cli.h"
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -388,9 +389,14 @@ static int cmd_attach(int argc, char **argv)
     const char *want = NULL;
     char err[300];
     int ch, li;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "attach", argc, argv, posv);
+    while ((ch = cli_next(&cl, "h", lo, &li)) != CLI_END) {
         switch (ch) {
+        case CLI_ERROR:
+            jx_err("%s (see jinxctl --help)", cl.err);
+            return EXIT_USAGE;
         case 'n': follow = false; break;
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
@@ -404,8 +410,8 @@ static int cmd_attach(int argc, char **argv)
         default: usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        jx_err("attach: unexpected argument '%s' (see jinxctl --help)", argv[optind]);
+    if (cl.npos) {
+        jx_err("attach: unexpected argument '%s' (see jinxctl --help)", cl.pos[0]);
         return EXIT_USAGE;
     }
     /* Only what was given: the VM fills in the same defaults and checks again. */
@@ -484,9 +490,14 @@ static int simple_opts(int argc, char **argv, const char **want, bool *json, con
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     int ch;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, cmd, argc, argv, posv);
+    while ((ch = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
         switch (ch) {
+        case CLI_ERROR:
+            jx_err("%s (see jinxctl --help)", cl.err);
+            return EXIT_USAGE;
         case 'v': *want = optarg; break;
         case 'j':
             if (!json) {
@@ -499,8 +510,8 @@ static int simple_opts(int argc, char **argv, const char **want, bool *json, con
         default: usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        jx_err("%s: unexpected argument '%s' (see jinxctl --help)", cmd, argv[optind]);
+    if (cl.npos) {
+        jx_err("%s: unexpected argument '%s' (see jinxctl --help)", cmd, cl.pos[0]);
         return EXIT_USAGE;
     }
     return -1;
@@ -640,9 +651,8 @@ static int cmd_detach(int argc, char **argv)
 
 static int cmd_list(int argc, char **argv)
 {
-    (void)argv;
     if (argc > 1) {
-        jx_err("list: takes no arguments");
+        jx_err("list: takes no arguments (got '%s'; see jinxctl --help)", argv[1]);
         return EXIT_USAGE;
     }
     static struct vm_entry vms[MAX_VMS];

@@ -410,6 +410,94 @@ int json_parse_object(const char *s, size_t len, unsigned flags, struct json_obj
     return 0;
 }
 
+int json_find(const char *s, size_t len, const char *key, const char **raw, size_t *rawlen,
+              char *err, size_t errlen)
+{
+    struct jp p = {.s = s, .len = len, .err = err, .errlen = errlen};
+    if (err && errlen)
+        err[0] = 0;
+    int found = 0;
+    if (expect(&p, '{', "'{' (a JSON object)") < 0)
+        return -1;
+    ws(&p);
+    if (peek(&p) == '}') {
+        p.pos++;
+    } else {
+        for (;;) {
+            ws(&p);
+            char k[JSON_MAX_KEY];
+            if (string(&p, k, sizeof k, NULL, "a key") < 0 ||
+                expect(&p, ':', "':' after a key") < 0)
+                return -1;
+            ws(&p);
+            size_t start = p.pos;
+            if (skip_value(&p, 1) < 0)
+                return -1;
+            if (!found && !strcmp(k, key)) {
+                found = 1;
+                *raw = s + start;
+                *rawlen = p.pos - start;
+            }
+            ws(&p);
+            if (peek(&p) == ',') {
+                p.pos++;
+                continue;
+            }
+            if (expect(&p, '}', "',' or '}'") < 0)
+                return -1;
+            break;
+        }
+    }
+    ws(&p);
+    if (p.pos != len)
+        return fail(&p, "unexpected text after the object");
+    return found;
+}
+
+int json_array_next(const char *raw, size_t len, size_t *pos, const char **elem, size_t *elen)
+{
+    struct jp p = {.s = raw, .len = len, .pos = *pos};
+    if (p.pos == 0) {
+        ws(&p);
+        if (peek(&p) != '[')
+            return -1;
+        p.pos++;
+        ws(&p);
+        if (peek(&p) == ']') {
+            *pos = len;
+            return 0;
+        }
+    } else {
+        ws(&p);
+        if (p.pos >= len || peek(&p) == ']') {
+            *pos = len;
+            return 0;
+        }
+        if (peek(&p) != ',')
+            return -1;
+        p.pos++;
+    }
+    ws(&p);
+    size_t start = p.pos;
+    if (skip_value(&p, 1) < 0)
+        return -1;
+    *elem = raw + start;
+    *elen = p.pos - start;
+    *pos = p.pos;
+    return 1;
+}
+
+int json_decode_string(const char *raw, size_t len, char *out, size_t cap)
+{
+    struct jp p = {.s = raw, .len = len};
+    size_t n;
+    ws(&p);
+    if (!cap || string(&p, out, cap, &n, "string") < 0)
+        return -1;
+    ws(&p);
+    return p.pos == len ? 0 : -1;
+}
+
 const char *json_type_name(enum json_type t)
 {
     switch (t) {

@@ -62,6 +62,18 @@ int json_get_double(const struct json_obj *o, const char *key, double *out);
 int json_field_u64(const struct json_field *f, uint64_t *out);
 int json_field_double(const struct json_field *f, double *out);
 
+/* For a document larger than JSON_MAX_TEXT, such as a jinx-vmm --report file: validates
+ * the whole object s[0..len) (any size, nesting as json_parse_object) and points raw at
+ * the text of the value of the top-level key. 1 found, 0 absent, -1 malformed (err). */
+int json_find(const char *s, size_t len, const char *key, const char **raw, size_t *rawlen,
+              char *err, size_t errlen);
+/* Walks the elements of an array's text (as json_find returns it): *pos starts at 0;
+ * 1 with the next element's text, 0 after the last, -1 when it is not a valid array. */
+int json_array_next(const char *raw, size_t len, size_t *pos, const char **elem, size_t *elen);
+/* Decodes a string literal's text into out (NUL-terminated). 0, or -1 if it is not one
+ * or does not fit in cap bytes. */
+int json_decode_string(const char *raw, size_t len, char *out, size_t cap);
+
 /* ---- writer ---- */
 struct jbuf {
     char *p;

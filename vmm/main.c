@@ -1,4 +1,5 @@
 /* jinx-vmm: command line. */
+#include "cli.h"
 #include "control.h"
 #include "dump.h"
 #include "dumpround.h"
@@ -21,14 +22,15 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: jinx-vmm run [options] IMAGE [-- ARG...]\n"
+        "usage: jinx-vmm run [options] IMAGE [ARG...] [options] [-- ARG...]\n"
         "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
         "\n"
         "Boots IMAGE (a static x86-64 Linux program, e.g. built with musl-gcc -static) in a\n"
         "KVM virtual machine, one vCPU per guest thread, all running in parallel.\n"
         "\n"
         "options:\n"
-        "  --vcpus N          most guest threads at once (default 16, max %d)\n"
+        "  --vcpus N          most guest threads at once (default and max %d; past it\n"
+        "                     clone() returns EAGAIN, a jinx limit)\n"
         "  --mem SIZE         guest memory (default 512M; 16M..3G; the program's mmap/brk get\n"
         "                     ENOMEM past it)\n"
         "  --timeout DUR      stop with outcome 'timeout' after DUR wall time (10s, 500ms, 2m)\n"
@@ -66,6 +68,9 @@ static void usage(FILE *f)
         "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
         "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
         "\n"
+        "Options may come before or after IMAGE; the program's arguments that start with\n"
+        "'-' go after --.\n"
+        "\n"
         "exit status: the program's own; 128+N if killed by signal N; 123 deadlock;\n"
         "124 timeout; 125 jinx-vmm could not run the image.\n",
         MAX_VCPUS);
@@ -79,7 +84,7 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
 
 static int cmd_run(int argc, char **argv)
 {
-    struct vm_options opt = {.max_vcpus = 16, .mem = 512ULL << 20, .seed = 1,
+    struct vm_options opt = {.max_vcpus = MAX_VCPUS, .mem = 512ULL << 20, .seed = 1,
                              .thread_stack = 1ULL << 20, .selftest_interval_ns = 5000000,
                              .roundrobin = true, .spin_threshold = EX_SPIN_THRESHOLD,
                              .max_dump_size = 4ULL << 30};
@@ -116,11 +121,17 @@ static int cmd_run(int argc, char **argv)
     struct round_config rcfg;
     round_config_default(&rcfg);
     char rerr[256];
-    optind = 1;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "run", argc, argv, posv);
     int c, li;
     uint64_t n;
-    while ((c = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
+    while ((c = cli_next(&cl, "h", lo, &li)) != CLI_END) {
         switch (c) {
+        case CLI_ERROR:
+            jx_err("%s (jinx-vmm --help lists the options; arguments of the program that "
+                   "start with '-' go after --)", cl.err);
+            return EXIT_VMM_ERROR;
         case OPT_NO_CONTROL: no_control = true; break;
         case OPT_CHECK_WORKERS:
             rcfg.check_workers = true;
@@ -147,6 +158,7 @@ static int cmd_run(int argc, char **argv)
                 return EXIT_VMM_ERROR;
             }
             opt.max_vcpus = (int)n;
+            opt.vcpus_given = true;
             break;
         case OPT_MEM:
             if (!parse_size(optarg, &opt.mem) || opt.mem < (16ULL << 20) ||
@@ -286,20 +298,16 @@ static int cmd_run(int argc, char **argv)
     }
     if (seed_given)
         rcfg.seed = opt.seed; /* one --seed makes the whole run reproducible */
-    if (optind >= argc) {
+    if (cl.npos < 1) {
         jx_err("run: no IMAGE given");
         usage(stderr);
         return EXIT_VMM_ERROR;
     }
-    const char *image = argv[optind];
-    int gargc = argc - optind;
-    char **gargv = argv + optind;
-    /* "IMAGE -- ARGS": the separator is ours, not the guest's. */
-    if (gargc > 1 && !strcmp(gargv[1], "--")) {
-        gargv[1] = gargv[0];
-        gargv++;
-        gargc--;
-    }
+    /* IMAGE, then the program's arguments (options of ours may sit among them; "--"
+     * is ours, not the guest's, and cli has taken it out). */
+    const char *image = cl.pos[0];
+    int gargc = cl.npos;
+    char **gargv = cl.pos;
 
     char err[512] = "";
     if (opt.dump_dir && dump_check_dir(opt.dump_dir, err, sizeof err) < 0) {

@@ -108,6 +108,13 @@ void outcome_print(struct vm *vm, const struct outcome *o, FILE *f)
     default:
         fprintf(f, "%s no outcome\n", P);
     }
+    /* Jinx's own limits met on the way (limitlog.h): a failure after one is suspect. */
+    if (limits_count(&vm->limits)) {
+        limits_print(&vm->limits, f, "jinx-vmm: ");
+        if (outcome_exit_status(o) != 0)
+            fprintf(f, "%s this failure followed the jinx limits above: it may come from jinx, "
+                    "not from the program (jinx test says \"could not test\")\n", P);
+    }
     fprintf(f, "%s exit status %d\n", P, outcome_exit_status(o));
 }
 
@@ -172,6 +179,12 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
     }
     fprintf(f, ",\"detail\":");
     json_fput_str(f, o->detail, false);
+    fprintf(f, ",\"limits\":");
+    limits_json(&vm->limits, f);
+    char tail[2048];
+    tail_lines(&vm->errtail, TAIL_LINES, tail, sizeof tail);
+    fprintf(f, ",\"stderr_tail\":");
+    json_fput_str(f, tail, true);
     fprintf(f, ",\"stats\":{\"exits\":%llu,\"syscalls\":%llu,\"vcpus\":%d}}\n",
             (unsigned long long)atomic_load(&vm->n_exits),
             (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus);

@@ -7,6 +7,7 @@
 #include "snapshot.h"
 #include "util.h"
 #include "vm.h"
+#include "cli.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -107,10 +108,15 @@ int cmd_replay(int argc, char **argv)
     bool verbose = false;
     const char *image_override = NULL;
     uint64_t timeout_ns = 60000000000ULL;
-    optind = 1;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "replay", argc, argv, posv);
     int c;
-    while ((c = getopt_long(argc, argv, "+vh", lo, NULL)) != -1) {
+    while ((c = cli_next(&cl, "vh", lo, NULL)) != CLI_END) {
         switch (c) {
+        case CLI_ERROR:
+            jx_err("%s (see jinx-vmm --help)", cl.err);
+            return REPLAY_EXIT_REFUSED;
         case 'v': verbose = true; break;
         case 'i': image_override = optarg; break;
         case 't':
@@ -123,12 +129,15 @@ int cmd_replay(int argc, char **argv)
         default: usage(stderr); return REPLAY_EXIT_REFUSED;
         }
     }
-    if (optind != argc - 1) {
-        jx_err("replay: expected one DUMP (a .jinxdump file)");
-        usage(stderr);
+    if (cl.npos != 1) {
+        if (cl.npos > 1)
+            jx_err("replay: expected one DUMP (a .jinxdump file), got %d arguments: '%s', "
+                   "'%s'%s", cl.npos, cl.pos[0], cl.pos[1], cl.npos > 2 ? ", ..." : "");
+        else
+            jx_err("replay: expected one DUMP (a .jinxdump file)");
         return REPLAY_EXIT_REFUSED;
     }
-    const char *path = argv[optind];
+    const char *path = cl.pos[0];
     char err[1024];
     struct dumpfile d;
     if (dumpfile_read(path, &d, err, sizeof err) < 0)

@@ -101,6 +101,67 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
     return v->tid == s->current;
 }
 
+/* The lowest explorer id no live thread but v holds (0: none left). */
+static int free_xid_locked(struct vm *vm, const struct vcpu *v)
+{
+    struct ex_tidset used;
+    ex_tidset_clear(&used);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        const struct vcpu *w = vm->vcpus[i];
+        if (w != v && w->tid && w->xid)
+            ex_tidset_add(&used, (uint32_t)w->xid);
+    }
+    for (int x = 1; x <= EX_MAX_TID; x++)
+        if (!ex_tidset_has(&used, (uint32_t)x))
+            return x;
+    return 0;
+}
+
+static void xid_exhausted_locked(struct vm *vm, struct vcpu *v)
+{
+    v->xid = 0;
+    if (!vm->sandbox)
+        limits_note(&vm->limits, LIMIT_THREAD_IDS, 0, NULL, "serialized execution had more "
+                    "than %d threads at once (the explorer's thread ids)", EX_MAX_TID);
+}
+
+void serial_xid_assign_locked(struct vm *vm, struct vcpu *v)
+{
+    if (v->tid > 0 && v->tid <= EX_MAX_TID) {
+        v->xid = v->tid; /* a tid past EX_MAX_TID exists only once next_tid passed it */
+        return;
+    }
+    v->xid = free_xid_locked(vm, v);
+    if (!v->xid)
+        xid_exhausted_locked(vm, v);
+}
+
+/* Every live thread's id from scratch, the same for the same live tids wherever the
+ * fragment starts (the live VM, a worker VM, a replay): tids up to EX_MAX_TID keep their
+ * own, the others take the lowest free ids in tid order. */
+static void xids_reset_locked(struct vm *vm)
+{
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        w->xid = w->tid > 0 && w->tid <= EX_MAX_TID ? w->tid : 0;
+    }
+    for (;;) {
+        struct vcpu *next = NULL;
+        for (int i = 0; i < vm->nvcpus; i++) {
+            struct vcpu *w = vm->vcpus[i];
+            if (w->tid > EX_MAX_TID && !w->xid && (!next || w->tid < next->tid))
+                next = w;
+        }
+        if (!next)
+            return;
+        next->xid = free_xid_locked(vm, next);
+        if (!next->xid) {
+            xid_exhausted_locked(vm, next);
+            next->xid = -1; /* marks it done for this loop */
+        }
+    }
+}
+
 void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags)
 {
@@ -108,13 +169,16 @@ void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind
     if (!s->on)
         return;
     s->cues++;
-    struct ex_event *e = ex_trace_sync(&s->trace, (uint32_t)tid, kind, addr, arg);
+    /* v->xid: also after a thread's exit (tid 0 by now), until the vCPU is reused. */
+    uint32_t x = v->xid > 0 ? (uint32_t)v->xid : 0;
+    struct ex_event *e = x ? ex_trace_sync(&s->trace, x, kind, addr, arg) : NULL;
     if (e) {
         e->flags = flags;
         e->rip = v->run->s.regs.regs.rcx; /* the user's return address */
         vm_symbolize(vm, e->rip, e->sym, sizeof e->sym);
     }
-    ex_spin_observe(&s->spin, (uint32_t)tid, kind, addr, 0, 0);
+    if (x)
+        ex_spin_observe(&s->spin, x, kind, addr, 0, 0);
     serial_pick_locked(vm, tid);
 }
 
@@ -125,8 +189,8 @@ int serial_pick_locked(struct vm *vm, int tid)
     ex_tidset_clear(&enabled);
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *w = vm->vcpus[i];
-        if (w->tid && w->state == T_RUNNING && w->tid <= EX_MAX_TID)
-            ex_tidset_add(&enabled, (uint32_t)w->tid);
+        if (w->tid && w->state == T_RUNNING && w->xid > 0)
+            ex_tidset_add(&enabled, (uint32_t)w->xid);
     }
     if (s->notify_at && s->cues == s->notify_at)
         pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run_from's budget starts */
@@ -138,15 +202,21 @@ int serial_pick_locked(struct vm *vm, int tid)
         pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run waits for this */
         return -1;
     }
-    uint32_t next = ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
-
-    if ((int)next != tid)
-        crew_switch_locked(vm, (int)next);
-    s->current = (int)next;
-    for (int i = 0; next && i < vm->nvcpus; i++)
-        if (vm->vcpus[i]->tid == (int)next)
-            pthread_cond_broadcast(&vm->vcpus[i]->cv);
-    return (int)next;
+    uint32_t nx = ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
+    /* The cursor speaks explorer ids; the rest of the VMM guest tids. */
+    struct vcpu *nv = NULL;
+    for (int i = 0; nx && i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->xid == (int)nx)
+            nv = w;
+    }
+    int next = nv ? nv->tid : 0;
+    if (next != tid)
+        crew_switch_locked(vm, next);
+    s->current = next;
+    if (nv)
+        pthread_cond_broadcast(&nv->cv);
+    return next;
 }
 
 void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
@@ -176,7 +246,7 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
         if (ret <= 0)
             return;
         kind = EX_THREAD_CREATE;
-        arg = (uint32_t)ret;
+        arg = 0; /* the child's explorer id, below */
         break;
     case SYS_exit:
         kind = EX_THREAD_EXIT;
@@ -188,6 +258,11 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
         return;
     }
     pthread_mutex_lock(&vm->lock);
+    if (kind == EX_THREAD_CREATE) {
+        for (int i = 0; i < vm->nvcpus; i++)
+            if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0)
+                arg = (uint32_t)vm->vcpus[i]->xid;
+    }
     serial_cue_locked(vm, v, tid, kind, addr, arg, flags);
     pthread_mutex_unlock(&vm->lock);
 }
@@ -203,6 +278,7 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
     s->cues = 0;
     s->cut = false;
     s->current = 0;
+    xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
             (!s->current || vm->vcpus[i]->tid < s->current))

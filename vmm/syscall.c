@@ -41,6 +41,8 @@ static int64_t do_write(struct vm *vm, int fd, uint64_t buf, uint64_t len)
         ssize_t w = vm->sandbox ? (ssize_t)n : write(fd, tmp, n);
         if (w < 0)
             return done ? (int64_t)done : -errno;
+        if (fd == 2 && !vm->sandbox)
+            tail_add(&vm->errtail, tmp, (size_t)w); /* the report's last stderr lines */
         done += (uint64_t)w;
         if ((size_t)w < n)
             break;
@@ -196,6 +198,10 @@ static int64_t do_kill(struct vm *vm, struct vcpu *v, int tid, int sig, bool *go
             jx_err("warning: the program installed a handler for signal %d; jinx treats the "
                    "signal as fatal", sig);
         }
+        if (!vm->sandbox)
+            limits_note(&vm->limits, LIMIT_SIGNAL, sig, NULL, "signal %d (%s) ended the program: "
+                        "jinx does not run the handler the program installed for it", sig,
+                        signal_name(sig));
     }
     struct kvm_regs r = v->run->s.regs.regs;
     if (target == v) {
@@ -257,8 +263,13 @@ static int64_t do_prlimit(struct vm *vm, int resource, uint64_t newl, uint64_t o
         return -EINVAL;
     (void)newl;
     uint64_t lim[2] = {~0ULL, ~0ULL};
-    if (resource == 3) /* RLIMIT_STACK */
-        lim[0] = lim[1] = STACK_SIZE;
+    if (resource == 3) { /* RLIMIT_STACK */
+        /* glibc sizes its default thread stack by the soft limit: --thread-stack (1M by
+         * default) instead of 8M keeps 100 glibc threads within the default --mem, as
+         * the PT_GNU_STACK patch does for musl (loader.c). The main stack stays 8M. */
+        lim[0] = vm->opt.thread_stack < STACK_SIZE ? vm->opt.thread_stack : STACK_SIZE;
+        lim[1] = STACK_SIZE;
+    }
     else if (resource == 7) /* RLIMIT_NOFILE */
         lim[0] = lim[1] = 1024;
     else if (resource == 6) /* RLIMIT_NPROC */
@@ -278,14 +289,50 @@ static int64_t do_madvise(struct vm *vm, uint64_t addr, uint64_t len, int advice
     return 0;
 }
 
+/* An unsupported syscall: -ENOSYS, a warning the first time, and a jinx limit (limitlog.h),
+ * which makes a failing run "could not test" rather than a bug. The syscalls that libc
+ * calls and copes without are answered -ENOSYS silently and are no limit (see
+ * syscall_dispatch: clone3, rseq, membarrier). */
 static void warn_once(struct vm *vm, unsigned nr, const char *extra)
 {
+    if (!vm->sandbox)
+        limits_note(&vm->limits, LIMIT_SYSCALL, (long)nr, NULL,
+                    "the program used syscall %u (%s)%s, which jinx does not implement "
+                    "(-ENOSYS)", nr, syscall_name(nr), extra ? extra : "");
     unsigned slot = nr < sizeof vm->warned ? nr : sizeof vm->warned - 1;
     if (vm->warned[slot])
         return;
     vm->warned[slot] = 1;
     jx_err("warning: unsupported syscall %u (%s)%s returns -ENOSYS", nr, syscall_name(nr),
            extra ? extra : "");
+}
+
+/* fstat/newfstatat on the guest's stdin/out/err: a pipe-like character stream (glibc's
+ * stdio asks, to size its buffers); the guest has no files, so a path is ENOENT and any
+ * other descriptor EBADF. */
+static int64_t do_fstat(struct vm *vm, int64_t fd, uint64_t statbuf)
+{
+    if (fd < 0 || fd > 2)
+        return -EBADF;
+    uint8_t st[144]; /* struct stat on x86-64 */
+    memset(st, 0, sizeof st);
+    uint64_t nlink = 1, blksize = 4096;
+    uint32_t mode = 0010600; /* S_IFIFO | 0600 */
+    memcpy(st + 16, &nlink, 8);
+    memcpy(st + 24, &mode, 4);
+    memcpy(st + 56, &blksize, 8);
+    return copy_to_user(&vm->gm, statbuf, st, sizeof st) ? 0 : -EFAULT;
+}
+
+static int64_t do_newfstatat(struct vm *vm, int64_t dirfd, uint64_t path, uint64_t statbuf,
+                             uint64_t flags)
+{
+    char c;
+    if (!copy_from_user(&vm->gm, &c, path, 1))
+        return -EFAULT;
+    if (c == 0 && (flags & 0x1000 /* AT_EMPTY_PATH */))
+        return dirfd == -100 /* AT_FDCWD */ ? -ENOENT : do_fstat(vm, dirfd, statbuf);
+    return -ENOENT; /* no files in the guest */
 }
 
 static int prot_from_linux(uint64_t p) { return (int)(p & 7); }
@@ -297,6 +344,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
              a5 = r->r9;
     int64_t ret = -ENOSYS;
     bool gone = false;
+    uint64_t exhausted = atomic_load_explicit(&vm->gm.exhausted, memory_order_relaxed);
     v->syscalls++;
     atomic_fetch_add_explicit(&vm->n_syscalls, 1, memory_order_relaxed);
 
@@ -306,6 +354,11 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_writev: ret = do_writev(vm, (int)a0, a1, a2); break;
     case SYS_readv: ret = -EBADF; break;
     case SYS_open: case SYS_openat: ret = -ENOENT; break;
+    /* No files: a path names nothing (glibc's startup asks for /proc/self/exe). */
+    case SYS_readlink: case SYS_readlinkat: case SYS_stat: case SYS_lstat: case SYS_access:
+    case SYS_faccessat: ret = -ENOENT; break;
+    case SYS_fstat: ret = do_fstat(vm, (int64_t)a0, a1); break;
+    case SYS_newfstatat: ret = do_newfstatat(vm, (int64_t)(int)a0, a1, a2, a3); break;
     case SYS_close: ret = a0 <= 2 ? 0 : -EBADF; break;
     case SYS_lseek: ret = a0 <= 2 ? -ESPIPE : -EBADF; break;
     case SYS_ioctl:
@@ -402,10 +455,11 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
             warn_once(vm, (unsigned)nr, " without CLONE_VM|CLONE_THREAD (fork: one program "
                       "per VM)");
         break;
-    case SYS_fork: case SYS_vfork: case SYS_execve: case SYS_clone3:
+    case SYS_fork: case SYS_vfork: case SYS_execve:
         warn_once(vm, (unsigned)nr, " (jinx runs one program per VM, threads only)");
         ret = -ENOSYS;
         break;
+    case SYS_clone3: ret = -ENOSYS; break; /* glibc falls back to clone: no warning, no limit */
     case SYS_exit:
         vm_thread_exit(vm, v, (int)a0);
         return SYSCALL_THREAD_GONE;
@@ -446,6 +500,20 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         warn_once(vm, (unsigned)nr, "");
         ret = -ENOSYS;
         break;
+    }
+    /* Guest RAM ran out during this call (mmap, brk, mprotect, mremap, ...): a limit of
+     * jinx (--mem), not of the program; Linux would have had the memory. */
+    if (ret == -ENOMEM || (nr == SYS_brk && ret >= 0)) {
+        if (atomic_load_explicit(&vm->gm.exhausted, memory_order_relaxed) != exhausted &&
+            !vm->sandbox) {
+            char opt[LIMIT_OPTION_LEN];
+            snprintf(opt, sizeof opt, "raise it with --mem SIZE (now %lluM, at most %lluM)",
+                     (unsigned long long)(vm->opt.mem >> 20),
+                     (unsigned long long)(MAX_GUEST_MEM >> 20));
+            limits_note(&vm->limits, LIMIT_MEMORY, 0, opt, "guest memory exhausted: the "
+                        "program's %s needed more than the %lluM of guest RAM",
+                        syscall_name((unsigned)nr), (unsigned long long)(vm->opt.mem >> 20));
+        }
     }
     if (gone)
         return SYSCALL_THREAD_GONE;

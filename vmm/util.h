@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A macro's value as a string literal: JX_STR(MAX_VCPUS) is "254". */
+#define JX_STR_(x) #x
+#define JX_STR(x) JX_STR_(x)
+
 /* Prints "jinx-vmm: <message>" on stderr. */
 void jx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Formats a message into err (the parsers' and writers' error reports); returns -1. */

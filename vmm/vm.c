@@ -38,6 +38,8 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     pthread_condattr_destroy(&ca);
     vm->rng = opt->seed ^ 0x4A494E58ULL;
     vm->next_tid = 1;
+    limits_init(&vm->limits);
+    tail_init(&vm->errtail);
     if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
     mm_init(&vm->mm, &vm->gm);
@@ -77,6 +79,8 @@ void vm_destroy(struct vm *vm)
     mm_destroy(&vm->mm);
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
+    limits_destroy(&vm->limits);
+    tail_destroy(&vm->errtail);
 }
 
 uint64_t vm_vtime(struct vm *vm)
@@ -297,11 +301,16 @@ static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
 /* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
  * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
  * virtualization) cannot emulate. */
-static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs *s, uint64_t rip,
-                                uint64_t rsp, uint64_t rflags)
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
 {
-    cpu_sregs(vm, v, s, true);
-    if (ioctl(v->fd, KVM_SET_SREGS, s) < 0)
+    /* The exit brought the special registers along (kvm_valid_regs): no KVM_GET_SREGS.
+     * They are set by ioctl, from a copy: changing kvm_run's copy in place (with or
+     * without KVM_SYNC_X86_SREGS in kvm_dirty_regs) left threads stuck on this PVM host,
+     * measured with serial.sh's --simulate runs. */
+    struct kvm_sregs s = v->run->s.regs.sregs;
+    cpu_sregs(vm, v, &s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
         return false;
     struct kvm_regs *r = &v->run->s.regs.regs;
     r->rip = rip;
@@ -309,13 +318,6 @@ static bool return_to_user_with(struct vm *vm, struct vcpu *v, struct kvm_sregs 
     r->rflags = (rflags & 0x3C0FD5) | 0x202; /* user-modifiable flags, IF set */
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
     return true;
-}
-
-static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
-                           uint64_t rflags)
-{
-    struct kvm_sregs s;
-    return ioctl(v->fd, KVM_GET_SREGS, &s) == 0 && return_to_user_with(vm, v, &s, rip, rsp, rflags);
 }
 
 /* Returns false when the thread must not resume. */
@@ -353,21 +355,20 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
     uint64_t tf_back = user && crew_unpatch(vm, v) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
         return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
-    struct kvm_sregs s;
-    bool have_s = vec == 14 && ioctl(v->fd, KVM_GET_SREGS, &s) == 0;
-    if (user && have_s) {
-        enum crew_verdict cv = crew_fault(vm, v, s.cr2, err, rip, &u, &s);
+    const struct kvm_sregs *s = &v->run->s.regs.sregs;
+    if (user && vec == 14) {
+        enum crew_verdict cv = crew_fault(vm, v, s->cr2, err, rip, &u, s);
         if (cv != CREW_NOT_WATCHED)
-            return return_to_user_with(vm, v, &s, rip, rsp,
-                                       frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+            return return_to_user(vm, v, rip, rsp,
+                                  frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
     }
     bool keep_tf;
     if (user && vec == 1 && crew_step_done(vm, v, rip, &u, &keep_tf))
         return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
-    if (have_s)
-        o.cr2 = s.cr2;
+    if (vec == 14)
+        o.cr2 = s->cr2;
     capture_regs(&o, r);
     o.regs.rip = rip;
     o.regs.rsp = rsp;
@@ -824,17 +825,38 @@ static struct vcpu *new_vcpu(struct vm *vm, char *err, size_t errlen)
     return v;
 }
 
-/* A parked vCPU, or a new one within --vcpus. Caller holds vm->lock. */
-static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen)
+/* A parked vCPU, or a new one within --vcpus (default MAX_VCPUS) and what the host's
+ * KVM allows. On failure err says what refused it, and *option what raises it (NULL:
+ * nothing does). Caller holds vm->lock. */
+static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen, const char **option)
 {
+    *option = NULL;
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid == 0 && vm->vcpus[i]->state == T_FREE)
             return vm->vcpus[i];
     if (vm->nvcpus >= vm->opt.max_vcpus) {
-        snprintf(err, errlen, "thread limit reached (--vcpus %d)", vm->opt.max_vcpus);
+        if (vm->opt.max_vcpus < MAX_VCPUS) {
+            snprintf(err, errlen, "thread limit reached (--vcpus %d): more than %d threads "
+                     "at once", vm->opt.max_vcpus, vm->opt.max_vcpus);
+            *option = "raise it with --vcpus N (at most " JX_STR(MAX_VCPUS) ")";
+        } else {
+            snprintf(err, errlen, "thread limit reached: more than %d threads at once, "
+                     "jinx's maximum", MAX_VCPUS);
+        }
         return NULL;
     }
-    return new_vcpu(vm, err, errlen);
+    if (vm->host_max_vcpus && vm->nvcpus >= vm->host_max_vcpus) {
+        snprintf(err, errlen, "thread limit reached: this host's KVM makes at most %d vCPUs "
+                 "per VM (KVM_CAP_MAX_VCPUS)", vm->host_max_vcpus);
+        return NULL;
+    }
+    struct vcpu *v = new_vcpu(vm, err, errlen);
+    if (!v) {
+        /* new_vcpu said what failed: a host resource (memory, fds, threads). */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (a new thread's vCPU)");
+    }
+    return v;
 }
 
 int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
@@ -858,13 +880,17 @@ int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, 
     }
     pthread_mutex_lock(&vm->lock);
     char err[200];
-    struct vcpu *c = get_vcpu(vm, err, sizeof err);
+    const char *option;
+    struct vcpu *c = get_vcpu(vm, err, sizeof err, &option);
     if (!c) {
         if (!vm->warned_threads) {
             vm->warned_threads = true;
-            jx_err("warning: %s; clone() returns EAGAIN (raise it with --vcpus N, max %d)", err,
-                   MAX_VCPUS);
+            jx_err("warning: %s; clone() returns EAGAIN (%s)", err,
+                   option ? option : "no option raises it");
         }
+        /* A simulation's refusal counts when a round retires it (limitlog.h). */
+        if (!vm->sandbox)
+            limits_note(&vm->limits, LIMIT_THREADS, 0, option, "%s", err);
         pthread_mutex_unlock(&vm->lock);
         free(xs);
         return -EAGAIN;
@@ -893,6 +919,7 @@ int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, 
     c->start_pending = true;
     c->state = T_RUNNING;
     c->tid = tid;
+    serial_xid_assign_locked(vm, c);
     vm->live++;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&vm->lock);
@@ -917,7 +944,8 @@ void vm_run(struct vm *vm)
     char err[256];
     pthread_mutex_lock(&vm->lock);
     vm->start_ns = mono_ns();
-    struct vcpu *v = get_vcpu(vm, err, sizeof err);
+    const char *option;
+    struct vcpu *v = get_vcpu(vm, err, sizeof err, &option);
     if (!v) {
         struct outcome o = {.kind = OUT_ERROR};
         snprintf(o.detail, sizeof o.detail, "%s", err);
@@ -933,6 +961,7 @@ void vm_run(struct vm *vm)
     v->start_xsave = NULL;
     v->start_pending = true;
     v->tid = vm->next_tid++;
+    serial_xid_assign_locked(vm, v);
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);

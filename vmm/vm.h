@@ -6,10 +6,12 @@
 #include "elfparse.h"
 #include "guestmem.h"
 #include "layout.h"
+#include "limitlog.h"
 #include "mm.h"
 #include "outcome.h"
 #include "crew.h"
 #include "serial.h"
+#include "tail.h"
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +33,10 @@ struct vcpu {
 
     /* The guest thread on this vCPU (tid 0: parked). */
     int tid;
+    /* Its thread id in serialized execution's traces and schedules (explorer/trace.h):
+     * the tid while tids are <= EX_MAX_TID, past that an id a thread that has exited no
+     * longer uses (serial.c, serial_xid_assign_locked). 0: none (free execution). */
+    int xid;
     enum tstate state;
     uint64_t clear_child_tid;
     uint64_t sigmask;
@@ -74,7 +80,8 @@ struct vcpu {
 };
 
 struct vm_options {
-    int max_vcpus;
+    int max_vcpus;              /* most threads at once: --vcpus, default MAX_VCPUS */
+    bool vcpus_given;           /* --vcpus was given (the limit message names it) */
     uint64_t mem;
     uint64_t timeout_ns;        /* 0: none */
     uint64_t seed;
@@ -139,6 +146,9 @@ struct vm {
     uint64_t rng;
     uint64_t sigact[65];        /* handler per signal: 0 SIG_DFL, 1 SIG_IGN, else a handler */
     uint8_t warned[512];        /* unknown syscalls already reported */
+    int host_max_vcpus;         /* KVM_CAP_MAX_VCPUS of this host (0: not reported) */
+    struct limits limits;       /* jinx's limits met by real execution (limitlog.h) */
+    struct tail errtail;        /* the guest's last stderr bytes (tail.h) */
     bool warned_threads, warned_handler;
 
     struct serial serial;

@@ -12,7 +12,7 @@ for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
   raw=bench-results/cue-cost-${spec%% *}.raw; : >"$raw"
   for r in $(seq "$RUNS"); do
     # shellcheck disable=SC2086
-    bin/jinx-vmm run --serial --stats --timeout 120s images/bin/$spec 2>&1 >/dev/null \
+    "${BIN:-bin}"/jinx-vmm run --serial --stats --timeout 120s images/bin/$spec 2>&1 >/dev/null \
       | grep -E "serial:|stats:" | tr '\n' ' ' >>"$raw"; echo >>"$raw"
   done
   cues=$(sed -n 's/.*serial: \([0-9]*\) cue points.*/\1/p' "$raw" | med)

@@ -83,10 +83,13 @@ for s in $(seq 114 151); do # 38 variants, seed % 38: 114 is variant 0
   v=$(sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p' "$tmp/err")
   [ "$v" != bigmap-crash ] || grep -q "dump written" "$tmp/err" || bad "fatal seed $s ($v): no dump written"
 done
-# Limits: threads until EAGAIN (at the default 16 and the maximum), memory until ENOMEM.
-run "threads --vcpus 16" 0 -- threads 1
-run "threads --vcpus 254" 0 --vcpus 254 -- threads 1
+# Limits: threads until EAGAIN (at --vcpus 16 and at the default, the maximum), memory
+# until ENOMEM; each is listed as a jinx limit in the report.
+run "threads --vcpus 16" 0 --vcpus 16 -- threads 1
+grep -q "jinx limit: thread limit reached (--vcpus 16)" "$tmp/err" || bad "--vcpus 16: no jinx limit in the report"
+run "threads (default: 254)" 0 -- threads 1
 grep -q "threads=254 error=Resource temporarily unavailable" "$tmp/err" || bad "254 threads, then EAGAIN"
+grep -q '"kind":"threads"' "$tmp/report.json" || bad "254 threads: no threads limit in the JSON report"
 # A deadlock of 254 threads (more than the report lists waiters for), dumped.
 run "deadlock of 254 threads" 123 --vcpus 254 -- fatal 28 100
 grep -q "all 254 live threads are blocked" "$tmp/err" && grep -q "dump written" "$tmp/err" || bad "deadlock of 254 threads: report or dump"

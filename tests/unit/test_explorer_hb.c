@@ -233,6 +233,44 @@ static void test_create_join(void **st)
     ex_trace_free(&t);
 }
 
+/* An id reused after its thread exited (the VMM does so past EX_MAX_TID threads): the
+ * new thread's first event waits for its create, not for nothing. */
+static void test_reused_id(void **st)
+{
+    (void)st;
+    struct ex_trace t;
+    struct ex_analysis a;
+    ex_trace_init(&t);
+    ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 2);   /* 0 */
+    acc(&t, 2, EX_WRITE, X);                        /* 1 */
+    ex_trace_sync(&t, 2, EX_THREAD_EXIT, F, 1);     /* 2: wakes the joiner */
+    ex_trace_sync(&t, 1, EX_FUTEX_WAIT, F, 0)->flags = EX_F_NOBLOCK; /* 3: the join: done */
+    acc(&t, 1, EX_WRITE, Y);                        /* 4 */
+    ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 2);   /* 5: id 2 again, a new thread */
+    acc(&t, 2, EX_READ, Y);                         /* 6 */
+    analyze(&t, &a);
+    assert_int_equal(a.dep[1], 0);
+    assert_int_equal(a.dep[6], 5);                  /* its create, not -1 */
+    assert_true(ex_hb_before(&a.hb, 4, 6));
+    assert_int_equal(a.nraces, 0);
+    /* The model enables the new thread only after its create. */
+    struct ex_model m;
+    assert_int_equal(ex_model_init(&m, &a), 0);
+    for (int i = 0; i < 5; i++) {
+        struct ex_tidset en;
+        ex_model_enabled(&m, &en);
+        uint32_t tid = t.ev[i].tid;
+        assert_true(ex_tidset_has(&en, tid));
+        ex_model_step(&m, tid);
+    }
+    assert_false(ex_model_is_enabled(&m, 2));       /* event 6 waits for event 5 */
+    ex_model_step(&m, 1);
+    assert_true(ex_model_is_enabled(&m, 2));
+    ex_model_free(&m);
+    ex_analysis_free(&a);
+    ex_trace_free(&t);
+}
+
 /* Transitivity through a third thread. */
 static void test_transitive(void **st)
 {
@@ -397,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_futex_fifo),
         cmocka_unit_test(test_explicit_waker),
         cmocka_unit_test(test_create_join),
+        cmocka_unit_test(test_reused_id),
         cmocka_unit_test(test_transitive),
         cmocka_unit_test(test_avio_patterns),
         cmocka_unit_test(test_avio_details),

@@ -89,10 +89,13 @@ static void test_random_bytes_never_crash(void **state)
             b[k] = (uint8_t)(x >> 56);
         }
         struct insn_info info;
-        if (decode_insn(b, 1 + (size_t)(x % 15), 0x400000, &info) == 0) {
+        struct insn_regs r = {.gpr = {x, ~x, x >> 3, 0, x << 7}, .fs_base = x, .gs_base = ~x};
+        if (decode_insn_regs(b, 1 + (size_t)(x % 15), 0x400000, (i & 1) ? &r : NULL, &info) == 0) {
             assert_true(info.len >= 1 && info.len <= 15);
             assert_true(info.mem_size >= 0 && info.mem_size <= 64);
             assert_true(memchr(info.text, 0, sizeof info.text) != NULL);
+            assert_true(info.nmem >= 0 && info.nmem <= INSN_MEM_MAX);
+            assert_true(!info.rep || info.string);
         }
     }
 }

@@ -265,6 +265,64 @@ static void test_writer(void **state)
     assert_int_equal(jb_ok(&b), -1);
 }
 
+/* json_find / json_array_next / json_decode_string: a jinx-vmm --report file, which may
+ * be longer than JSON_MAX_TEXT. */
+static void test_find_large(void **state)
+{
+    (void)state;
+    size_t cap = 3 * JSON_MAX_TEXT;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    int k = snprintf(doc, cap, "{\"outcome\":\"signal\",\"backtrace\":[");
+    for (int i = 0; i < 400; i++)
+        k += snprintf(doc + k, cap - (size_t)k, "%s{\"pc\":\"0x%x\",\"symbol\":\"f%d\"}",
+                      i ? "," : "", i, i);
+    k += snprintf(doc + k, cap - (size_t)k, "],\"limits\":[{\"kind\":\"threads\",\"what\":"
+                  "\"a\\u0041\",\"option\":\"\",\"count\":2},{\"kind\":\"memory\"}],"
+                  "\"stderr_tail\":\"line 1\\nline \\\"2\\\"\"}\n");
+    assert_true((size_t)k > JSON_MAX_TEXT && (size_t)k < cap);
+    const char *raw;
+    size_t len;
+    assert_int_equal(json_find(doc, (size_t)k, "limits", &raw, &len, E, sizeof E), 1);
+    size_t pos = 0;
+    const char *el;
+    size_t elen;
+    assert_int_equal(json_array_next(raw, len, &pos, &el, &elen), 1);
+    assert_int_equal(json_parse_object(el, elen, 0, &O, E, sizeof E), 0);
+    const char *what;
+    assert_int_equal(json_get_str(&O, "what", &what), 1);
+    assert_string_equal(what, "aA");
+    assert_int_equal(json_array_next(raw, len, &pos, &el, &elen), 1);
+    assert_int_equal(json_array_next(raw, len, &pos, &el, &elen), 0);
+    assert_int_equal(json_find(doc, (size_t)k, "stderr_tail", &raw, &len, E, sizeof E), 1);
+    char tail[64];
+    assert_int_equal(json_decode_string(raw, len, tail, sizeof tail), 0);
+    assert_string_equal(tail, "line 1\nline \"2\"");
+    assert_int_equal(json_decode_string(raw, len, tail, 5), -1); /* does not fit */
+    assert_int_equal(json_find(doc, (size_t)k, "nope", &raw, &len, E, sizeof E), 0);
+    /* Anything malformed anywhere is refused, also after the key looked for. */
+    doc[k - 3] = ',';
+    assert_int_equal(json_find(doc, (size_t)k, "limits", &raw, &len, E, sizeof E), -1);
+    free(doc);
+    assert_int_equal(json_find("[1]", 3, "a", &raw, &len, E, sizeof E), -1);
+    assert_int_equal(json_find("{\"a\":1} x", 9, "a", &raw, &len, E, sizeof E), -1);
+    /* Arrays: empty, nested, malformed. */
+    pos = 0;
+    assert_int_equal(json_array_next(" [ ] ", 5, &pos, &el, &elen), 0);
+    pos = 0;
+    assert_int_equal(json_array_next("[[1,2],{}]", 10, &pos, &el, &elen), 1);
+    assert_int_equal(elen, 5);
+    assert_int_equal(json_array_next("[[1,2],{}]", 10, &pos, &el, &elen), 1);
+    assert_int_equal(elen, 2);
+    assert_int_equal(json_array_next("[[1,2],{}]", 10, &pos, &el, &elen), 0);
+    pos = 0;
+    assert_int_equal(json_array_next("[1 2]", 5, &pos, &el, &elen), 1);
+    assert_int_equal(json_array_next("[1 2]", 5, &pos, &el, &elen), -1);
+    pos = 0;
+    assert_int_equal(json_array_next("{}", 2, &pos, &el, &elen), -1);
+    assert_int_equal(json_decode_string("12", 2, tail, sizeof tail), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_strings),     cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_limits),      cmocka_unit_test(test_nested),
         cmocka_unit_test(test_mutations),   cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_find_large),
     };
     const char *filter = getenv("JINX_TEST_FILTER");
     if (filter && *filter)

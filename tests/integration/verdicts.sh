@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Trustworthy verdicts (issue 13, part 5): a failure caused by jinx's own limits is never
+# reported as a bug, and options are never ignored.
+#  - Correct programs with many threads (100 alive at once; 400 created and joined one
+#    after the other, so thread ids pass the explorer's 255) end well in free execution,
+#    under --serial (same trace twice) and under `jinx test --budget 10s` (exit 0).
+#  - Programs that fail only because jinx lacks something (the thread maximum, a --vcpus
+#    cap, guest memory, a syscall, a signal handler) make jinx-vmm list the limit and
+#    `jinx test` exit 2 with "could not test: <what>, <option>".
+#  - A real bug's report shows the program's last stderr lines (the assertion).
+#  - Options before or after the positional arguments work for jinx test, jinx-vmm run,
+#    jinx-vmm replay and jinxctl; unknown options are refused (125 for jinx-vmm run, 2
+#    for the others), never ignored.
+# Guest program: tests/guest/verdict.c. Without /dev/kvm this fails (make check-kvm).
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"; G="$BUILD/guest-tests"
+P="$G/verdict"
+[ -x "$P" ] || { echo "FAIL no $P (make guest-tests)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+
+# vmm NAME WANT_STATUS ERR_REGEX -- jinx-vmm args: one run, status and stderr checked.
+vmm() {
+  local name=$1 want=$2 re=$3; shift 4
+  timeout 120 "$VMM" "$@" >"$tmp/out" 2>"$tmp/err"; local st=$?
+  if [ "$st" = "$want" ] && { [ -z "$re" ] || grep -Eq -- "$re" "$tmp/err"; }; then ok "$name"
+  else bad "$name: status $st, wanted $want${re:+ and /$re/ on stderr}"; fi
+}
+# jt NAME WANT_STATUS OUT_REGEX -- jinx test args (stdout and stderr together).
+jt() {
+  local name=$1 want=$2 re=$3; shift 4
+  local t0=$SECONDS
+  timeout 120 "$JINX" test "$@" >"$tmp/out" 2>"$tmp/err"; local st=$?
+  cat "$tmp/out" >>"$tmp/err"
+  if [ "$st" = "$want" ] && grep -Eq -- "$re" "$tmp/err"; then ok "$name ($((SECONDS - t0)) s)"
+  else bad "$name: status $st, wanted $want and /$re/"; fi
+}
+
+echo "-- many threads: free execution, serialized, jinx test"
+vmm "100 threads alive at once" 0 "" -- run --no-control "$P" alive 100
+vmm "253 threads besides main (254 at once, the maximum)" 0 "" -- run --no-control "$P" alive 253
+vmm "400 threads one after the other" 0 "" -- run --no-control "$P" seq 400
+vmm "255th thread refused: a jinx limit, not the program's failure" 255 \
+  "jinx limit: thread limit reached: more than 254 threads at once, jinx's maximum; no option raises it" \
+  -- run --no-control --report "$tmp/r.json" "$P" alive 254
+[ "$(jget "$tmp/r.json" 'd["limits"][0]["kind"]')" = threads ] && ok "report JSON lists the limit" || bad "report JSON limits: $(cat "$tmp/r.json")"
+grep -q "may come from jinx, not from the program" "$tmp/err" && ok "the report says the failure may be jinx's" || bad "no caveat in the report"
+vmm "--vcpus 16 caps, and the limit names the option" 255 "jinx limit: .*--vcpus 16.*raise it with --vcpus N" \
+  -- run --no-control --vcpus 16 "$P" alive 20
+vmm "--mem 16M: memory exhausted is a limit naming --mem" 255 "jinx limit: guest memory exhausted.*--mem SIZE" \
+  -- run --no-control --mem 16M "$P" alive 40
+
+# Serialized: thread ids past 255 are mapped to explorer ids (an exited thread's), the
+# run ends, and the same run gives the same trace.
+for i in 1 2; do
+  vmm "--serial: 300 threads one after the other (run $i)" 0 "0 divergences" \
+    -- run --no-control --serial --trace "$tmp/t$i.txt" "$P" seq 300
+done
+if cmp -s "$tmp/t1.txt" "$tmp/t2.txt" && [ -s "$tmp/t1.txt" ]; then ok "--serial: the same trace twice ($(wc -l <"$tmp/t1.txt") cue points)"
+else bad "--serial: traces differ"; fi
+maxid=$(awk '{print $2}' "$tmp/t1.txt" | sed -n 's/^T//p' | sort -n | tail -1)
+reused=$(grep -c " create T2 " "$tmp/t1.txt")
+if [ "${maxid:-999}" -le 255 ] && [ "$reused" -ge 2 ]; then ok "--serial: explorer ids stay <= 255 (max $maxid), id 2 reused ($reused creates)"
+else bad "--serial: explorer ids: max ${maxid:-none}, creates of T2: $reused"; fi
+vmm "--serial: 40 threads alive at once" 0 "0 divergences" -- run --no-control --serial "$P" alive 40
+
+jt "jinx test: 100 threads alive at once, no bug" 0 "nothing found in" -- --budget 10s --dump-dir "$tmp/d" "$P" -- alive 100
+jt "jinx test: 400 threads one after the other, no bug" 0 "nothing found in" -- --budget 10s --dump-dir "$tmp/d" "$P" -- seq 400
+grep -q "BUG FOUND" "$tmp/err" && bad "jinx test reported a bug in a correct program"
+
+echo "-- could not test"
+jt "255 threads at once: could not test (exit 2)" 2 \
+  "could not test: thread limit reached: more than 254 threads at once, jinx's maximum, no option raises it" \
+  -- --budget 10s --dump-dir "$tmp/d" "$P" -- alive 254
+grep -q "stderr: *verdict: pthread_create of thread 254" "$tmp/err" && ok "could-not-test report shows the program's stderr" || bad "no stderr lines in the could-not-test report"
+jt "--vcpus 16: could not test, raise it with --vcpus" 2 "could not test: thread limit reached \(--vcpus 16\).*, raise it with --vcpus N \(at most 254\)" \
+  -- --budget 10s --dump-dir "$tmp/d" --vcpus 16 "$P" -- alive 20
+jt "--mem 16M: could not test, raise it with --mem" 2 "could not test: guest memory exhausted.*, raise it with --mem SIZE \(now 16M" \
+  -- "$P" --mem 16M --budget 10s --dump-dir "$tmp/d" -- alive 40
+jt "an unsupported syscall the program needed: could not test" 2 \
+  "could not test: the program used syscall 22 \(pipe\), which jinx does not implement \(-ENOSYS\), no option raises it" \
+  -- --budget 10s --dump-dir "$tmp/d" --json "$P" -- nosys
+[ "$(jget "$tmp/out" 'd["could_not_test"], d["found"], d["limits"][0]["kind"], d["status"]')" = "True False syscall 134" ] \
+  && ok "--json: could_not_test, the limits, the failing status" || bad "--json: $(cat "$tmp/out")"
+jt "a signal handler jinx does not run: could not test" 2 "could not test: signal 10 \(SIGUSR1\) ended the program" \
+  -- --budget 10s --dump-dir "$tmp/d" "$P" -- handler
+jt "KVM could not run an instruction (jinx-vmm stops the program): could not test" 2 \
+  "could not test: vCPU 0: KVM could not run the instruction at .*movntdqa" \
+  -- --budget 10s --dump-dir "$tmp/d" "$G/kvmlimit"
+jt "--junit: could not test is an error, not a failure" 2 "could not test" \
+  -- --budget 10s --dump-dir "$tmp/d" --junit "$tmp/j.xml" "$P" -- nosys
+grep -q 'failures="0" errors="1"' "$tmp/j.xml" && grep -q '<error type="could-not-test"' "$tmp/j.xml" && ok "--junit: <error type=could-not-test>" || bad "--junit: $(cat "$tmp/j.xml")"
+
+echo "-- a real bug: the last stderr lines"
+jt "assertion: BUG FOUND with the assertion text" 1 "stderr: +verdict: step 4" \
+  -- --budget 10s --dump-dir "$tmp/d" --json "$P" -- assert
+grep -Eq '^ +Assertion failed: !broken' "$tmp/err" && ok "text report: the assertion line" || bad "text report lacks the assertion"
+tail_json=$(jget "$tmp/out" 'd["stderr_tail"]')
+if echo "$tail_json" | grep -q "Assertion failed: !broken" && [ "$(echo "$tail_json" | wc -l)" -le 10 ]; then ok "--json: stderr_tail (last $(echo "$tail_json" | wc -l) lines)"
+else bad "--json stderr_tail: $tail_json"; fi
+
+echo "-- options before or after the positional arguments; unknown ones refused"
+t0=$SECONDS
+"$JINX" test "$P" --budget 2s --dump-dir "$tmp/opt" --json -- alive 4 >"$tmp/out" 2>"$tmp/err"; st=$?
+if [ $st = 0 ] && [ $((SECONDS - t0)) -le 10 ] && [ "$(jget "$tmp/out" 'd["found"]')" = False ] && [ -s "$tmp/opt/jinx-test-last.log" ]; then
+  ok "jinx test IMAGE --budget 2s --dump-dir D --json: all three honoured ($((SECONDS - t0)) s)"
+else bad "jinx test IMAGE --budget --dump-dir --json: status $st in $((SECONDS - t0)) s"; fi
+for args in "$P --bogus" "--bogus $P" "$P --budget" "$P --json=1" "$P --vcpus 999" "$P --mem 1M"; do
+  "$JINX" test $args >"$tmp/out" 2>"$tmp/err"; st=$?
+  if [ $st = 2 ] && grep -Eq "unknown option|needs a value|takes no value|--vcpus 999|--mem 1M" "$tmp/err"; then ok "jinx test $args: refused (2)"
+  else bad "jinx test $args: status $st"; fi
+done
+vmm "jinx-vmm run IMAGE ARGS --report F --timeout 1s: options after IMAGE" 124 "timeout" \
+  -- run "$G/crash" spin --no-control --report "$tmp/late.json" --timeout 1s
+[ "$(jget "$tmp/late.json" 'd["outcome"]')" = timeout ] && ok "--report after IMAGE written" || bad "--report after IMAGE"
+vmm "jinx-vmm run: options among the program's arguments" 0 "" -- run "$P" waves --quiet 10 --no-control 3
+grep -q "verdict waves 10 ok" "$tmp/out" && ok "the program got its arguments (waves 10 3)" || bad "program arguments: $(cat "$tmp/out")"
+vmm "jinx-vmm run IMAGE --bogus: refused (125)" 125 "unknown option '--bogus'" -- run "$P" --bogus
+vmm "jinx-vmm run --vcpus=3x: refused (125)" 125 "--vcpus 3x" -- run --vcpus=3x "$P"
+vmm "jinx-vmm run IMAGE -- --bogus: the program's argument" 2 "verdict: unknown mode --bogus" -- run --no-control "$P" -- --bogus
+# replay and inspect: a dump of a crash in free execution (no round records).
+"$VMM" run --no-control --dump-dir "$tmp/dumps" "$G/crash" segv >/dev/null 2>&1
+dump=$(ls "$tmp/dumps"/*.jinxdump 2>/dev/null | head -1)
+if [ -n "$dump" ]; then
+  vmm "jinx-vmm replay DUMP --verbose --timeout 5s: options after DUMP" 2 "no round records|free execution" \
+    -- replay "$dump" --verbose --timeout 5s
+  vmm "jinx-vmm replay DUMP --bogus: refused (2)" 2 "unknown option '--bogus'" -- replay "$dump" --bogus
+  vmm "jinx-vmm replay A B: one DUMP only (2)" 2 "expected one DUMP" -- replay "$dump" "$dump"
+  "$CTL" inspect "$dump" --json --disasm 0 >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ $st = 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out" 2>/dev/null && ok "jinxctl inspect DUMP --json: options after DUMP" || bad "jinxctl inspect DUMP --json: status $st"
+  "$CTL" inspect "$dump" --bogus >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ $st = 2 ] && grep -q "unknown option '--bogus'" "$tmp/err" && ok "jinxctl inspect DUMP --bogus: refused (2)" || bad "jinxctl inspect --bogus: status $st"
+else
+  bad "no dump of crash segv"
+fi
+for args in "status --bogus" "detach --bogus" "attach --rate 5/s extra" "attach --bogus" "list extra" "status --vm"; do
+  "$CTL" $args >"$tmp/out" 2>"$tmp/err"; st=$?
+  if [ $st = 2 ] && grep -Eq "unknown option|unexpected argument|takes no arguments|needs a value" "$tmp/err"; then ok "jinxctl $args: refused (2)"
+  else bad "jinxctl $args: status $st"; fi
+done
+
+echo "verdict tests: $pass passed, $fail failed"
+[ $fail = 0 ]
