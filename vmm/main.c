@@ -335,7 +335,8 @@ static int cmd_run(int argc, char **argv)
     bool want_serial = opt.serial || opt.record_ns;
     if (want_serial && !vm.cpuid_hidden)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
-               "CPUID faulting): a program that uses them is not deterministic here");
+               "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
+               "shows (glibc's startup reads it), is not deterministic here");
     if (want_serial && serial_init(&vm, opt.schedule_path, opt.roundrobin, opt.spin_threshold, err, sizeof err) < 0) {
         jx_err("%s", err);
         vm_destroy(&vm);
