@@ -178,6 +178,26 @@ int decode_insn_regs(const uint8_t *code, size_t len, uint64_t rip, const struct
         out->mem_size = x->operands[0].size ? x->operands[0].size : 1;
     }
     out->atomic = out->mem && (x->prefix[0] == X86_PREFIX_LOCK || insn->id == X86_INS_XCHG);
+    /* Capstone 4 gives the FPU/extended state saves and restores an 8-byte operand: the
+     * area is 512 bytes (fxsave) or, for the xsave family, up to the size XCR0 selects
+     * (at most 4 KiB here); a cue point clips it to the page that faulted. */
+    int area = 0;
+    switch (insn->id) {
+    case X86_INS_FXSAVE: case X86_INS_FXSAVE64: case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
+        area = 512;
+        break;
+    case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC: case X86_INS_XSAVEC64:
+    case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64: case X86_INS_XSAVES: case X86_INS_XSAVES64:
+    case X86_INS_XRSTOR: case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
+        area = 4096;
+        break;
+    default:
+        break;
+    }
+    if (area && out->nmem == 1) {
+        out->op[0].size = (uint32_t)area;
+        out->mem_size = area;
+    }
     /* Capstone 4's access flags miss the write of these read-modify-writes. */
     switch (insn->id) {
     case X86_INS_CMPXCHG: case X86_INS_CMPXCHG8B: case X86_INS_CMPXCHG16B:

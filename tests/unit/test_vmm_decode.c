@@ -92,7 +92,7 @@ static void test_random_bytes_never_crash(void **state)
         struct insn_regs r = {.gpr = {x, ~x, x >> 3, 0, x << 7}, .fs_base = x, .gs_base = ~x};
         if (decode_insn_regs(b, 1 + (size_t)(x % 15), 0x400000, (i & 1) ? &r : NULL, &info) == 0) {
             assert_true(info.len >= 1 && info.len <= 15);
-            assert_true(info.mem_size >= 0 && info.mem_size <= 64);
+            assert_true(info.mem_size >= 0 && info.mem_size <= 4096);
             assert_true(memchr(info.text, 0, sizeof info.text) != NULL);
             assert_true(info.nmem >= 0 && info.nmem <= INSN_MEM_MAX);
             assert_true(!info.rep || info.string);
@@ -156,6 +156,13 @@ static void test_effective_addresses(void **state)
     i = decode_with((const uint8_t[]){0xf0, 0x48, 0x0f, 0xc7, 0x0e}, 5);
     assert_int_equal(i.op[0].ea, 0x5000);
     assert_true(i.op[0].reads && i.op[0].writes && i.atomic);
+    /* fxsave64 [rax] and xsave [rax]: the whole area, not capstone's 8 bytes, so that a
+     * fault in the area's second page finds its operand. */
+    i = decode_with((const uint8_t[]){0x48, 0x0f, 0xae, 0x00}, 4);
+    assert_int_equal(i.op[0].ea, 1);
+    assert_int_equal(i.op[0].size, 512);
+    i = decode_with((const uint8_t[]){0x0f, 0xae, 0x20}, 3);
+    assert_int_equal(i.op[0].size, 4096);
     /* Without registers nothing is computed. */
     struct insn_info k;
     assert_int_equal(decode_insn((const uint8_t[]){0x89, 0x07}, 2, 0x401000, &k), 0);
