@@ -362,6 +362,25 @@ static int value(struct jp *p, struct json_field *f)
     return 0;
 }
 
+/* After an object member: 1 if a ',' says another follows, 0 at the closing '}', -1 on
+ * anything else. */
+static int next_member(struct jp *p)
+{
+    ws(p);
+    if (peek(p) == ',') {
+        p->pos++;
+        return 1;
+    }
+    return expect(p, '}', "',' or '}'") < 0 ? -1 : 0;
+}
+
+/* Nothing but white space may follow the top-level object. */
+static int end_of_text(struct jp *p)
+{
+    ws(p);
+    return p->pos != p->len ? fail(p, "unexpected text after the object") : 0;
+}
+
 int json_parse_object(const char *s, size_t len, unsigned flags, struct json_obj *o, char *err,
                       size_t errlen)
 {
@@ -394,19 +413,15 @@ int json_parse_object(const char *s, size_t len, unsigned flags, struct json_obj
             if (expect(&p, ':', "':' after a key") < 0 || value(&p, f) < 0)
                 return -1;
             o->n++;
-            ws(&p);
-            if (peek(&p) == ',') {
-                p.pos++;
-                continue;
-            }
-            if (expect(&p, '}', "',' or '}'") < 0)
+            int more = next_member(&p);
+            if (more < 0)
                 return -1;
-            break;
+            if (!more)
+                break;
         }
     }
-    ws(&p);
-    if (p.pos != len)
-        return fail(&p, "unexpected text after the object");
+    if (end_of_text(&p) < 0)
+        return -1;
     return 0;
 }
 
@@ -438,19 +453,15 @@ int json_find(const char *s, size_t len, const char *key, const char **raw, size
                 *raw = s + start;
                 *rawlen = p.pos - start;
             }
-            ws(&p);
-            if (peek(&p) == ',') {
-                p.pos++;
-                continue;
-            }
-            if (expect(&p, '}', "',' or '}'") < 0)
+            int more = next_member(&p);
+            if (more < 0)
                 return -1;
-            break;
+            if (!more)
+                break;
         }
     }
-    ws(&p);
-    if (p.pos != len)
-        return fail(&p, "unexpected text after the object");
+    if (end_of_text(&p) < 0)
+        return -1;
     return found;
 }
 
