@@ -17,6 +17,7 @@
 #include "elfparse.h"
 #include "layout.h"
 #include "limitlog.h"
+#include "round_config.h"
 #include "roundrec.h"
 #include "json.h"
 #include "util.h"
@@ -37,11 +38,19 @@
 #define EXIT_USAGE 2
 #define MAX_BT 8
 
+/* Each round's fragments stop at their next cue point once this much wall time is spent.
+ * Short ones give more rounds per run; long ones reach as far as the fragment's cue-point
+ * length in programs whose cue points are many or costly (glibc's startup and locks: a
+ * glibc race-o1o2 round needs ~570 cue points, ~350 fit in 50 ms). Odd seeds get the
+ * first, even seeds the second. */
+#define FRAGMENT_WALL_SHORT "50ms"
+#define FRAGMENT_WALL_LONG "500ms"
+
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE]\n"
-        "                 [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
+        "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
+        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
         "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
@@ -49,6 +58,8 @@ static void usage(FILE *f)
         "\n"
         "  --budget DUR    wall time to spend (default 60s)\n"
         "  --rate R        simulation rounds per second (default 5/s)\n"
+        "  --fragment-wall DUR  wall-time budget of each round's fragments (default: runs\n"
+        "                  alternate " FRAGMENT_WALL_SHORT " and " FRAGMENT_WALL_LONG ")\n"
         "  --dump-dir DIR  where a found bug's dump goes (default jinx-dumps)\n"
         "  --json          print the result as one JSON object on stdout\n"
         "  --junit FILE    also write the result as a JUnit XML file\n"
@@ -113,6 +124,7 @@ static const char *vmm_path(char *buf, size_t len)
 struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     int nargs;
     char **args;
 };
@@ -136,6 +148,9 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     for (size_t i = 0; i < nf; i++)
         argv[i] = (char *)fixed[i];
     size_t k = nf;
+    argv[k++] = "--fragment-wall";
+    argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
+                         : seed % 2 ? FRAGMENT_WALL_SHORT : FRAGMENT_WALL_LONG);
     if (ro->mem) {
         argv[k++] = "--mem";
         argv[k++] = (char *)ro->mem;
@@ -520,9 +535,11 @@ static int cmd_test(int argc, char **argv)
         {"budget", required_argument, 0, 'b'}, {"rate", required_argument, 0, 'r'},
         {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
-        {"vcpus", required_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t budget = 60000000000ULL, n;
     const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
+    const char *fragment_wall = NULL;
     bool json = false;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
@@ -540,6 +557,17 @@ static int cmd_test(int argc, char **argv)
             }
             break;
         case 'r': rate = optarg; break;
+        case 'f': {
+            struct round_config rc;
+            char rerr[200];
+            round_config_default(&rc);
+            if (round_config_set(&rc, "fragment-wall", optarg, rerr, sizeof rerr) < 0) {
+                jx_err("--%s", rerr);
+                return EXIT_USAGE;
+            }
+            fragment_wall = optarg;
+            break;
+        }
         case 'j': json = true; break;
         case 'u': junit = optarg; break;
         case 'd': dir = optarg; break;
@@ -594,7 +622,8 @@ static int cmd_test(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
-                          .report = report, .mem = mem, .vcpus = vcpus, .nargs = cl.npos - 1,
+                          .report = report, .mem = mem, .vcpus = vcpus,
+                          .fragment_wall = fragment_wall, .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
     static struct result r;

@@ -47,7 +47,8 @@ static void usage(FILE *f)
         "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
         "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
         "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
-        "                     --strategy S --depth D --sims K --fragment DUR --tail DUR --max-duty PCT\n"
+        "                     --strategy S --depth D --sims K --fragment DUR --fragment-wall DUR\n"
+        "                     --tail DUR --max-duty PCT\n"
         "                     (see jinxctl --help)\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
@@ -109,6 +110,7 @@ static int cmd_run(int argc, char **argv)
         {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
         {"tail", required_argument, 0, OPT_ROUND}, {"max-duty", required_argument, 0, OPT_ROUND},
         {"workers", required_argument, 0, OPT_ROUND},
+        {"fragment-wall", required_argument, 0, OPT_ROUND},
         {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
         {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
         {"first", required_argument, 0, OPT_FIRST},

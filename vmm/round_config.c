@@ -164,6 +164,15 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
             return -1;
         }
         t.fragment_ns = n;
+    } else if (!strcmp(key, "fragment-wall")) {
+        if (!parse_duration(val, &n) || n < ROUND_MIN_FRAGMENT_WALL_NS ||
+            n > ROUND_MAX_FRAGMENT_WALL_NS) {
+            snprintf(err, errlen, "fragment-wall %s: expected a duration from %llums to %llus, "
+                     "such as 50ms (a fragment then ends at its next cue point)", val,
+                     ROUND_MIN_FRAGMENT_WALL_NS / 1000000, ROUND_MAX_FRAGMENT_WALL_NS / 1000000000);
+            return -1;
+        }
+        t.fragment_wall_ns = n;
     } else if (!strcmp(key, "max-duty")) {
         const char *v = val;
         size_t vl = strlen(v);

@@ -14,14 +14,16 @@
 #define ROUND_DEFAULT_RATE 5.0
 #define ROUND_MAX_TAIL_NS 100000000ULL       /* 100 ms */
 #define ROUND_DEFAULT_TAIL_NS 4000000ULL     /* 4 ms: see docs/rounds.md, "The tail" */
+#define ROUND_MIN_FRAGMENT_WALL_NS 1000000ULL    /* 1 ms */
+#define ROUND_MAX_FRAGMENT_WALL_NS 2000000000ULL /* 2 s (a stuck fragment is cut at 5x) */
 #define ROUND_MAX_WORKERS 8                   /* = WORKER_MAX (worker.h) */
 
 /* 0 if every field is in range, else -1 with a message naming the field and range. */
 int round_config_check(const struct round_config *c, char *err, size_t errlen);
 
 /* Sets one field from command-line text: key is "rate" ("5/s"), "strategy" (a name
- * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"), "tail" ("4ms",
- * "0"), "max-duty" ("5", "5%"), "workers" (0..ROUND_MAX_WORKERS) or "seed".
+ * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"),
+ * "fragment-wall" (each fragment's wall-time budget, "50ms"), "tail" ("4ms", "0"), "max-duty" ("5", "5%"), "workers" (0..ROUND_MAX_WORKERS) or "seed".
  * Checks the range. Returns 0, or -1 with a message. */
 int round_config_set(struct round_config *c, const char *key, const char *val, char *err,
                      size_t errlen);

@@ -9,19 +9,14 @@
 # determinism.sh's and replay.sh's checks on glibc builds (IMAGE_DIR=images/bin/glibc).
 # Env: BUDGET (jinx test budget of a buggy image, seconds, default 60: it stops at the
 # first find), CLEAN_BUDGET (of a bug-free image, default 8), GLIBC_DETERMINISM and
-# GLIBC_REPLAY (the glibc builds those two scripts run on), KNOWN_GAPS (images whose bug
-# jinx test is known not to find yet: a miss is printed as GAP, not counted as a failure,
-# and a find is an ok; a wrong verdict still fails).
+# GLIBC_REPLAY (the glibc builds those two scripts run on).
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
 BUDGET=${BUDGET:-60}; CLEAN_BUDGET=${CLEAN_BUDGET:-8}
 GLIBC_DETERMINISM=${GLIBC_DETERMINISM:-circle wsq correct}
 GLIBC_REPLAY=${GLIBC_REPLAY:-circle wsq}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0; gaps=0
-# glibc race-o1o2: its rounds' recordings stop at the 50 ms fragment wall budget after
-# ~350 of ~570 cue points per loop iteration (issue 13: fragments ended by progress).
-KNOWN_GAPS=${KNOWN_GAPS:-images/bin/glibc/race-o1o2}
+pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
 field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
@@ -74,8 +69,6 @@ for img in "${images[@]}"; do
       >"$tmp/j.json" 2>"$tmp/err"; st=$?
     got=$(jget "$tmp/j.json" 'd["status"]'); dump=$(jget "$tmp/j.json" 'd["dump"]')
     if [ $st = 1 ] && [ "$got" = "$bug" ] && [ -f "$dump" ]; then ok "$img: jinx test found the bug (status $got, seed $(jget "$tmp/j.json" 'd["seed"]'))"
-    elif [ $st = 0 ] && [[ " $KNOWN_GAPS " == *" $img "* ]]; then
-      gaps=$((gaps+1)); echo "GAP  $img: jinx test found nothing in ${BUDGET} s (known gap)"
     else bad "$img: jinx test exit $st, dump status '$got', wanted exit 1 with status $bug"; tail -5 "$tmp/err"; fi
   else
     # shellcheck disable=SC2086
@@ -95,5 +88,5 @@ echo "== replay.sh on images/bin/glibc: $GLIBC_REPLAY"
 if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_REPLAY" REPLAYS=${REPLAYS:-10} BIN=$BIN tests/integration/replay.sh; then
   ok "replay.sh on glibc builds ($GLIBC_REPLAY)"; else bad "replay.sh on glibc builds ($GLIBC_REPLAY)"; fi
 
-echo "glibc/C++ image tests: $pass passed, $fail failed, $gaps known gaps"
+echo "glibc/C++ image tests: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -194,6 +194,9 @@ static void test_config_set(void **state)
     assert_int_equal(c.workers, -1);
     assert_int_equal(round_config_set(&c, "workers", "2", E, sizeof E), 0);
     assert_int_equal(c.workers, 2);
+    assert_int_equal(c.fragment_wall_ns, 50000000);
+    assert_int_equal(round_config_set(&c, "fragment-wall", "500ms", E, sizeof E), 0);
+    assert_int_equal(c.fragment_wall_ns, 500000000);
     assert_true(c.rate == 20);
     assert_int_equal(c.strategy, EX_STRAT_BOUNDED);
     assert_int_equal(c.params.pct_depth, 5);
@@ -206,7 +209,8 @@ static void test_config_set(void **state)
         {"sims", "65"},       {"fragment", "5us"},  {"fragment", "1s"},  {"fragment", "2"},
         {"seed", "-1"},       {"workers", "9"},     {"workers", "-1"},   {"speed", "1"},
         {"tail", "101ms"},    {"tail", "7"},        {"tail", "-1ms"},    {"max-duty", "0"},
-        {"max-duty", "101"},  {"max-duty", "5%%"},  {"max-duty", "%"},   {"max-duty", ""}};
+        {"max-duty", "101"},  {"max-duty", "5%%"},  {"max-duty", "%"},   {"max-duty", ""},
+        {"fragment-wall", "500us"}, {"fragment-wall", "3s"}, {"fragment-wall", "0"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         E[0] = 0;
         if (round_config_set(&c, bad[i][0], bad[i][1], E, sizeof E) == 0)
