@@ -324,9 +324,7 @@ static void describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip
                      struct insn_info *info)
 {
     uint8_t code[15];
-    size_t got = 0;
-    while (got < sizeof code && copy_from_user(&vm->gm, code + got, rip + got, 1))
-        got++;
+    size_t got = vm_read_code(vm, rip, code, sizeof code);
     const struct insn_regs ir = {
         .gpr = {r->rax, r->rcx, r->rdx, r->rbx, rsp, r->rbp, r->rsi, r->rdi,
                 r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15},

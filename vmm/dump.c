@@ -207,7 +207,7 @@ static uint32_t page_flags(struct guestmem *gm, uint64_t va, uint64_t *next)
 {
     uint64_t *pte = gm_pte_scan(gm, va, next);
     uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
-    if (!e || !gm_pte_frame(gm, e))
+    if (!e || !gm_pte_frame(e))
         return FLAGS_NONE;
     if (!gm_pte_usable(e))
         return 0; /* PROT_NONE, frame kept */
@@ -219,7 +219,7 @@ static bool read_guest_page(void *ctx, uint64_t va, void *dst, size_t len)
     struct guestmem *gm = ctx;
     uint64_t *pte = gm_pte(gm, va, false);
     uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
-    uint64_t frame = e ? gm_pte_frame(gm, e) : 0;
+    uint64_t frame = e ? gm_pte_frame(e) : 0;
     if (!frame || frame + PAGE_SIZE > gm->size || len > PAGE_SIZE)
         return false;
     memcpy(dst, gm_ptr(gm, frame), len);

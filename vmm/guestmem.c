@@ -276,7 +276,7 @@ void *gm_user_ptr(struct guestmem *gm, uint64_t va, bool write)
     uint64_t e = __atomic_load_n(pte, __ATOMIC_ACQUIRE);
     if (!gm_pte_usable(e) || !(e & PTE_U) || (write && !(e & PTE_W)))
         return NULL;
-    uint64_t pa = gm_pte_frame(gm, e);
+    uint64_t pa = gm_pte_frame(e);
     if (pa < GPA_POOL || pa + PAGE_SIZE > gm->size)
         return NULL;
     return gm->host + pa + (va & (PAGE_SIZE - 1));

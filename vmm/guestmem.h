@@ -106,9 +106,8 @@ int gm_map_agent_pages(struct guestmem *gm);
 uint64_t gm_prot_flags(int prot);
 
 /* The frame a leaf PTE stands for (present, PROT_NONE or trapped); 0 if none. */
-static inline uint64_t gm_pte_frame(const struct guestmem *gm, uint64_t e)
+static inline uint64_t gm_pte_frame(uint64_t e)
 {
-    (void)gm;
     return e & PTE_ADDR;
 }
 

@@ -122,7 +122,7 @@ static void unmap_pages(struct mm *mm, uint64_t s, uint64_t e)
         if (!pte || !*pte)
             continue;
         uint64_t old = gm_xchg_pte(mm->gm, pte, 0);
-        gm_free_frame(mm->gm, gm_pte_frame(mm->gm, old)); /* also drops its translations */
+        gm_free_frame(mm->gm, gm_pte_frame(old)); /* also drops its translations */
     }
 }
 
@@ -142,7 +142,7 @@ static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
             if (!(pte = gm_pte(mm->gm, va, true)))
                 return -ENOMEM;
         }
-        uint64_t old = *pte, frame = gm_pte_frame(mm->gm, old);
+        uint64_t old = *pte, frame = gm_pte_frame(old);
         if (!frame) {
             if (!prot)
                 continue; /* stays lazily unbacked */
@@ -313,7 +313,7 @@ int64_t mm_dontneed(struct mm *mm, uint64_t addr, uint64_t len)
     if (mm_is_mapped(mm, addr, addr + len)) {
         for (uint64_t va = addr, next; va < addr + len; va = next) {
             uint64_t *pte = gm_pte_scan(mm->gm, va, &next);
-            uint64_t frame = pte ? gm_pte_frame(mm->gm, *pte) : 0;
+            uint64_t frame = pte ? gm_pte_frame(*pte) : 0;
             if (!frame || frame + PAGE_SIZE > mm->gm->size)
                 continue;
             /* Anonymous memory reads back as zeroes; the VMM's write is recorded for

@@ -741,7 +741,7 @@ int snapshot_sync(struct vm *dst, struct snapshot *src, uint64_t *pages, char *e
                         remap = r;
                         capremap = cap;
                     }
-                    uint64_t fo = gm_pte_frame(gm, o[e]), fn = gm_pte_frame(sgm, n[e]);
+                    uint64_t fo = gm_pte_frame(o[e]), fn = gm_pte_frame(n[e]);
                     if (fo)
                         remap[nremap++] = fo;
                     if (fn)

@@ -405,6 +405,21 @@ static void internal_error(struct vm *vm, struct vcpu *v, const char *what)
     pthread_mutex_unlock(&vm->lock);
 }
 
+size_t vm_read_code(struct vm *vm, uint64_t rip, uint8_t *buf, size_t max)
+{
+    size_t got = 0;
+    if (rip >= KBASE) {
+        uint64_t gpa = rip - KBASE;
+        for (; got < max && gpa + got < vm->gm.size; got++)
+            buf[got] = *(uint8_t *)gm_ptr(&vm->gm, gpa + got);
+        return got;
+    }
+    /* Byte by byte: the instruction may end just before an unmapped page. */
+    while (got < max && copy_from_user(&vm->gm, buf + got, rip + got, 1))
+        got++;
+    return got;
+}
+
 /* KVM gave up on the instruction at rip (on PVM, say, one it had to emulate): a limit of
  * jinx's, never the program's fault. Names the instruction so it can be reported. */
 static void internal_error_at(struct vm *vm, struct vcpu *v, unsigned suberror)
@@ -413,15 +428,7 @@ static void internal_error_at(struct vm *vm, struct vcpu *v, unsigned suberror)
     if (ioctl(v->fd, KVM_GET_REGS, &r) < 0)
         r = v->run->s.regs.regs;
     uint8_t code[15];
-    size_t got = 0;
-    if (r.rip >= KBASE) {
-        uint64_t gpa = r.rip - KBASE;
-        for (; got < sizeof code && gpa + got < vm->gm.size; got++)
-            code[got] = *(uint8_t *)gm_ptr(&vm->gm, gpa + got);
-    } else {
-        while (got < sizeof code && copy_from_user(&vm->gm, code + got, r.rip + got, 1))
-            got++;
-    }
+    size_t got = vm_read_code(vm, r.rip, code, sizeof code);
     struct insn_info info;
     decode_insn(code, got, r.rip, &info);
     size_t shown = info.len > 0 && (size_t)info.len <= got ? (size_t)info.len : got;

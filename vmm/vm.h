@@ -208,6 +208,9 @@ void vm_resume(struct vm *vm);
 void vm_stop_locked(struct vm *vm, const struct outcome *o);
 int vm_set_fs_base(struct vcpu *v, uint64_t base);
 uint64_t vm_get_fs_base(struct vcpu *v);
+/* Up to max bytes of the code at rip (a user address, or the agent's in the kernel half),
+ * as many as are readable from the start; returns how many. */
+size_t vm_read_code(struct vm *vm, uint64_t rip, uint8_t *buf, size_t max);
 /* Link-time symbol for a guest address, "name+0x12" or "0x..." */
 void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len);
 /* The same for backtrace frames: return addresses are looked up at addr-1. */
