@@ -79,7 +79,7 @@ static int new_slot(struct crew *c, uint64_t va, uint64_t frame, uint64_t flags)
         if (!ow)
             return -1;
         c->owned = ow;
-        c->cappage = c->capowned = cap;
+        c->cappage = cap;
     }
     int slot = (int)c->npage;
     uint64_t *v = ex_u64map_put(&c->slot_of_va, va, (uint64_t)slot, NULL);
@@ -274,7 +274,7 @@ static void grant(struct vm *vm, int slot)
     if (!pte || !trapped)
         return;
     gm_set_pte(&vm->gm, pte, c->page[slot].frame | c->page[slot].flags);
-    c->owned[c->nowned++] = slot; /* capowned == cappage: always room */
+    c->owned[c->nowned++] = slot; /* sized with the slots: always room */
 }
 
 /* Traps a granted slot again. Caller holds gm->lock. */

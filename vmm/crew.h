@@ -53,10 +53,11 @@ struct crew {
     bool on;
     struct crew_page *page; /* indexed by slot */
     size_t npage, cappage;
-    int *owned;             /* slots mapped for the running thread (revoked on a switch) */
-    size_t nowned, capowned;
+    int *owned;             /* slots mapped for the running thread (revoked on a switch);
+                             * room for cappage, so granting never needs memory */
+    size_t nowned;
     uint64_t accesses, shared_pages, steps, step_traps;
-    size_t watched;         /* slots made since crew_start */
+    size_t watched;         /* slots made in all, over every fragment (the summary's count) */
     struct ex_u64map slot_of_va;
 };
 
