@@ -23,19 +23,19 @@ struct frame_batch {
     size_t n, cap;
 };
 
-static void batch_add(struct frame_batch *b, uint64_t frame)
+/* False when out of memory: the frame was not added. */
+static bool batch_add(struct frame_batch *b, uint64_t frame)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         uint64_t *nf = realloc(b->f, cap * sizeof *nf);
-        if (!nf) {
-            /* Cannot remember it: drop its translations now instead of in the batch. */
-            return;
-        }
+        if (!nf)
+            return false;
         b->f = nf;
         b->cap = cap;
     }
     b->f[b->n++] = frame;
+    return true;
 }
 
 static void batch_flush(struct guestmem *gm, struct frame_batch *b)
@@ -50,9 +50,7 @@ static void trap_pte(struct guestmem *gm, uint64_t *pte, uint64_t present, uint6
                      struct frame_batch *b)
 {
     gm_set_pte(gm, pte, trapped_pte(present));
-    size_t before = b->n;
-    batch_add(b, frame);
-    if (b->n == before)
+    if (!batch_add(b, frame))
         gm_invalidate_frame(gm, frame);
 }
 
