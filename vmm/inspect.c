@@ -1,5 +1,6 @@
 /* jinxctl inspect: the human (and JSON) view of a crash dump. */
 #include "inspect.h"
+#include "inspect_html.h"
 #include "backtrace.h"
 #include "srcline.h"
 #include "corefile.h"
@@ -44,6 +45,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinxctl inspect [--thread N] [--disasm N] [--json] [--image PATH] DUMP\n"
+        "       jinxctl inspect --html OUT.html [--image PATH] DUMP\n"
         "\n"
         "Prints a crash dump written by `jinx-vmm run --dump-dir DIR`: the outcome, and for\n"
         "each thread its state, registers, backtrace and the code around its RIP. The .core\n"
@@ -53,8 +55,11 @@ static void usage(FILE *f)
         "  --disasm N     N instructions around each RIP (default 8; 0: none)\n"
         "  --json         one JSON object instead of text\n"
         "  --image PATH   the program, when it is no longer at the path the dump recorded\n"
+        "  --html OUT     write the retired interleaving as one self-contained HTML page:\n"
+        "                 a column per thread, the crash at the bottom (open it offline)\n"
         "\n"
-        "exit status: 0; 2 when the dump, its core or the image is refused (message says why).\n");
+        "exit status: 0; 1 when OUT cannot be written; 2 when the dump, its core or the image\n"
+        "is refused (message says why).\n");
 }
 
 static const char *sig_name(int sig)
@@ -622,6 +627,87 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     fprintf(f, "]}\n");
 }
 
+/* ---- HTML page (inspect_html.h) --------------------------------------------------- */
+
+static void html_data_sym(void *ctx, uint64_t addr, char *buf, size_t len)
+{
+    symbolize(ctx, addr, false, buf, len);
+}
+
+static void html_code(void *ctx, const uint64_t *rips, size_t n, struct html_code *out)
+{
+    struct ictx *x = ctx;
+    struct insn_info ii;
+    for (size_t i = 0; i < n; i++) {
+        symbolize(x, rips[i], false, out[i].sym, sizeof out[i].sym);
+        if (decode_at(x, rips[i], &ii))
+            snprintf(out[i].insn, sizeof out[i].insn, "%s", ii.text);
+    }
+    for (size_t i = 0; i < n; i += SRCLINE_MAX) { /* addr2line, SRCLINE_MAX at a time */
+        size_t k = n - i < SRCLINE_MAX ? n - i : SRCLINE_MAX;
+        uint64_t a[SRCLINE_MAX];
+        char lines[SRCLINE_MAX][SRCLINE_LEN], err[200];
+        for (size_t j = 0; j < k; j++)
+            a[j] = rips[i + j] - x->bias;
+        if (srcline_resolve(x->image_path, a, k, lines, err, sizeof err) < 0)
+            break; /* no addr2line: no lines anywhere */
+        for (size_t j = 0; j < k; j++)
+            memcpy(out[i + j].line, lines[j], SRCLINE_LEN);
+    }
+}
+
+static int write_html(struct ictx *x, const char *dump_path, const char *out_path)
+{
+    const struct dumpfile *d = &x->d;
+    const struct dump_outcome *o = &d->outcome;
+    const struct dump_thread *t = d->nthreads ? &d->threads[0] : NULL; /* crashed first */
+    char sym[256], outcome[512], err[4400];
+    if (o->kind == DOUT_SIGNAL) {
+        symbolize(x, o->rip, false, sym, sizeof sym);
+        snprintf(outcome, sizeof outcome, "killed by %s (signal %d) in thread %u at 0x%llx %s",
+                 sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+    } else {
+        snprintf(outcome, sizeof outcome, "%s (exit status %d)", dump_out_kind_name(o->kind),
+                 o->exit_status);
+    }
+    static struct html_frame fr[MAX_BT];
+    static struct html_dis dis[HTML_MAX_DIS];
+    int nbt = 0, nl = 0;
+    if (t) {
+        uint64_t bt[MAX_BT];
+        struct bt_mem m = {.read = mem_read, .is_text = mem_is_text, .ctx = x};
+        nbt = bt_walk(&m, t->regs[DR_RIP], t->regs[DR_RSP], t->regs[DR_RBP], bt, MAX_BT);
+        char lines[MAX_BT][SRCLINE_LEN];
+        bt_lines(x, bt, nbt, lines);
+        for (int i = 0; i < nbt; i++) {
+            fr[i].pc = bt[i];
+            symbolize(x, bt[i], i > 0, fr[i].sym, sizeof fr[i].sym);
+            memcpy(fr[i].line, lines[i], SRCLINE_LEN);
+        }
+        struct dis_line l[24];
+        nl = disasm_around(x, t->regs[DR_RIP], 24, l);
+        for (int i = 0; i < nl; i++) {
+            dis[i].addr = l[i].addr;
+            dis[i].current = l[i].current;
+            symbolize(x, l[i].addr, false, dis[i].sym, sizeof dis[i].sym);
+            snprintf(dis[i].text, sizeof dis[i].text, "%s", l[i].text);
+        }
+    }
+    struct html_page p = {
+        .dump_path = dump_path, .image_path = x->image_path,
+        .cmdline = d->has_run ? d->run.cmdline : NULL, .outcome = outcome,
+        .detail = o->detail, .crash_tid = t ? t->tid : 0, .frames = fr,
+        .nframes = (size_t)nbt, .dis = dis, .ndis = (size_t)nl, .round = &x->r,
+        .src = {.ctx = x, .data_sym = html_data_sym, .code = html_code}};
+    if (o->kind == DOUT_DEADLOCK)
+        p.crash_tid = 0;
+    if (inspect_html_save(out_path, &p, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "jinxctl inspect: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- command ----------------------------------------------------------------------- */
 
 int cmd_inspect(int argc, char **argv)
@@ -629,10 +715,10 @@ int cmd_inspect(int argc, char **argv)
     static const struct option lo[] = {
         {"thread", required_argument, 0, 't'}, {"disasm", required_argument, 0, 'd'},
         {"json", no_argument, 0, 'j'}, {"image", required_argument, 0, 'i'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"html", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t tid = 0, ndis = 8;
     bool json = false, want_thread = false;
-    const char *image = NULL;
+    const char *image = NULL, *html = NULL;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
     cli_init(&cl, "inspect", argc, argv, posv);
@@ -653,6 +739,7 @@ int cmd_inspect(int argc, char **argv)
             break;
         case 'j': json = true; break;
         case 'i': image = optarg; break;
+        case 'H': html = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return INSPECT_EXIT_REFUSED;
         }
@@ -678,7 +765,9 @@ int cmd_inspect(int argc, char **argv)
             rc = refuse("no thread %llu in this dump (threads:%s)", (unsigned long long)tid, list);
         }
     }
-    if (rc == 0) {
+    if (rc == 0 && html) {
+        rc = write_html(x, path, html);
+    } else if (rc == 0) {
         if (json)
             print_json(x, path, only, (int)ndis, stdout);
         else
