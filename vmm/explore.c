@@ -139,8 +139,7 @@ static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
     r->cues_sim = sim->cues;
     r->cues_live = live->cues;
     snprintf(r->strategy, sizeof r->strategy, "%s", d->st.strategy);
-    snprintf(r->why, sizeof r->why, "whole run %llu of %llu (%.150s) ended in a bug",
-             (unsigned long long)d->st.bug_at, (unsigned long long)d->st.schedules, d->st.note);
+    snprintf(r->why, sizeof r->why, "its schedule (%.160s) ended in a bug", d->st.note);
     d->have_retired = true;
 }
 
