@@ -81,6 +81,7 @@ static const char STYLE[] =
     ".cmp caption{text-align:left;font-weight:600;font-family:system-ui,sans-serif}"
     ".cmp tr.d td{background:#ffd9a8;font-weight:600}"
     "#tl{position:relative;background:#fff;border:1px solid #d5dae0}"
+    ".hd,.r{box-sizing:border-box}" /* borders inside the fixed heights the arrows assume */
     ".hd{position:sticky;top:0;height:26px;background:#eef1f5;border-bottom:1px solid #c9d0d8;"
     "z-index:3}"
     ".hd span{position:absolute;top:4px;font-weight:700;white-space:nowrap}"
@@ -318,10 +319,14 @@ static void summary(struct hp *x)
     if (x->t) {
         const struct rr_score *sc = &x->p->round->score;
         char buf[512];
-        snprintf(buf, sizeof buf, "round %llu: %s %u of %u (strategy %.63s) retired: %.255s",
-                 (unsigned long long)sc->round, sc->sim ? "simulation" : "the recording",
-                 sc->sim, sc->nsim, sc->strategy, sc->why);
-        sum_row(x, "round", buf, sizeof buf);
+        if (sc->round == 0) /* whole-run exploration (explore.h) */
+            snprintf(buf, sizeof buf, "whole run %u of %u from the first thread creation "
+                     "(strategy %.63s): %.255s", sc->sim, sc->nsim, sc->strategy, sc->why);
+        else
+            snprintf(buf, sizeof buf, "round %llu: %s %u of %u (strategy %.63s) retired: "
+                     "%.255s", (unsigned long long)sc->round, sc->sim ? "simulation"
+                     : "the recording", sc->sim, sc->nsim, sc->strategy, sc->why);
+        sum_row(x, sc->round ? "round" : "run", buf, sizeof buf);
         snprintf(buf, sizeof buf, "%llu cue points retired, %zu recorded, %zu shared variables",
                  (unsigned long long)x->t->n, x->rec->n, x->p->round->nvars);
         sum_row(x, "trace", buf, sizeof buf);
