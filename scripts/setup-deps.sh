@@ -11,6 +11,10 @@ OPTIONAL="libclang-rt-14-dev"
 # Benchmark plots (scripts/bench/*.sh draw PNGs with gnuplot). Installed as root like the
 # rest; otherwise only a note: the benchmarks still run and say that the plot is missing.
 BENCH="gnuplot-nox"
+# The browser test of `jinxctl inspect --html` (tests/integration/html.sh: headless
+# chromium, offline). Installed as root like the rest; otherwise a note (html.sh fails
+# and names the package).
+BENCH="$BENCH chromium"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
 for p in $PKGS $OPTIONAL; do
@@ -23,7 +27,7 @@ done
 if [ -n "$bench_missing" ] && [ "$(id -u)" -eq 0 ]; then
   missing="$missing$bench_missing"
 elif [ -n "$bench_missing" ]; then
-  echo "jinx setup: note: benchmark plots need:$bench_missing (sudo apt-get install -y$bench_missing)" >&2
+  echo "jinx setup: note: benchmark plots and the browser test need:$bench_missing (sudo apt-get install -y$bench_missing)" >&2
 fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then

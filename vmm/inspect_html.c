@@ -1,5 +1,6 @@
 /* The HTML page of `jinxctl inspect --html` (inspect_html.h). */
 #include "inspect_html.h"
+#include "html_assets.h"
 #include "html_out.h"
 #include "sha256.h"
 #include "u64map.h"
@@ -45,73 +46,6 @@ struct hp {
     struct html_stats *st;
     bool oom;
 };
-
-/* The page's whole script; the CSP admits it by its SHA-256 and nothing else. */
-static const char SCRIPT[] =
-    "(function(){"
-    "var D=JSON.parse(document.getElementById('jinx-data').textContent);"
-    "function set(id,v){document.getElementById(id).textContent=v;}"
-    "var tl=document.getElementById('tl');"
-    "if(tl)tl.addEventListener('click',function(ev){"
-    "var r=ev.target.closest('.r[data-i]');if(!r)return;"
-    "var o=document.querySelector('.r.sel');if(o)o.classList.remove('sel');"
-    "r.classList.add('sel');"
-    "var c=D.code[+r.getAttribute('data-c')]||[];"
-    "var b=r.querySelector('b');"
-    "set('d-what','cue point '+r.getAttribute('data-i')+': '+(b?b.textContent:''));"
-    "set('d-rip',(c[3]||'?')+'  '+(c[0]||''));"
-    "set('d-insn',c[1]||'(instruction unknown)');"
-    "set('d-line',c[2]||'(no source line: build the program with -g)');"
-    "document.getElementById('detail').hidden=false;});"
-    "document.documentElement.offsetHeight;"
-    "document.documentElement.setAttribute('data-render-ms',"
-    "String(Math.round(performance.now())));"
-    "})();";
-
-static const char STYLE[] =
-    "body{font:13px/1.35 system-ui,sans-serif;margin:0 16px 120px;color:#1d2330;"
-    "background:#fafbfc}"
-    "h1{font-size:19px;margin:14px 0 8px}h2{font-size:16px;margin:18px 0 6px}"
-    "h3{font-size:14px;margin:10px 0 4px}"
-    "code,pre,.r,.cmp{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}"
-    "table.sum th{text-align:left;padding-right:12px;vertical-align:top;color:#566}"
-    ".note{color:#566}"
-    ".cmp{display:inline-block;vertical-align:top;margin-right:24px;border-collapse:collapse}"
-    ".cmp td{padding:1px 8px;border-bottom:1px solid #e3e6ea;white-space:nowrap}"
-    ".cmp caption{text-align:left;font-weight:600;font-family:system-ui,sans-serif}"
-    ".cmp tr.d td{background:#ffd9a8;font-weight:600}"
-    "#tl{position:relative;background:#fff;border:1px solid #d5dae0}"
-    ".hd,.r{box-sizing:border-box}" /* borders inside the fixed heights the arrows assume */
-    ".hd{position:sticky;top:0;height:26px;background:#eef1f5;border-bottom:1px solid #c9d0d8;"
-    "z-index:3}"
-    ".hd span{position:absolute;top:4px;font-weight:700;white-space:nowrap}"
-    ".k{content-visibility:auto;contain-intrinsic-size:auto 5120px}"
-    ".r{position:relative;height:20px;white-space:nowrap;border-bottom:1px solid #f1f3f5}"
-    ".r:hover{background:#f3f7ff}.r.sel{background:#dfeaff}"
-    ".r s{position:absolute;left:4px;top:2px;text-decoration:none;color:#8a94a0}"
-    ".r b{position:absolute;top:2px;font-weight:400;overflow:hidden;text-overflow:ellipsis;"
-    "max-width:200px;padding-left:10px;border-left:3px solid #9aa6b2;cursor:pointer}"
-    ".r b em{font-style:normal;font-weight:700}.r i{color:#6b7785;margin-left:6px}"
-    ".r u{position:absolute;top:2px;text-decoration:none;color:#7b5a16;max-width:300px;"
-    "overflow:hidden;text-overflow:ellipsis}"
-    ".kW,.kRMW{border-left-color:#d04a3a!important}.kR{border-left-color:#3a7bd0!important}"
-    ".ks{border-left-color:#2f9e5b!important;color:#1f6e3f}"
-    ".r.d{background:#ffe7c4}.r.d b{font-weight:700;border-left-color:#e07a00!important}"
-    ".r.p b,.r.m b{color:#7b8794;border-left-color:transparent;max-width:none;"
-    "font-style:italic}"
-    ".r.m{background:#f4f4f4}"
-    ".r.x{background:#fde4e4}.r.x b{color:#b00020;font-weight:700;max-width:none;"
-    "border-left-color:#b00020}"
-    "svg.ar{position:absolute;left:0;top:0;pointer-events:none;z-index:2}"
-    "svg.ar line{stroke-width:1.6;opacity:.75}"
-    ".aw{stroke:#2f6fd0;fill:#2f6fd0}.ac{stroke:#2f9e5b;fill:#2f9e5b}"
-    ".aj{stroke:#8a4fc4;fill:#8a4fc4}.ao{stroke:#888;fill:#888}marker path{stroke:none}"
-    "ol.bt li{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}"
-    "pre.dis{background:#fff;border:1px solid #d5dae0;padding:6px}"
-    "#detail{position:fixed;right:12px;bottom:12px;width:520px;background:#fff;"
-    "border:1px solid #9aa6b2;box-shadow:0 2px 8px #0003;padding:8px 10px;z-index:5}"
-    "#detail div{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;"
-    "white-space:pre-wrap;word-break:break-all}";
 
 /* ---- names ------------------------------------------------------------------------- */
 
@@ -585,7 +519,8 @@ static void timeline(struct hp *x)
     ho_puts(&x->h, "<section id=\"timeline\"><h2>The retired interleaving</h2>\n<p class="
             "\"note\">One column per thread, cue points in the order they were performed, "
             "time going down: shared accesses (R, W, RMW) with their variable and source "
-            "line, <b>lock</b> (a futex wait) and <b>unlock</b> (a futex wake), thread create, exit and join. Arrows: "
+            "line, <b>lock</b> (a futex wait) and <b>unlock</b> (a futex wake), thread "
+            "create, exit and join. Arrows: "
             "<span style=\"color:#2f6fd0\">wake &#8594; wait</span>, <span style=\"color:"
             "#2f9e5b\">create &#8594; new thread</span>, <span style=\"color:#8a4fc4\">exit "
             "&#8594; join</span>. Accesses to memory only one thread touched are collapsed. "
@@ -678,14 +613,14 @@ static void page(struct hp *x)
 {
     uint8_t sha[SHA256_LEN];
     char b64[64];
-    sha256(SCRIPT, sizeof SCRIPT - 1, sha);
+    sha256(html_script, strlen(html_script), sha);
     ho_base64(sha, sizeof sha, b64);
     ho_printf(&x->h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
               "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
               "style-src 'unsafe-inline'; script-src 'sha256-%s'\">\n<title>jinx: ", b64);
     const char *dn = x->p->dump_path ? strrchr(x->p->dump_path, '/') : NULL;
     ho_text(&x->h, dn ? dn + 1 : x->p->dump_path, 256);
-    ho_printf(&x->h, "</title>\n<style>%s</style></head>\n<body>\n", STYLE);
+    ho_printf(&x->h, "</title>\n<style>%s</style></head>\n<body>\n", html_style);
     summary(x);
     if (x->t) {
         timeline(x);
@@ -698,7 +633,7 @@ static void page(struct hp *x)
     }
     crash(x);
     data_block(x);
-    ho_printf(&x->h, "<script>%s</script>\n</body></html>\n", SCRIPT);
+    ho_printf(&x->h, "<script>%s</script>\n</body></html>\n", html_script);
 }
 
 int inspect_html_write(FILE *f, const struct html_page *p, struct html_stats *st, char *err,

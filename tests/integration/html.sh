@@ -27,10 +27,10 @@ if ! command -v chromium >/dev/null; then
   fi
   command -v chromium >/dev/null || { echo "FAIL chromium is needed (apt-get install chromium)"; exit 1; }
 fi
-browser() { # browser OUT_DOM FILE [extra flags]: the DOM after load and script
-  local out=$1 file=$2; shift 2
+browser() { # browser OUT_DOM URL [extra flags]: the DOM after load and script
+  local out=$1 url=$2; shift 2
   timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/chrome" \
-    "$@" --dump-dom "file://$file" >"$out" 2>"$tmp/chrome.err"
+    "$@" --dump-dom "$url" >"$out" 2>"$tmp/chrome.err"
 }
 cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Ivmm -Iexplorer -o "$tmp/htmldump" \
   tests/integration/htmldump.c "$BUILD/libjinxvmm.a" "$BUILD/libexplorer.a" -lcapstone -lpthread -lm \
@@ -43,9 +43,12 @@ page() {
   if ! "$CTL" inspect --html "$out" "$dump" 2>"$tmp/err"; then
     bad "$name: inspect --html failed: $(head -c 300 "$tmp/err")"; return 1; fi
   "$CTL" inspect --json --disasm 0 "$dump" >"$tmp/$name.json" 2>/dev/null
-  if ! browser "$tmp/$name.dom" "$out"; then bad "$name: chromium failed"; tail -3 "$tmp/chrome.err"; return 1; fi
+  local fd frag=""  # select the first difference, as a click on it would
+  fd=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["round"]; print(r["first_difference"] if r else -1)' "$tmp/$name.json")
+  [ "${fd:--1}" -ge 0 ] && { frag="#cue-$fd"; set -- "$@" --select "$fd"; }
+  if ! browser "$tmp/$name.dom" "file://$out$frag"; then bad "$name: chromium failed"; tail -3 "$tmp/chrome.err"; return 1; fi
   if python3 tests/integration/htmlcheck.py "$tmp/$name.dom" "$tmp/$name.json" "$@" >"$tmp/check"; then
-    ok "$name: $(stat -c %s "$out") bytes, $(grep -c '^ok' "$tmp/check") DOM checks ($(grep -o 'id="tl-stats">[^<]*' "$out" | sed 's/.*">//' | cut -c1-70))"
+    ok "$name: $(stat -c %s "$out") bytes, $(grep -c '^ok' "$tmp/check") DOM checks, $(grep -o 'rendered in [0-9]* ms' "$tmp/check" || grep -o 'data-render-ms=[0-9]*' "$tmp/check") ($(grep -o 'id="tl-stats">[^<]*' "$out" | sed 's/.*">//' | cut -c1-70))"
   else bad "$name: DOM checks"; grep FAIL "$tmp/check"; return 1; fi
 }
 
@@ -115,8 +118,9 @@ if [ $st = 2 ] && grep -q "html" "$tmp/e"; then ok "--html without a value refus
 # The screenshot the docs show.
 if [ -n "$SCREENSHOT" ] && "$CTL" inspect --html "$tmp/shot.html" "$shot_dump"; then
   mkdir -p "$(dirname "$SCREENSHOT")"
+  fd=$("$CTL" inspect --json --disasm 0 "$shot_dump" | python3 -c 'import json,sys; print(json.load(sys.stdin)["round"]["first_difference"])')
   timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/chrome" \
-    --hide-scrollbars --screenshot="$SCREENSHOT" --window-size=1200,900 "file://$tmp/shot.html" \
+    --hide-scrollbars --screenshot="$SCREENSHOT" --window-size=1200,900 "file://$tmp/shot.html#cue-$fd" \
     >/dev/null 2>&1
   if [ -s "$SCREENSHOT" ]; then ok "screenshot $SCREENSHOT"; else bad "no screenshot"; fi
 fi

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Checks the DOM chromium rendered from a `jinxctl inspect --html` page (html.sh).
 
-    htmlcheck.py DOM INSPECT_JSON [--hostile] [--max-ms MS] [--threads N]
+    htmlcheck.py DOM INSPECT_JSON [--hostile] [--max-ms MS] [--threads N] [--select N]
 
 DOM is `chromium --headless --dump-dom` of the page (after its script ran), INSPECT_JSON
 `jinxctl inspect --json` of the same dump. Checks: the page's script ran (it stamps
 data-render-ms on <html>; the CSP admits it by hash only), one column per thread of the
 retired trace (every thread the JSON timeline names has one), the first differing cue
 point highlighted as the JSON says, the crash row and the crashing frame's function in
-the backtrace; with --hostile, that no element or attribute came from the dump (exactly
+the backtrace; with --select N (the page loaded as page.html#cue-N, which selects cue
+point N as a click does), that the detail panel shows its instruction; with --hostile, that no element or attribute came from the dump (exactly
 the page's 2 scripts, no img/svg onload/on* attributes) while the hostile symbol shows
 as text; with --max-ms, the render time. Prints one line per check; exit 1 on a failure.
 """
@@ -25,10 +26,15 @@ class Dom(HTMLParser):
         self.text = []
         self.in_frame = 0
         self.frames = []
+        self.by_id = {}         # text of the detail panel's fields
+        self.cur_id = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.append((tag, a))
+        if tag == "div" and (a.get("id") or "").startswith("d-"):
+            self.cur_id = a["id"]
+            self.by_id[self.cur_id] = ""
         if tag == "li" and "frame" in (a.get("class") or "").split():
             self.in_frame = 1
             self.frames.append("")
@@ -36,11 +42,15 @@ class Dom(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "li":
             self.in_frame = 0
+        if tag == "div":
+            self.cur_id = None
 
     def handle_data(self, data):
         self.text.append(data)
         if self.in_frame:
             self.frames[-1] += data
+        if self.cur_id:
+            self.by_id[self.cur_id] += data
 
     def find(self, pred):
         return [a for t, a in self.tags if pred(t, a)]
@@ -52,6 +62,7 @@ def main():
     hostile = "--hostile" in args
     max_ms = float(args[args.index("--max-ms") + 1]) if "--max-ms" in args else None
     want_threads = int(args[args.index("--threads") + 1]) if "--threads" in args else None
+    select = args[args.index("--select") + 1] if "--select" in args else None
     d = Dom()
     d.feed(open(dom_path, encoding="utf-8", errors="replace").read())
     j = json.load(open(json_path))
@@ -86,6 +97,11 @@ def main():
         else:
             check(not hl, "no difference, nothing highlighted")
         check(len(d.find(lambda t, a: a.get("id") == "crash-row")) == 1, "the crash row ends the timeline")
+        if select is not None:  # page.html#cue-N: what a click on cue point N shows
+            what, insn = d.by_id.get("d-what", ""), d.by_id.get("d-insn", "")
+            check(what.startswith("cue point %s: " % select) and insn and "unknown" not in insn,
+                  "cue point %s selected: %s | %s | %s" % (select, what[:60], insn[:50],
+                                                          d.by_id.get("d-line", "")[:60]))
     else:
         check(len(d.find(lambda t, a: a.get("id") == "no-round")) == 1, "no round: the page says so")
     crashed = j["threads"][0] if j["threads"] else None
