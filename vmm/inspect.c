@@ -751,6 +751,9 @@ int cmd_inspect(int argc, char **argv)
     if (cl.npos != 1)
         return refuse("inspect: expected one DUMP (a .jinxdump file), got %d arguments "
                       "(see jinxctl --help)", cl.npos);
+    if (html && (json || want_thread))
+        return refuse("--html draws every thread as a page: it does not combine with %s",
+                      json ? "--json" : "--thread");
     const char *path = cl.pos[0];
     struct ictx *x = calloc(1, sizeof *x);
     if (!x)

@@ -60,6 +60,7 @@ static void usage(FILE *f)
         "  list              the running VMs (stale sockets are removed)\n"
         "  inspect DUMP [--thread N] [--disasm N] [--json] [--image PATH]\n"
         "                    print a crash dump (docs/dumps.md)\n"
+        "  inspect --html OUT.html DUMP  the retired interleaving as one HTML page\n"
         "\n"
         "--vm VM: a socket path, or an image name or pid among `jinxctl list`. Without it,\n"
         "jinxctl talks to the only running VM. Sockets live in $JINX_RUNTIME_DIR, else\n"

@@ -112,6 +112,9 @@ head -c 100 "$round_dump" >"$tmp/trunc.jinxdump"
 "$CTL" inspect --html "$tmp/t.html" "$tmp/trunc.jinxdump" 2>"$tmp/e"; st=$?
 if [ $st = 2 ] && [ -s "$tmp/e" ] && [ ! -e "$tmp/t.html" ]; then ok "truncated dump refused (status 2), no page written"
 else bad "truncated dump: status $st"; fi
+"$CTL" inspect --html "$tmp/j.html" --json "$round_dump" >/dev/null 2>"$tmp/e"; st=$?
+if [ $st = 2 ] && grep -q "does not combine with --json" "$tmp/e" && [ ! -e "$tmp/j.html" ]; then
+  ok "--html with --json refused"; else bad "--html with --json: status $st"; fi
 "$CTL" inspect --html 2>"$tmp/e"; st=$?
 if [ $st = 2 ] && grep -q "html" "$tmp/e"; then ok "--html without a value refused"; else bad "--html without a value: status $st"; fi
 
