@@ -51,7 +51,7 @@ const char html_style[] =
     ".r s{position:absolute;left:4px;top:2px;text-decoration:none;color:#8a94a0}"
     ".r b{position:absolute;top:2px;font-weight:400;overflow:hidden;text-overflow:ellipsis;"
     "max-width:200px;padding-left:10px;border-left:3px solid #9aa6b2;cursor:pointer}"
-    ".r b em{font-style:normal;font-weight:700}.r i{color:#6b7785;margin-left:6px}"
+    ".r b em{font-style:normal;font-weight:700}.r i,.cmp i{color:#6b7785;margin-left:6px}"
     ".r u{position:absolute;top:2px;text-decoration:none;color:#7b5a16;max-width:300px;"
     "overflow:hidden;text-overflow:ellipsis}"
     ".kW,.kRMW{border-left-color:#d04a3a!important}.kR{border-left-color:#3a7bd0!important}"
