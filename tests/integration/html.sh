@@ -60,7 +60,7 @@ for m in images/*.manifest; do
   buggy="$buggy images/bin/$name"
 done
 if [ $CORPUS = 1 ]; then
-  for p in images/bin/corpus/*; do case "$p" in *-ok) ;; *) [ -x "$p" ] && buggy="$buggy $p" ;; esac; done
+  for p in images/bin/corpus/*; do case "$p" in *-ok) ;; *) [ -f "$p" ] && [ -x "$p" ] && buggy="$buggy $p" ;; esac; done
 fi
 round_dump=""; shot_dump=""; missed=0
 for img in $buggy; do
