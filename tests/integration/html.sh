@@ -6,12 +6,12 @@
 # are markup and script, in a directory whose name holds quotes, injects nothing; a
 # synthetic dump of 25000 cue points renders in under 2 s and stays under 5 MiB; bad
 # output paths and bad dumps are refused clearly. Saves the screenshot the docs show
-# (docs/img/inspect-html.png; SCREENSHOT=path to put it elsewhere).
+# (docs/img/inspect-html.png; SCREENSHOT=path to put it elsewhere, SCREENSHOT= for none).
 #   tests/integration/html.sh [--corpus]   (--corpus: also every buggy corpus program)
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
-SCREENSHOT=${SCREENSHOT:-docs/img/inspect-html.png}
+SCREENSHOT=${SCREENSHOT-docs/img/inspect-html.png}
 CORPUS=0; [ "${1:-}" = "--corpus" ] && CORPUS=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
