@@ -90,8 +90,11 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b)
         return false;
     if (!aw && !bw)
         return false;
-    /* Overlap without overflow: each starts before the other's end. */
-    return alo - blo < blen || blo - alo < alen;
+    /* Each starts before the other's end; an end past the top of the
+     * address space is the top (addresses do not wrap around). */
+    uint64_t aend = alo + alen < alo ? UINT64_MAX : alo + alen;
+    uint64_t bend = blo + blen < blo ? UINT64_MAX : blo + blen;
+    return alo < bend && blo < aend;
 }
 
 void ex_online_init(struct ex_online *o)
