@@ -258,8 +258,9 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (o->kind == EX_ONLINE_PCT) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RF && o->rf.mutating) {
-        snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s",
-                 o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)");
+        snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s %s",
+                 o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)",
+                 o->rf.insert ? "insert" : "replace");
     } else if (o->kind == EX_ONLINE_RF) {
         snprintf(buf + at, len - at, " corpus=empty(pos)");
     }
