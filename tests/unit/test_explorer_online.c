@@ -470,7 +470,7 @@ static void test_pct_describe(void **state)
         memset(small, 'x', sizeof small);
         ex_online_describe(&o, small, len);
         assert_true(strlen(small) < len);
-        assert_int_equal(small[len - 1 < sizeof small - 1 ? len : 0] == 'x' || len == sizeof small - 1, 1);
+        assert_int_equal(small[len], 'x');
     }
     buf[0] = 'q';
     ex_online_describe(&o, buf, 0);
@@ -498,14 +498,12 @@ static void test_pos_redraw(void **state)
         for (uint32_t t = 1; t <= 5; t++) {
             pd[t - 1] = pend(t, kinds[ex_rng_below(&r, 4)], X + 4 * ex_rng_below(&r, 3), 8);
             pd[t - 1].known = ex_rng_below(&r, 8) != 0;
-            if (t != 5 || ex_rng_below(&r, 2)) /* thread 5 is sometimes blocked */
-                ex_tidset_add(&en, t);
+            ex_tidset_add(&en, t);
         }
-        ex_tidset_add(&en, 5 + 0 * idx);
         assert_int_equal(ex_online_begin(&o, EX_ONLINE_POS, NULL, NULL, 8, idx), 0);
         struct ex_view v = { &en, pd, 5, 0 };
         ex_online_next(&o, &v);
-        if (ex_rng_below(&r, 2))
+        if (ex_rng_below(&r, 2)) /* blocked now: its pending event still counts */
             ex_tidset_del(&en, 5);
         uint64_t before[6], redraws = o.pos.redraws;
         memcpy(before, o.pos.prio, sizeof before);
