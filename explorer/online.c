@@ -154,13 +154,15 @@ static void record(struct ex_online *o, uint32_t t)
     o->choices[o->nchoices++] = t;
 }
 
-static void build_table(const struct ex_view *v, ex_pending_table pend)
+static void build_table(const struct ex_view *v, ex_pending_table *pend)
 {
-    memset(pend, 0, sizeof(ex_pending_table));
+    ex_tidset_clear(&pend->listed);
     for (size_t i = 0; v->next && i < v->nnext; i++) {
         uint32_t t = v->next[i].tid;
-        if (t >= 1 && t <= EX_MAX_TID)
-            pend[t] = &v->next[i];
+        if (t >= 1 && t <= EX_MAX_TID) {
+            ex_tidset_add(&pend->listed, t);
+            pend->ev[t] = &v->next[i];
+        }
     }
 }
 
@@ -191,14 +193,14 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
         t = ex_online_random_pick(o, &en);
         break;
     case EX_ONLINE_RF:
-        build_table(v, pend);
-        t = ex_online_rf_pick(o, &en, &fresh, pend);
+        build_table(v, &pend);
+        t = ex_online_rf_pick(o, &en, &fresh, &pend);
         break;
     default:
-        build_table(v, pend);
+        build_table(v, &pend);
         ex_online_pos_fresh(o, &fresh);
         t = ex_online_pos_pick(o, &en);
-        ex_online_pos_after(o, pend, t);
+        ex_online_pos_after(o, &pend, t);
         break;
     }
     if (!ex_tidset_has(&en, t))

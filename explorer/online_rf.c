@@ -43,14 +43,14 @@ static uint32_t other_than(struct ex_online *o, const struct ex_tidset *enabled,
     struct ex_tidset s = *enabled;
     ex_tidset_del(&s, avoid);
     uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(&s));
-    for (uint32_t t = 1; t <= EX_MAX_TID; t++)
-        if (ex_tidset_has(&s, t) && i-- == 0)
+    for (uint32_t t; (t = ex_tidset_pop(&s)) != 0;)
+        if (i-- == 0)
             return t;
     return 0;
 }
 
 uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
-                           const struct ex_tidset *fresh, const ex_pending_table pend)
+                           const struct ex_tidset *fresh, const ex_pending_table *pend)
 {
     uint64_t step = o->steps;
     uint32_t t = 0;
