@@ -90,8 +90,11 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b)
         return false;
     if (!aw && !bw)
         return false;
-    /* Overlap without overflow: each starts before the other's end. */
-    return alo - blo < blen || blo - alo < alen;
+    /* Each starts before the other's end; an end past the top of the
+     * address space is the top (addresses do not wrap around). */
+    uint64_t aend = alo + alen < alo ? UINT64_MAX : alo + alen;
+    uint64_t bend = blo + blen < blo ? UINT64_MAX : blo + blen;
+    return alo < bend && blo < aend;
 }
 
 void ex_online_init(struct ex_online *o)
@@ -151,13 +154,15 @@ static void record(struct ex_online *o, uint32_t t)
     o->choices[o->nchoices++] = t;
 }
 
-static void build_table(const struct ex_view *v, ex_pending_table pend)
+static void build_table(const struct ex_view *v, ex_pending_table *pend)
 {
-    memset(pend, 0, sizeof(ex_pending_table));
+    ex_tidset_clear(&pend->listed);
     for (size_t i = 0; v->next && i < v->nnext; i++) {
         uint32_t t = v->next[i].tid;
-        if (t >= 1 && t <= EX_MAX_TID)
-            pend[t] = &v->next[i];
+        if (t >= 1 && t <= EX_MAX_TID) {
+            ex_tidset_add(&pend->listed, t);
+            pend->ev[t] = &v->next[i];
+        }
     }
 }
 
@@ -188,14 +193,14 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
         t = ex_online_random_pick(o, &en);
         break;
     case EX_ONLINE_RF:
-        build_table(v, pend);
-        t = ex_online_rf_pick(o, &en, &fresh, pend);
+        build_table(v, &pend);
+        t = ex_online_rf_pick(o, &en, &fresh, &pend);
         break;
     default:
-        build_table(v, pend);
+        build_table(v, &pend);
         ex_online_pos_fresh(o, &fresh);
         t = ex_online_pos_pick(o, &en);
-        ex_online_pos_after(o, pend, t);
+        ex_online_pos_after(o, &pend, t);
         break;
     }
     if (!ex_tidset_has(&en, t))
@@ -255,8 +260,9 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (o->kind == EX_ONLINE_PCT) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RF && o->rf.mutating) {
-        snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s",
-                 o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)");
+        snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s %s",
+                 o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)",
+                 o->rf.insert ? "insert" : "replace");
     } else if (o->kind == EX_ONLINE_RF) {
         snprintf(buf + at, len - at, " corpus=empty(pos)");
     }

@@ -45,9 +45,14 @@
  *            random step f < parent length, chooses at step f a uniformly random
  *            enabled thread other than the parent's (if the parent's is the only
  *            one enabled there, the flip moves to the next step that has an
- *            alternative), then continues as pos. If a parent's choice is not
- *            enabled before the flip (the run went elsewhere), it continues as
- *            pos from there (counted in rf.diverged).
+ *            alternative), then continues, by a coin drawn at begin, either
+ *            as pos ("replace": a new suffix) or by following the parent's
+ *            choices from step f on, skipping those whose thread is not
+ *            enabled, and as pos once they run out ("insert": one step of
+ *            another thread pushed into the parent, which shifts one
+ *            reads-from by one write and keeps the rest). If a parent's choice
+ *            is not enabled before the flip (the run went elsewhere), it
+ *            continues as pos from there (counted in rf.diverged).
  *   "portfolio" schedule `index` uses, by index mod 4: pct, rf, pos, random.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
@@ -151,6 +156,8 @@ struct ex_online {
         uint64_t flip;          /* the step where the choice differs (moves on if forced) */
         bool flipped;           /* the flip happened (at step `flip`) */
         bool diverged;          /* the parent's choice was not enabled before the flip */
+        bool insert;            /* after the flip: the parent's suffix (else pos) */
+        uint64_t resume;        /* insert: next parent choice to follow */
     } rf;
 };
 

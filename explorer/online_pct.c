@@ -65,8 +65,9 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 {
     /* New threads in ascending tid order, each at a uniformly random rank
      * among the threads never lowered. */
-    for (uint32_t t = 1; t <= EX_MAX_TID; t++)
-        if (ex_tidset_has(fresh, t) && o->pct.nthreads <= EX_MAX_TID) {
+    struct ex_tidset it = *fresh;
+    for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
+        if (o->pct.nthreads <= EX_MAX_TID) {
             insert_at(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
             o->pct.nhigh++;
         }

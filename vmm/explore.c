@@ -208,15 +208,17 @@ static void explore(struct explore_driver *d)
     ex_trace_init(&bug.trace);
     struct ex_trace reference; /* the first run that did not fail, for the dump */
     ex_trace_init(&reference);
-    bool have_ref = false, found = false;
+    bool have_ref = false, found = false, stretched = false, sized = false;
+    uint64_t wall = d->cfg.run_wall_ns;
     uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
         ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
         set_picker(vm, d);
-        sim_run_fragment(vm, &none, d->cfg.run_cues, d->cfg.run_wall_ns, d->snap.vtime, false,
-                         &r);
+        uint64_t t_run = mono_ns();
+        sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
+        t_run = mono_ns() - t_run;
         set_picker(vm, NULL);
         if (over(vm))
             break; /* a real end (timeout, interrupt): that is the outcome */
@@ -245,9 +247,21 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
-        if (!r.ended && i == 1 && d->st.cut == 2) {
-            d->st.gave_up = true; /* not a short test: rounds, if anything */
-            break;
+        if (!r.ended && d->st.schedules <= 2) {
+            if (!r.cut || stretched) {
+                d->st.gave_up = true; /* not a short test: rounds, if anything */
+                break;
+            }
+            /* The first run outlasted the wall budget: a program with many cue points
+             * (tens of threads) may still end; try once with four times the time. */
+            stretched = true;
+            wall = 4 * d->cfg.run_wall_ns;
+        } else if (r.ended && stretched && !sized) {
+            /* Runs take about this long: allow twice that from now on. */
+            sized = true;
+            wall = 2 * t_run > d->cfg.run_wall_ns ? 2 * t_run : d->cfg.run_wall_ns;
+            if (wall > 4 * d->cfg.run_wall_ns)
+                wall = 4 * d->cfg.run_wall_ns;
         }
     }
     d->st.ns_explore = mono_ns() - t0;
