@@ -6,12 +6,13 @@
 # are markup and script, in a directory whose name holds quotes, injects nothing; a
 # synthetic dump of 25000 cue points renders in under 2 s and stays under 5 MiB; bad
 # output paths and bad dumps are refused clearly. Saves the screenshot the docs show
-# (docs/img/inspect-html.png; SCREENSHOT=path to put it elsewhere, SCREENSHOT= for none).
+# (in the test's temporary directory; SCREENSHOT=docs/img/inspect-html.png refreshes the
+# committed one, SCREENSHOT= for none), so a test run leaves the tree clean.
 #   tests/integration/html.sh [--corpus]   (--corpus: also every buggy corpus program)
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
-SCREENSHOT=${SCREENSHOT-docs/img/inspect-html.png}
+SCREENSHOT=${SCREENSHOT-@tmp}
 CORPUS=0; [ "${1:-}" = "--corpus" ] && CORPUS=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
@@ -123,6 +124,7 @@ if [ $st = 2 ] && grep -q "does not combine with --json" "$tmp/e" && [ ! -e "$tm
 if [ $st = 2 ] && grep -q "html" "$tmp/e"; then ok "--html without a value refused"; else bad "--html without a value: status $st"; fi
 
 # The screenshot the docs show.
+[ "$SCREENSHOT" = @tmp ] && SCREENSHOT=$tmp/inspect-html.png
 if [ -n "$SCREENSHOT" ] && "$CTL" inspect --html "$tmp/shot.html" "$shot_dump"; then
   mkdir -p "$(dirname "$SCREENSHOT")"
   fd=$("$CTL" inspect --json --disasm 0 "$shot_dump" | python3 -c 'import json,sys; print(json.load(sys.stdin)["round"]["first_difference"])')
