@@ -12,11 +12,13 @@
  * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
+#include "campaign.h"
 #include "cli.h"
 #include "dumpfile.h"
 #include "elfparse.h"
 #include "layout.h"
 #include "limitlog.h"
+#include "race_pair.h"
 #include "round_config.h"
 #include "roundrec.h"
 #include "json.h"
@@ -50,7 +52,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
-        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
+        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
+        "                 [--seeds FIRST-LAST] [--strategy NAME] [-- ARGS...]\n"
+        "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
         "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
@@ -65,6 +69,8 @@ static void usage(FILE *f)
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
+        "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
+        "  --strategy S    the rounds' strategy (jinx-vmm run --strategy; default portfolio)\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -95,6 +101,9 @@ struct result {
     int nbt;
     uint64_t round;             /* 0: unknown (no round records) */
     bool replayable;            /* the dump has round records (jinx-vmm replay) */
+    uint64_t cues;              /* the retired trace's cue points (0: no round records) */
+    int has_race;               /* 1: race[] is the retired schedule's racing pair */
+    char race[2][RACE_SIDE_LEN];
     char dump[PATH_MAX], core[PATH_MAX];
     char detail[512];
     char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
@@ -125,6 +134,7 @@ struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
+    const char *strategy;       /* NULL: jinx-vmm's default */
     int nargs;
     char **args;
 };
@@ -151,6 +161,10 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     argv[k++] = "--fragment-wall";
     argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
                          : seed % 2 ? FRAGMENT_WALL_SHORT : FRAGMENT_WALL_LONG);
+    if (ro->strategy) {
+        argv[k++] = "--strategy";
+        argv[k++] = (char *)ro->strategy;
+    }
     if (ro->mem) {
         argv[k++] = "--mem";
         argv[k++] = (char *)ro->mem;
@@ -340,6 +354,9 @@ static void read_dump(const char *image, struct result *r)
     if (dump_round_parse(&d, &rd, err, sizeof err) == 0 && rd.present) {
         r->round = rd.score.round;
         r->replayable = true;
+        r->cues = rd.retired.n;
+        r->has_race = race_pair_of_round(&rd.retired, &rd.recorded, r->race[0], r->race[1],
+                                         RACE_SIDE_LEN);
         dump_round_free(&rd);
     }
     struct elf_image img;
@@ -406,8 +423,10 @@ static void report_text(const char *image, const struct result *r, FILE *f)
         return;
     }
     if (!r->found) {
-        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds 1..%llu)\n", image,
-                r->seconds, r->runs, (unsigned long long)r->seed);
+        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu)\n",
+                image, r->seconds, r->runs,
+                (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
+                (unsigned long long)r->seed);
         for (int i = 0; i < r->nnotes; i++)
             fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
                     r->notes[i].what,
@@ -466,7 +485,17 @@ static void report_json(const char *image, const struct result *r, FILE *f)
             fprintf(f, "%s", i ? "," : "");
             json_fput_str(f, r->bt[i], false);
         }
-        fprintf(f, "],\"stderr_tail\":");
+        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
+        if (r->has_race == 1) {
+            fputc('[', f);
+            json_fput_str(f, r->race[0], true);
+            fputc(',', f);
+            json_fput_str(f, r->race[1], true);
+            fputc(']', f);
+        } else {
+            fprintf(f, "null");
+        }
+        fprintf(f, ",\"stderr_tail\":");
         json_fput_str(f, r->stderr_tail, true);
         fprintf(f, ",\"dump\":");
         if (r->dump[0])
@@ -536,10 +565,12 @@ static int cmd_test(int argc, char **argv)
         {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
+        {"seeds", required_argument, 0, 's'}, {"strategy", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t budget = 60000000000ULL, n;
     const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
-    const char *fragment_wall = NULL;
+    const char *fragment_wall = NULL, *strategy = NULL;
+    uint64_t first_seed = 1, last_seed = UINT64_MAX;
     bool json = false;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
@@ -566,6 +597,23 @@ static int cmd_test(int argc, char **argv)
                 return EXIT_USAGE;
             }
             fragment_wall = optarg;
+            break;
+        }
+        case 's':
+            if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
+                jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'S': {
+            struct round_config rc;
+            char rerr[200];
+            round_config_default(&rc);
+            if (round_config_set(&rc, "strategy", optarg, rerr, sizeof rerr) < 0) {
+                jx_err("--%s", rerr);
+                return EXIT_USAGE;
+            }
+            strategy = optarg;
             break;
         }
         case 'j': json = true; break;
@@ -623,13 +671,14 @@ static int cmd_test(int argc, char **argv)
     }
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
                           .report = report, .mem = mem, .vcpus = vcpus,
-                          .fragment_wall = fragment_wall, .nargs = cl.npos - 1,
+                          .fragment_wall = fragment_wall, .strategy = strategy,
+                          .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
     static struct result r;
     memset(&r, 0, sizeof r);
     uint64_t t0 = mono_ns(), last_line = 0;
-    for (uint64_t seed = 1;; seed++) {
+    for (uint64_t seed = first_seed; seed <= last_seed && seed; seed++) {
         uint64_t now = mono_ns();
         if (now - t0 >= budget)
             break;
@@ -731,6 +780,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "test"))
         return cmd_test(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "campaign"))
+        return campaign_main(argc - 1, argv + 1);
     jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s)", argv[1]);
     return EXIT_USAGE;
 }

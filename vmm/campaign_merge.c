@@ -1,0 +1,247 @@
+/* `jinx campaign merge DIR`: every task's result, bugs de-duplicated by signature. */
+#include "campaign.h"
+#include "cli.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool campaign_better_reproducer(const struct camp_result *a, const struct camp_result *b)
+{
+    if (a->replayable != b->replayable)
+        return a->replayable;
+    if (a->cues != b->cues)
+        return a->cues < b->cues;
+    return a->task < b->task;
+}
+
+static int by_signature(const void *x, const void *y)
+{
+    return strcmp(((const struct camp_bug *)x)->signature,
+                  ((const struct camp_bug *)y)->signature);
+}
+
+static int by_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int campaign_merge_bugs(const struct camp_result *const *res, size_t n, struct camp_merge *m)
+{
+    m->bugs = NULL;
+    m->nbugs = 0;
+    size_t cap = 0;
+    char sig[sizeof m->bugs->signature];
+    for (size_t i = 0; i < n; i++) {
+        const struct camp_result *r = res[i];
+        if (r->status != CAMP_FOUND)
+            continue;
+        campaign_signature(r, sig, sizeof sig);
+        struct camp_bug *b = NULL;
+        for (size_t j = 0; j < m->nbugs && !b; j++)
+            if (!strcmp(m->bugs[j].signature, sig))
+                b = &m->bugs[j];
+        if (!b) {
+            if (m->nbugs == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                struct camp_bug *nb = realloc(m->bugs, nc * sizeof *nb);
+                if (!nb)
+                    goto nomem;
+                m->bugs = nb;
+                cap = nc;
+            }
+            b = &m->bugs[m->nbugs++];
+            memset(b, 0, sizeof *b);
+            snprintf(b->signature, sizeof b->signature, "%s", sig);
+        }
+        uint32_t *nt = realloc(b->tasks, (b->ntasks + 1) * sizeof *nt);
+        if (!nt)
+            goto nomem;
+        b->tasks = nt;
+        b->tasks[b->ntasks++] = r->task;
+        b->hits++;
+        if (!b->best || campaign_better_reproducer(r, b->best))
+            b->best = r;
+    }
+    for (size_t j = 0; j < m->nbugs; j++)
+        qsort(m->bugs[j].tasks, m->bugs[j].ntasks, sizeof *m->bugs[j].tasks, by_u32);
+    if (m->nbugs)
+        qsort(m->bugs, m->nbugs, sizeof *m->bugs, by_signature);
+    return 0;
+nomem:
+    campaign_merge_free(m);
+    return -1;
+}
+
+void campaign_merge_free(struct camp_merge *m)
+{
+    for (size_t j = 0; j < m->nbugs; j++)
+        free(m->bugs[j].tasks);
+    free(m->bugs);
+    m->bugs = NULL;
+    m->nbugs = 0;
+}
+
+/* results/N.json of task t into e: missing, bad (why) or ok. */
+static void read_result(const char *dir, const struct camp_task *t, struct camp_entry *e)
+{
+    char path[PATH_MAX];
+    static char buf[CAMP_MAX_RESULT + 1];
+    e->state = CAMP_E_BAD;
+    snprintf(path, sizeof path, "%s/results/%u.json", dir, t->index);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            e->state = CAMP_E_MISSING;
+        else
+            snprintf(e->why, sizeof e->why, "cannot read it: %s", strerror(errno));
+        return;
+    }
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = read(fd, buf, sizeof buf);
+    close(fd);
+    if (n < 0) {
+        snprintf(e->why, sizeof e->why, "not a readable regular file");
+        return;
+    }
+    if ((size_t)n > CAMP_MAX_RESULT) {
+        snprintf(e->why, sizeof e->why, "larger than %d bytes", CAMP_MAX_RESULT);
+        return;
+    }
+    char why[300];
+    if (campaign_result_parse(buf, (size_t)n, &e->r, why, sizeof why) < 0) {
+        snprintf(e->why, sizeof e->why, "%s", why);
+        return;
+    }
+    if (e->r.task != t->index || strcmp(e->r.image, t->image) ||
+        strcmp(e->r.sha256, t->sha256) || e->r.first_seed != t->first_seed ||
+        e->r.last_seed != t->last_seed) {
+        snprintf(e->why, sizeof e->why, "it is the result of another task (task %u, %.200s, "
+                 "seeds %llu-%llu): tasks.tsv changed since; rerun this task", e->r.task,
+                 e->r.image, (unsigned long long)e->r.first_seed,
+                 (unsigned long long)e->r.last_seed);
+        return;
+    }
+    e->state = CAMP_E_OK;
+}
+
+static int write_atomic(const char *dir, const char *name, const struct camp_tasks *ts,
+                        const struct camp_entry *e, const struct camp_merge *m,
+                        void (*fn)(FILE *, const struct camp_tasks *, const struct camp_entry *,
+                                   const struct camp_merge *))
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%d", dir, name, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        jx_err("cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fn(f, ts, e, m);
+    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
+        jx_err("cannot write %s: %s", tmp, strerror(errno));
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    fclose(f);
+    if (rename(tmp, path) < 0) {
+        jx_err("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static void merge_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinx campaign merge DIR [--quiet]\n"
+        "\n"
+        "Reads DIR/tasks.tsv and every DIR/results/N.json, de-duplicates the bugs found by\n"
+        "signature (image, outcome, crash function, the racing access pair of the retired\n"
+        "schedule), keeps the smallest reproducer of each (replayable, fewest cue points)\n"
+        "and lists the tasks that could not test, have no result yet or a bad one.\n"
+        "Writes DIR/report.json and DIR/junit.xml and prints a table (--quiet: not).\n"
+        "\n"
+        "exit status: 0 every task has a result and nothing was found, 1 bugs were found,\n"
+        "2 usage error or unreadable tasks.tsv, 3 some task could not test, has no result\n"
+        "or a bad one (and no bug was found).\n");
+}
+
+int campaign_merge_cmd(int argc, char **argv)
+{
+    static const struct option lo[] = {{"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    bool quiet = false;
+    cli_init(&cl, "campaign merge", argc, argv, posv);
+    int c;
+    while ((c = cli_next(&cl, "hq", lo, NULL)) != CLI_END) {
+        if (c == 'h') {
+            merge_usage(stdout);
+            return 0;
+        }
+        if (c == 'q') {
+            quiet = true;
+            continue;
+        }
+        jx_err("%s (see jinx campaign merge --help)", c == CLI_ERROR ? cl.err : "bad option");
+        return CAMP_EXIT_USAGE;
+    }
+    if (cl.npos != 1) {
+        jx_err("campaign merge: expected one campaign directory, got %d arguments", cl.npos);
+        merge_usage(stderr);
+        return CAMP_EXIT_USAGE;
+    }
+    const char *dir = cl.pos[0];
+    struct camp_tasks ts;
+    char err[600];
+    if (campaign_tasks_load(dir, &ts, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        return CAMP_EXIT_USAGE;
+    }
+    struct camp_entry *e = calloc(ts.n, sizeof *e);
+    const struct camp_result **ok = calloc(ts.n, sizeof *ok);
+    if (!e || !ok) {
+        jx_err("out of memory for %zu tasks", ts.n);
+        free(e);
+        free(ok);
+        campaign_tasks_free(&ts);
+        return CAMP_EXIT_USAGE;
+    }
+    size_t nok = 0, incomplete = 0;
+    for (size_t i = 0; i < ts.n; i++) {
+        read_result(dir, &ts.t[i], &e[i]);
+        if (e[i].state == CAMP_E_OK)
+            ok[nok++] = &e[i].r;
+        if (e[i].state != CAMP_E_OK || e[i].r.status == CAMP_NOTEST)
+            incomplete++;
+    }
+    struct camp_merge m;
+    int rc = CAMP_EXIT_USAGE;
+    if (campaign_merge_bugs(ok, nok, &m) < 0) {
+        jx_err("out of memory merging %zu results", nok);
+        goto out;
+    }
+    if (!quiet)
+        campaign_report_table(stdout, &ts, e, &m);
+    if (write_atomic(dir, "report.json", &ts, e, &m, campaign_report_json) == 0 &&
+        write_atomic(dir, "junit.xml", &ts, e, &m, campaign_report_junit) == 0)
+        rc = m.nbugs ? CAMP_EXIT_FOUND : incomplete ? CAMP_EXIT_NOTEST : CAMP_EXIT_NONE;
+    campaign_merge_free(&m);
+out:
+    free(ok);
+    free(e);
+    campaign_tasks_free(&ts);
+    return rc;
+}
