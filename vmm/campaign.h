@@ -111,7 +111,8 @@ void campaign_crash_function(const char *rip_fn, const char (*bt)[CAMP_BT_LEN], 
                              char *out, size_t cap);
 
 /* The signature that merge de-duplicates by: image name (basename), outcome, crash
- * function without its offset, and the racing pair. Written into out. */
+ * function and the racing pair's two sides by function and access kind, all without
+ * offsets. Written into out. */
 void campaign_signature(const struct camp_result *r, char *out, size_t cap);
 
 /* Merge's model, separate from its I/O so it can be unit-tested. */
@@ -121,6 +122,7 @@ struct camp_bug {
     uint32_t *tasks;           /* owned, ascending */
     size_t ntasks;
     const struct camp_result *best;   /* the smallest reproducer */
+    const struct camp_result *named;  /* a hit whose signature this is (its race) */
 };
 
 struct camp_merge {
@@ -131,7 +133,9 @@ struct camp_merge {
 /* True when a is a better reproducer than b: replayable first, then fewer cue points,
  * then the lower task index (so the choice never depends on the order of reading). */
 bool campaign_better_reproducer(const struct camp_result *a, const struct camp_result *b);
-/* Groups the found results (others are skipped) by signature. 0, or -1 (no memory). */
+/* Groups the found results (others are skipped) by signature; a group without a racing
+ * pair then joins the one group of the same image, outcome and crash function that has
+ * one, if there is exactly one (docs/campaigns.md). 0, or -1 (no memory). */
 int campaign_merge_bugs(const struct camp_result *const *res, size_t n, struct camp_merge *m);
 void campaign_merge_free(struct camp_merge *m);
 

@@ -31,6 +31,50 @@ static int by_u32(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The part of a signature before its race: "circle: SIGABRT in reader". */
+static size_t sig_head(const char *sig)
+{
+    const char *r = strstr(sig, ", race ");
+    const char *n = strstr(sig, ", no race");
+    return r ? (size_t)(r - sig) : n ? (size_t)(n - sig) : strlen(sig);
+}
+
+/* A bug found without a racing pair (a crash met after the rounds, or none of the
+ * program's races in the retired window) joins the one bug of the same image, outcome
+ * and crash function that has a pair, if there is exactly one: its pair was only not
+ * seen. With none or several such bugs it stays on its own (no guessing). */
+static int fold_unknown_races(struct camp_merge *m)
+{
+    for (size_t j = 0; j < m->nbugs; j++) {
+        struct camp_bug *b = &m->bugs[j];
+        if (b->named->has_race)
+            continue;
+        size_t h = sig_head(b->signature), target = m->nbugs, n = 0;
+        for (size_t k = 0; k < m->nbugs; k++)
+            if (k != j && m->bugs[k].named->has_race && sig_head(m->bugs[k].signature) == h &&
+                !strncmp(m->bugs[k].signature, b->signature, h)) {
+                target = k;
+                n++;
+            }
+        if (n != 1)
+            continue;
+        struct camp_bug *t = &m->bugs[target];
+        uint32_t *nt = realloc(t->tasks, (t->ntasks + b->ntasks) * sizeof *nt);
+        if (!nt)
+            return -1;
+        t->tasks = nt;
+        memcpy(t->tasks + t->ntasks, b->tasks, b->ntasks * sizeof *nt);
+        t->ntasks += b->ntasks;
+        t->hits += b->hits;
+        if (campaign_better_reproducer(b->best, t->best))
+            t->best = b->best;
+        free(b->tasks);
+        m->bugs[j] = m->bugs[--m->nbugs];
+        j--; /* the moved-in entry is looked at next */
+    }
+    return 0;
+}
+
 int campaign_merge_bugs(const struct camp_result *const *res, size_t n, struct camp_merge *m)
 {
     m->bugs = NULL;
@@ -58,6 +102,7 @@ int campaign_merge_bugs(const struct camp_result *const *res, size_t n, struct c
             b = &m->bugs[m->nbugs++];
             memset(b, 0, sizeof *b);
             snprintf(b->signature, sizeof b->signature, "%s", sig);
+            b->named = r;
         }
         uint32_t *nt = realloc(b->tasks, (b->ntasks + 1) * sizeof *nt);
         if (!nt)
@@ -68,6 +113,8 @@ int campaign_merge_bugs(const struct camp_result *const *res, size_t n, struct c
         if (!b->best || campaign_better_reproducer(r, b->best))
             b->best = r;
     }
+    if (fold_unknown_races(m) < 0)
+        goto nomem;
     for (size_t j = 0; j < m->nbugs; j++)
         qsort(m->bugs[j].tasks, m->bugs[j].ntasks, sizeof *m->bugs[j].tasks, by_u32);
     if (m->nbugs)
@@ -164,13 +211,14 @@ static int write_atomic(const char *dir, const char *name, const struct camp_tas
 static void merge_usage(FILE *f)
 {
     fprintf(f,
-        "usage: jinx campaign merge DIR [--quiet]\n"
+        "usage: jinx campaign merge DIR [--quiet | --json]\n"
         "\n"
         "Reads DIR/tasks.tsv and every DIR/results/N.json, de-duplicates the bugs found by\n"
         "signature (image, outcome, crash function, the racing access pair of the retired\n"
         "schedule), keeps the smallest reproducer of each (replayable, fewest cue points)\n"
         "and lists the tasks that could not test, have no result yet or a bad one.\n"
-        "Writes DIR/report.json and DIR/junit.xml and prints a table (--quiet: not).\n"
+        "Writes DIR/report.json and DIR/junit.xml and prints a table (--quiet: nothing,\n"
+        "--json: report.json instead).\n"
         "\n"
         "exit status: 0 every task has a result and nothing was found, 1 bugs were found,\n"
         "2 usage error or unreadable tasks.tsv, 3 some task could not test, has no result\n"
@@ -180,10 +228,11 @@ static void merge_usage(FILE *f)
 int campaign_merge_cmd(int argc, char **argv)
 {
     static const struct option lo[] = {{"quiet", no_argument, 0, 'q'},
+                                       {"json", no_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
-    bool quiet = false;
+    bool quiet = false, json = false;
     cli_init(&cl, "campaign merge", argc, argv, posv);
     int c;
     while ((c = cli_next(&cl, "hq", lo, NULL)) != CLI_END) {
@@ -191,8 +240,8 @@ int campaign_merge_cmd(int argc, char **argv)
             merge_usage(stdout);
             return 0;
         }
-        if (c == 'q') {
-            quiet = true;
+        if (c == 'q' || c == 'j') {
+            *(c == 'q' ? &quiet : &json) = true;
             continue;
         }
         jx_err("%s (see jinx campaign merge --help)", c == CLI_ERROR ? cl.err : "bad option");
@@ -233,7 +282,9 @@ int campaign_merge_cmd(int argc, char **argv)
         jx_err("out of memory merging %zu results", nok);
         goto out;
     }
-    if (!quiet)
+    if (json)
+        campaign_report_json(stdout, &ts, e, &m);
+    else if (!quiet)
         campaign_report_table(stdout, &ts, e, &m);
     if (write_atomic(dir, "report.json", &ts, e, &m, campaign_report_json) == 0 &&
         write_atomic(dir, "junit.xml", &ts, e, &m, campaign_report_junit) == 0)

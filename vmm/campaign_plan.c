@@ -17,8 +17,8 @@ static void campaign_usage(FILE *f)
     fprintf(f,
         "usage: jinx campaign plan --budget DUR --seeds N [--chunk K] [--first-seed S]\n"
         "                          [--strategy NAME] [--force] -o DIR IMAGE... [-- ARGS...]\n"
-        "       jinx campaign run-task DIR [--index N]   (N defaults to $SLURM_ARRAY_TASK_ID)\n"
-        "       jinx campaign merge DIR [--quiet]\n"
+        "       jinx campaign run-task DIR [--index N] [--json]   (N: $SLURM_ARRAY_TASK_ID)\n"
+        "       jinx campaign merge DIR [--quiet | --json]\n"
         "\n"
         "Many images x many seeds as independent tasks for Slurm job arrays or GNU parallel\n"
         "(docs/campaigns.md; scripts/slurm/jinx-campaign.sbatch).\n"
@@ -102,15 +102,18 @@ static int collect_images(char **pos, int npos, char **out, int *nimg)
         char hex[2 * SHA256_LEN + 1];
         if (!abs || strlen(abs) >= CAMP_PATH_LEN || sha256_file(abs, d) < 0) {
             jx_err("campaign plan: %s: cannot resolve or read it: %s", pos[i],
-                   abs ? strerror(errno) : "path too long");
+                   !abs || strlen(abs) < CAMP_PATH_LEN ? strerror(errno) : "path too long");
             free(abs);
             return -1;
         }
         sha256_hex(d, hex);
-        out[2 * *nimg] = abs;
-        out[2 * *nimg + 1] = strdup(hex);
-        if (!out[2 * *nimg + 1])
+        char *h = strdup(hex);
+        if (!h) {
+            free(abs);
             return -1;
+        }
+        out[2 * *nimg] = abs;
+        out[2 * *nimg + 1] = h;
         (*nimg)++;
     }
     if (!*nimg) {

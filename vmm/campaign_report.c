@@ -99,11 +99,11 @@ static void json_bug(FILE *f, const struct camp_bug *b)
     fprintf(f, ",\"function\":");
     jstr(f, r->function);
     fprintf(f, ",\"race\":");
-    if (r->has_race) {
+    if (b->named->has_race) {
         fputc('[', f);
-        jstr(f, r->race[0]);
+        jstr(f, b->named->race[0]);
         fputc(',', f);
-        jstr(f, r->race[1]);
+        jstr(f, b->named->race[1]);
         fputc(']', f);
     } else {
         fprintf(f, "null");

@@ -203,6 +203,15 @@ int campaign_result_parse(const char *buf, size_t len, struct camp_result *r, ch
     return 0;
 }
 
+/* "fn+0x1c W" -> "fn W": the pair by function, as the crash function is (the same
+ * racing functions reached through another instruction are the same bug). */
+static void side_fn(const char *side, char *out, size_t cap)
+{
+    size_t name = strcspn(side, "+ ");
+    const char *kind = strchr(side, ' ');
+    snprintf(out, cap, "%.*s%s", (int)name, side, kind ? kind : "");
+}
+
 void campaign_signature(const struct camp_result *r, char *out, size_t cap)
 {
     const char *base = strrchr(r->image, '/');
@@ -210,9 +219,18 @@ void campaign_signature(const struct camp_result *r, char *out, size_t cap)
     snprintf(fn, sizeof fn, "%.*s", (int)strcspn(r->function, "+"), r->function);
     if (!fn[0])
         snprintf(fn, sizeof fn, "-");
+    char a[RACE_SIDE_LEN], b[RACE_SIDE_LEN];
+    side_fn(r->race[0], a, sizeof a);
+    side_fn(r->race[1], b, sizeof b);
+    if (r->has_race && strcmp(a, b) > 0) {
+        char t[RACE_SIDE_LEN];
+        memcpy(t, a, sizeof t);
+        memcpy(a, b, sizeof a);
+        memcpy(b, t, sizeof b);
+    }
     if (r->has_race)
         snprintf(out, cap, "%s: %s in %s, race %s / %s", base ? base + 1 : r->image,
-                 r->outcome, fn, r->race[0], r->race[1]);
+                 r->outcome, fn, a, b);
     else
         snprintf(out, cap, "%s: %s in %s, no race", base ? base + 1 : r->image, r->outcome, fn);
 }

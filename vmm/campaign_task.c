@@ -253,12 +253,13 @@ static int write_result(const char *dir, const struct camp_result *r)
 static void task_usage(FILE *f)
 {
     fprintf(f,
-        "usage: jinx campaign run-task DIR [--index N]\n"
+        "usage: jinx campaign run-task DIR [--index N] [--json]\n"
         "\n"
         "Runs task N of DIR/tasks.tsv (N defaults to $SLURM_ARRAY_TASK_ID) with jinx test,\n"
         "after checking that the image is still the one planned (its SHA-256). Writes\n"
         "DIR/results/N.json (atomically; a rerun replaces it) and the dumps in DIR/dumps/N/\n"
-        "(emptied first; a bug's dump is DIR/dumps/N/bug.jinxdump).\n"
+        "(emptied first; a bug's dump is DIR/dumps/N/bug.jinxdump). --json prints the\n"
+        "result (results/N.json) on stdout instead of a line.\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found, 2 usage or campaign error (no\n"
         "result written), 3 could not test (result written, with the reason).\n");
@@ -305,10 +306,12 @@ static bool image_unchanged(const struct camp_task *t, struct camp_result *r)
 int campaign_run_task_cmd(int argc, char **argv)
 {
     static const struct option lo[] = {{"index", required_argument, 0, 'i'},
+                                       {"json", no_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
     const char *index_opt = NULL;
+    bool json = false;
     cli_init(&cl, "campaign run-task", argc, argv, posv);
     int c;
     while ((c = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
@@ -316,8 +319,10 @@ int campaign_run_task_cmd(int argc, char **argv)
             task_usage(stdout);
             return 0;
         }
-        if (c == 'i') {
-            index_opt = optarg;
+        if (c == 'i' || c == 'j') {
+            if (c == 'i')
+                index_opt = optarg;
+            json |= c == 'j';
             continue;
         }
         jx_err("%s (see jinx campaign run-task --help)", c == CLI_ERROR ? cl.err : "bad option");
@@ -392,12 +397,16 @@ int campaign_run_task_cmd(int argc, char **argv)
         return CAMP_EXIT_USAGE;
     char sig[1024];
     campaign_signature(&r, sig, sizeof sig);
-    printf("jinx campaign: task %u (%s, seeds %llu-%llu): %s%s%s\n", t.index, t.image,
-           (unsigned long long)t.first_seed, (unsigned long long)t.last_seed,
-           r.status == CAMP_FOUND ? "BUG FOUND: " : r.status == CAMP_NOTEST
-           ? "could not test: " : "nothing found",
-           r.status == CAMP_FOUND ? sig : r.status == CAMP_NOTEST ? r.reason : "",
-           r.status == CAMP_FOUND && r.dump[0] ? "" : "");
+    if (json)
+        campaign_result_write(stdout, &r);
+    else
+        printf("jinx campaign: task %u (%s, seeds %llu-%llu): %s%s%s%s\n", t.index, t.image,
+               (unsigned long long)t.first_seed, (unsigned long long)t.last_seed,
+               r.status == CAMP_FOUND ? "BUG FOUND: " : r.status == CAMP_NOTEST
+               ? "could not test: " : "nothing found",
+               r.status == CAMP_FOUND ? sig : r.status == CAMP_NOTEST ? r.reason : "",
+               r.status == CAMP_FOUND && r.dump[0] ? "; dump " : "",
+               r.status == CAMP_FOUND ? r.dump : "");
     return r.status == CAMP_FOUND ? CAMP_EXIT_FOUND : r.status == CAMP_NOTEST
            ? CAMP_EXIT_NOTEST : CAMP_EXIT_NONE;
 }

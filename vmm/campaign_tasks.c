@@ -2,9 +2,12 @@
 #include "campaign.h"
 #include "util.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define NFIELDS 7
 
@@ -253,22 +256,32 @@ int campaign_tasks_load(const char *dir, struct camp_tasks *ts, char *err, size_
     ts->n = 0;
     if ((size_t)snprintf(path, sizeof path, "%s/tasks.tsv", dir) >= sizeof path)
         return jx_fail(err, errlen, "%s: path too long", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never hang on a FIFO */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
         return jx_fail(err, errlen, "cannot read %s: %s (make it with jinx campaign plan)",
-                       path, strerror(errno));
-    size_t cap = (size_t)CAMP_MAX_TASKS * 256, n = 0;
-    char *buf = malloc(cap);
+                       path, strerror(e));
+    }
+    struct stat st;
+    size_t cap = (size_t)CAMP_MAX_TASKS * CAMP_MAX_LINE, n = 0;
+    if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= cap) {
+        fclose(f);
+        return jx_fail(err, errlen, "%s: not a regular file of less than %zu bytes", path, cap);
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
     if (!buf) {
         fclose(f);
         return jx_fail(err, errlen, "out of memory");
     }
-    n = fread(buf, 1, cap, f);
+    n = fread(buf, 1, (size_t)st.st_size + 1, f);
     bool whole = feof(f) && !ferror(f);
     fclose(f);
     if (!whole) {
         free(buf);
-        return jx_fail(err, errlen, "%s: unreadable or larger than %zu bytes", path, cap - 1);
+        return jx_fail(err, errlen, "%s: unreadable, or it grew while read", path);
     }
     char why[400];
     int rc = campaign_tasks_parse(buf, n, ts, why, sizeof why);

@@ -64,11 +64,12 @@ else bad "plan --bogus: exit $st: $out"; fi
 cp images/bin/correct "$tmp/prog"
 "$JINX" campaign plan --budget 5s --seeds 2 -o "$tmp/chg" "$tmp/prog" >/dev/null || bad "plan of a copy"
 printf 'x' >> "$tmp/prog"   # a new build after planning
-out=$("$JINX" campaign run-task "$tmp/chg" --index 0 2>&1); st=$?
-if [ $st = 3 ] && echo "$out" | grep -q "changed since the campaign was planned" &&
-   grep -q '"status":"could_not_test"' "$tmp/chg/results/0.json"; then
-  ok "run-task on a changed image: could not test (exit 3), result says so"
-else bad "run-task on a changed image: exit $st: $out"; fi
+out=$("$JINX" campaign run-task "$tmp/chg" --index 0 --json 2>"$tmp/chg.err"); st=$?
+if [ $st = 3 ] && grep -q "changed since the campaign was planned" "$tmp/chg.err" &&
+   grep -q '"status":"could_not_test"' "$tmp/chg/results/0.json" &&
+   [ "$out" = "$(cat "$tmp/chg/results/0.json")" ]; then
+  ok "run-task on a changed image: could not test (exit 3), result says so (--json: the result)"
+else bad "run-task on a changed image: exit $st: $out $(cat "$tmp/chg.err")"; fi
 printf '{"version":1,"task":1,' > "$tmp/chg/results/1.json"   # half a file
 "$JINX" campaign merge "$tmp/chg" > "$tmp/chg.out" 2>&1; st=$?
 if [ $st = 3 ] && grep -q "could not test: task 0" "$tmp/chg.out" &&
@@ -76,6 +77,9 @@ if [ $st = 3 ] && grep -q "could not test: task 0" "$tmp/chg.out" &&
    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['counts']['could_not_test']==1 and d['bad_result'][0]['task']==1" "$tmp/chg/report.json"; then
   ok "merge lists the could-not-test task and the bad result (exit 3)"
 else bad "merge of a changed image and a bad result: exit $st"; cat "$tmp/chg.out"; fi
+"$JINX" campaign merge "$tmp/chg" --json > "$tmp/chg.json" 2>/dev/null
+if cmp -s "$tmp/chg.json" "$tmp/chg/report.json"; then ok "merge --json prints report.json"
+else bad "merge --json differs from report.json"; fi
 
 echo "-- a private Slurm cluster"
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sbatch >/dev/null; then

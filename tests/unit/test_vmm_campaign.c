@@ -239,11 +239,18 @@ static void test_signature(void **state)
     char sa[1024], sb[1024];
     campaign_signature(&a, sa, sizeof sa);
     campaign_signature(&b, sb, sizeof sb);
-    assert_string_equal(sa, "circle: SIGABRT in raise, race f+0x1 W / g+0x2 R");
+    assert_string_equal(sa, "circle: SIGABRT in raise, race f W / g R");
     assert_string_equal(sa, sb); /* the crash function's offset and the directory drop out */
-    snprintf(b.race[1], RACE_SIDE_LEN, "g+0x6 R");
+    snprintf(b.race[1], RACE_SIDE_LEN, "g+0x6 R"); /* another instruction of g */
+    campaign_signature(&b, sb, sizeof sb);
+    assert_string_equal(sa, sb);
+    snprintf(b.race[1], RACE_SIDE_LEN, "g+0x6 W"); /* another kind of access */
     campaign_signature(&b, sb, sizeof sb);
     assert_string_not_equal(sa, sb);
+    snprintf(b.race[0], RACE_SIDE_LEN, "0x401000 W"); /* no symbol: the rip stays */
+    snprintf(b.race[1], RACE_SIDE_LEN, "a+0x1 R");
+    campaign_signature(&b, sb, sizeof sb);
+    assert_string_equal(sb, "circle: SIGABRT in raise, race 0x401000 W / a R");
     b.has_race = false;
     b.function[0] = '\0';
     snprintf(b.outcome, sizeof b.outcome, "deadlock");
@@ -290,6 +297,39 @@ static void test_merge_dedup_and_smallest(void **state)
     assert_false(campaign_better_reproducer(&R[2], &R[0]));
     assert_true(campaign_better_reproducer(&R[1], &R[4]));
     assert_false(campaign_better_reproducer(&R[4], &R[1]));
+}
+
+static void test_merge_folds_unknown_race(void **state)
+{
+    (void)state;
+    static struct camp_result F[5];
+    F[0] = found(0, "/i/flag", "user+0x10", "opener+0x100 W", "user+0x175 R", 300, true);
+    F[1] = found(1, "/i/flag", "user+0x10", NULL, NULL, 50, true);   /* pair not seen */
+    F[2] = found(2, "/i/flag", "user+0x10", "opener+0x150 W", "user+0x171 R", 200, true);
+    F[3] = found(3, "/i/lockx", "thread2+0xf7", NULL, NULL, 10, true);
+    F[4] = found(4, "/i/lockx", "thread2+0xf7", "main+0x15b W", "thread2+0xc1 R", 900, true);
+    const struct camp_result *in[5] = {&F[1], &F[0], &F[3], &F[2], &F[4]};
+    struct camp_merge m;
+    assert_int_equal(campaign_merge_bugs(in, 5, &m), 0);
+    /* flag: both pairs are "opener W / user R" by function: one bug, which the pairless
+     * hit joins; lockx: the pairless hit joins the only bug with a pair. */
+    assert_int_equal(m.nbugs, 2);
+    assert_string_equal(m.bugs[0].signature, "flag: SIGABRT in user, race opener W / user R");
+    assert_int_equal(m.bugs[0].hits, 3);
+    assert_ptr_equal(m.bugs[0].best, &F[1]);     /* fewest cue points, pair or not */
+    assert_true(m.bugs[0].named->has_race);
+    assert_string_equal(m.bugs[1].signature, "lockx: SIGABRT in thread2, race main W / thread2 R");
+    assert_int_equal(m.bugs[1].ntasks, 2);
+    assert_int_equal(m.bugs[1].tasks[0], 3);
+    assert_int_equal(m.bugs[1].tasks[1], 4);
+    campaign_merge_free(&m);
+    /* Two different pairs: the pairless hit would be a guess, it stays apart. */
+    snprintf(F[2].race[0], RACE_SIDE_LEN, "closer+0x1 W");
+    assert_int_equal(campaign_merge_bugs(in, 5, &m), 0);
+    assert_int_equal(m.nbugs, 4);
+    assert_string_equal(m.bugs[0].signature, "flag: SIGABRT in user, no race");
+    assert_int_equal(m.bugs[0].hits, 1);
+    campaign_merge_free(&m);
 }
 
 /* The report's bytes for the results in a given reading order. */
@@ -428,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_result_errors),
         cmocka_unit_test(test_signature),
         cmocka_unit_test(test_merge_dedup_and_smallest),
+        cmocka_unit_test(test_merge_folds_unknown_race),
         cmocka_unit_test(test_report_deterministic),
         cmocka_unit_test(test_race_pair),
         cmocka_unit_test(test_crash_function),
