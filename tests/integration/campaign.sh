@@ -61,6 +61,16 @@ else bad "plan without -o: exit $st: $out"; fi
 out=$("$JINX" campaign plan --bogus -o "$tmp/x" images/bin/correct 2>&1); st=$?
 if [ $st = 2 ] && echo "$out" | grep -q "bogus"; then ok "plan --bogus: refused, named"
 else bad "plan --bogus: exit $st: $out"; fi
+out=$("$JINX" test images/bin/correct --seeds 5-2 2>&1); st=$?
+if [ $st = 2 ] && echo "$out" | grep -q "seeds 5-2: expected FIRST-LAST"; then ok "jinx test --seeds 5-2: refused"
+else bad "jinx test --seeds 5-2: exit $st: $out"; fi
+out=$("$JINX" test images/bin/correct --strategy nosuch 2>&1); st=$?
+if [ $st = 2 ] && echo "$out" | grep -q "nosuch"; then ok "jinx test --strategy nosuch: refused"
+else bad "jinx test --strategy nosuch: exit $st: $out"; fi
+out=$("$JINX" test images/bin/correct --seeds 3-4 --budget 20s --json --dump-dir "$tmp/jt" 2>/dev/null); st=$?
+if [ $st = 0 ] && echo "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['runs'] <= 2 and d['seed'] in (3, 4), d"; then
+  ok "jinx test --seeds 3-4: runs seeds 3 and 4 only"
+else bad "jinx test --seeds 3-4: exit $st: $out"; fi
 cp images/bin/correct "$tmp/prog"
 "$JINX" campaign plan --budget 5s --seeds 2 -o "$tmp/chg" "$tmp/prog" >/dev/null || bad "plan of a copy"
 printf 'x' >> "$tmp/prog"   # a new build after planning
