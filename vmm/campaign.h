@@ -155,6 +155,15 @@ void campaign_report_json(FILE *f, const struct camp_tasks *ts, const struct cam
 void campaign_report_junit(FILE *f, const struct camp_tasks *ts, const struct camp_entry *e,
                            const struct camp_merge *m);
 
+/* A file written to DIR/.NAME.tmp.PID, then renamed to DIR/NAME: readers never see a
+ * part of it. open: NULL with a message on stderr. close: with keep, flushes, syncs and
+ * renames; without (the caller failed), removes the temporary. 0, or -1 with a message. */
+struct camp_atomic {
+    char path[PATH_MAX], tmp[PATH_MAX];
+};
+FILE *campaign_atomic_open(const char *dir, const char *name, struct camp_atomic *a);
+int campaign_atomic_close(FILE *f, const struct camp_atomic *a, bool keep);
+
 /* Subcommands; argv[0] is "campaign" / the subcommand's name. Exit statuses above. */
 int campaign_main(int argc, char **argv);
 int campaign_plan_cmd(int argc, char **argv);

@@ -184,28 +184,12 @@ static int write_atomic(const char *dir, const char *name, const struct camp_tas
                         void (*fn)(FILE *, const struct camp_tasks *, const struct camp_entry *,
                                    const struct camp_merge *))
 {
-    char path[PATH_MAX], tmp[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%d", dir, name, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        jx_err("cannot write %s: %s", tmp, strerror(errno));
+    struct camp_atomic a;
+    FILE *f = campaign_atomic_open(dir, name, &a);
+    if (!f)
         return -1;
-    }
     fn(f, ts, e, m);
-    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
-        jx_err("cannot write %s: %s", tmp, strerror(errno));
-        fclose(f);
-        unlink(tmp);
-        return -1;
-    }
-    fclose(f);
-    if (rename(tmp, path) < 0) {
-        jx_err("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return campaign_atomic_close(f, &a, true);
 }
 
 static void merge_usage(FILE *f)

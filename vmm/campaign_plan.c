@@ -138,14 +138,10 @@ static int write_plan(const char *dir, char **img, int nimg, uint64_t first, uin
                       uint64_t chunk, const char *budget, const char *strategy, int nargs,
                       char **args, size_t *ntasks)
 {
-    char path[PATH_MAX], tmp[PATH_MAX];
-    snprintf(path, sizeof path, "%s/tasks.tsv", dir);
-    snprintf(tmp, sizeof tmp, "%s/.tasks.tsv.tmp.%d", dir, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        jx_err("campaign plan: cannot write %s: %s", tmp, strerror(errno));
+    struct camp_atomic a;
+    FILE *f = campaign_atomic_open(dir, "tasks.tsv", &a);
+    if (!f)
         return -1;
-    }
     fprintf(f, "# jinx campaign tasks, version 1 (docs/campaigns.md)\n"
             "# %d images x seeds %llu-%llu in chunks of %llu; budget %s per task; strategy %s\n"
             "# INDEX\tIMAGE\tSHA256\tSEEDS\tBUDGET\tSTRATEGY\tARGS\n", nimg,
@@ -153,18 +149,7 @@ static int write_plan(const char *dir, char **img, int nimg, uint64_t first, uin
             (unsigned long long)chunk, budget, strategy);
     int rc = plan_tasks(img, nimg, first, nseeds, chunk, budget, strategy, nargs, args, f,
                         ntasks);
-    if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
-        jx_err("campaign plan: cannot write %s: %s", tmp, strerror(errno));
-        rc = -1;
-    }
-    fclose(f);
-    if (rc == 0 && rename(tmp, path) < 0) {
-        jx_err("campaign plan: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        rc = -1;
-    }
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    return campaign_atomic_close(f, &a, rc == 0);
 }
 
 int campaign_plan_cmd(int argc, char **argv)

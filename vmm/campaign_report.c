@@ -99,15 +99,7 @@ static void json_bug(FILE *f, const struct camp_bug *b)
     fprintf(f, ",\"function\":");
     jstr(f, r->function);
     fprintf(f, ",\"race\":");
-    if (b->named->has_race) {
-        fputc('[', f);
-        jstr(f, b->named->race[0]);
-        fputc(',', f);
-        jstr(f, b->named->race[1]);
-        fputc(']', f);
-    } else {
-        fprintf(f, "null");
-    }
+    race_pair_fput_json(f, b->named->has_race, b->named->race[0], b->named->race[1]);
     fprintf(f, ",\"hits\":%u,\"tasks\":[", b->hits);
     for (size_t i = 0; i < b->ntasks; i++)
         fprintf(f, "%s%u", i ? "," : "", b->tasks[i]);

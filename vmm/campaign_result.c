@@ -39,15 +39,7 @@ int campaign_result_write(FILE *f, const struct camp_result *r)
         str_field(f, "outcome", r->outcome);
         str_field(f, "function", r->function);
         fprintf(f, ",\"race\":");
-        if (r->has_race) {
-            fputc('[', f);
-            json_fput_str(f, r->race[0], true);
-            fputc(',', f);
-            json_fput_str(f, r->race[1], true);
-            fputc(']', f);
-        } else {
-            fprintf(f, "null");
-        }
+        race_pair_fput_json(f, r->has_race, r->race[0], r->race[1]);
         fprintf(f, ",\"cues\":%llu,\"replayable\":%s", (unsigned long long)r->cues,
                 r->replayable ? "true" : "false");
         if (r->dump[0])

@@ -223,31 +223,18 @@ static void read_test(int st, const char *out_json, const char *log, struct camp
 
 static int write_result(const char *dir, const struct camp_result *r)
 {
-    char path[PATH_MAX], tmp[PATH_MAX];
-    snprintf(path, sizeof path, "%s/results/%u.json", dir, r->task);
-    snprintf(tmp, sizeof tmp, "%s/results/.%u.json.tmp.%d", dir, r->task, (int)getpid());
-    char rdir[PATH_MAX];
+    char rdir[PATH_MAX], name[32];
     snprintf(rdir, sizeof rdir, "%s/results", dir);
+    snprintf(name, sizeof name, "%u.json", r->task);
     if (mkdir(rdir, 0755) < 0 && errno != EEXIST) {
         jx_err("campaign run-task: cannot create %s: %s", rdir, strerror(errno));
         return -1;
     }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        jx_err("campaign run-task: cannot write %s: %s", tmp, strerror(errno));
+    struct camp_atomic a;
+    FILE *f = campaign_atomic_open(rdir, name, &a);
+    if (!f)
         return -1;
-    }
-    int rc = campaign_result_write(f, r);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = -1;
-    fclose(f);
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = -1;
-    if (rc < 0) {
-        jx_err("campaign run-task: cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    return rc;
+    return campaign_atomic_close(f, &a, campaign_result_write(f, r) == 0);
 }
 
 static void task_usage(FILE *f)

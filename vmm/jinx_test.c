@@ -486,15 +486,7 @@ static void report_json(const char *image, const struct result *r, FILE *f)
             json_fput_str(f, r->bt[i], false);
         }
         fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
-        if (r->has_race == 1) {
-            fputc('[', f);
-            json_fput_str(f, r->race[0], true);
-            fputc(',', f);
-            json_fput_str(f, r->race[1], true);
-            fputc(']', f);
-        } else {
-            fprintf(f, "null");
-        }
+        race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
         fprintf(f, ",\"stderr_tail\":");
         json_fput_str(f, r->stderr_tail, true);
         fprintf(f, ",\"dump\":");
@@ -558,6 +550,20 @@ static int write_junit(const char *path, const char *image, const struct result 
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* A value jinx-vmm's round configuration takes (checked here, so that a bad one is a
+ * usage error before any run); else a message naming it. */
+static bool round_value_ok(const char *key, const char *val)
+{
+    struct round_config rc;
+    char rerr[200];
+    round_config_default(&rc);
+    if (round_config_set(&rc, key, val, rerr, sizeof rerr) < 0) {
+        jx_err("--%s", rerr);
+        return false;
+    }
+    return true;
+}
+
 static int cmd_test(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -588,34 +594,22 @@ static int cmd_test(int argc, char **argv)
             }
             break;
         case 'r': rate = optarg; break;
-        case 'f': {
-            struct round_config rc;
-            char rerr[200];
-            round_config_default(&rc);
-            if (round_config_set(&rc, "fragment-wall", optarg, rerr, sizeof rerr) < 0) {
-                jx_err("--%s", rerr);
+        case 'f':
+            if (!round_value_ok("fragment-wall", optarg))
                 return EXIT_USAGE;
-            }
             fragment_wall = optarg;
             break;
-        }
         case 's':
             if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
                 jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
                 return EXIT_USAGE;
             }
             break;
-        case 'S': {
-            struct round_config rc;
-            char rerr[200];
-            round_config_default(&rc);
-            if (round_config_set(&rc, "strategy", optarg, rerr, sizeof rerr) < 0) {
-                jx_err("--%s", rerr);
+        case 'S':
+            if (!round_value_ok("strategy", optarg))
                 return EXIT_USAGE;
-            }
             strategy = optarg;
             break;
-        }
         case 'j': json = true; break;
         case 'u': junit = optarg; break;
         case 'd': dir = optarg; break;

@@ -1,6 +1,7 @@
 /* The racing pair closest to the bug (race_pair.h). */
 #include "race_pair.h"
 #include "analysis.h"
+#include "json.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -70,4 +71,17 @@ int race_pair_of_round(const struct ex_trace *retired, const struct ex_trace *re
 {
     long diff = ex_trace_first_difference(retired, recorded);
     return race_pair_of_trace(retired, diff < 0 ? retired->n : (size_t)diff, a, b, cap);
+}
+
+void race_pair_fput_json(FILE *f, bool has, const char *a, const char *b)
+{
+    if (!has) {
+        fputs("null", f);
+        return;
+    }
+    fputc('[', f);
+    json_fput_str(f, a, true);
+    fputc(',', f);
+    json_fput_str(f, b, true);
+    fputc(']', f);
 }

@@ -16,7 +16,9 @@
 #ifndef JINX_RACE_PAIR_H
 #define JINX_RACE_PAIR_H
 #include "trace.h"
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define RACE_SIDE_LEN 80
 
@@ -27,5 +29,7 @@ int race_pair_of_round(const struct ex_trace *retired, const struct ex_trace *re
 /* The same over one trace: the first plain race whose later access is event `from` or
  * after. */
 int race_pair_of_trace(const struct ex_trace *t, size_t from, char *a, char *b, size_t cap);
+/* Writes the pair as JSON: ["a","b"] (ASCII-escaped), or null when !has. */
+void race_pair_fput_json(FILE *f, bool has, const char *a, const char *b);
 
 #endif

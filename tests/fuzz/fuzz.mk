@@ -17,7 +17,7 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexpl
 FUZZ_SRCS    := vmm/util.c vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
                 vmm/bytes.c vmm/snapfile.c vmm/roundrec.c vmm/elfparse.c vmm/json.c \
                 vmm/control_req.c vmm/round_config.c $(wildcard explorer/*.c)
-FUZZ_SRCS    += vmm/campaign_result.c vmm/campaign_tasks.c
+FUZZ_SRCS    += vmm/campaign_result.c vmm/campaign_tasks.c vmm/race_pair.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign
 
