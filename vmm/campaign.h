@@ -34,6 +34,7 @@
 #define CAMP_PATH_LEN 1024
 #define CAMP_STRATEGY_LEN 32
 #define CAMP_MAX_RESULT 8192   /* bytes of a results/N.json (JSON_MAX_TEXT) */
+#define CAMP_MAX_TSV (64u << 20) /* bytes of a tasks.tsv */
 
 /* Exit status of `jinx campaign run-task` (and what the sbatch script maps). */
 #define CAMP_EXIT_NONE 0        /* nothing found */
@@ -91,7 +92,7 @@ struct camp_result {
     char race[2][RACE_SIDE_LEN];
     uint64_t cues;             /* retired cue points; 0: no round records */
     bool replayable;
-    char dump[CAMP_PATH_LEN];  /* "dumps/N/bug.jinxdump", "" when none */
+    char dump[48];             /* "dumps/N/bug.jinxdump" (N: task), "" when none */
     /* CAMP_NOTEST */
     char reason[600];
 };

@@ -84,17 +84,6 @@ static int get_u64(const struct json_obj *o, const char *key, uint64_t *v, char 
     return 0;
 }
 
-/* Relative, inside the campaign directory: no leading '/', no ".." component. */
-static bool safe_relative(const char *p)
-{
-    if (p[0] == '/' || !p[0])
-        return false;
-    for (const char *c = p; *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : c + strlen(c))
-        if (!strncmp(c, "..", 2) && (c[2] == '/' || !c[2]))
-            return false;
-    return true;
-}
-
 static int parse_race(const struct json_obj *o, struct camp_result *r, char *err,
                       size_t errlen)
 {
@@ -138,10 +127,13 @@ static int parse_found(const struct json_obj *o, struct camp_result *r, char *er
     if (!d)
         return jx_fail(err, errlen, "\"dump\": missing");
     if (d->type != JSON_NULL) {
+        char want[sizeof r->dump];
+        snprintf(want, sizeof want, "dumps/%u/bug.jinxdump", r->task);
         if (get_text(o, "dump", r->dump, sizeof r->dump, true, err, errlen) < 0)
             return -1;
-        if (!safe_relative(r->dump))
-            return jx_fail(err, errlen, "\"dump\": not a path inside the campaign directory");
+        if (strcmp(r->dump, want))
+            return jx_fail(err, errlen, "\"dump\": not %s, where run-task puts the task's dump",
+                           want);
     }
     return 0;
 }

@@ -266,7 +266,7 @@ int campaign_tasks_load(const char *dir, struct camp_tasks *ts, char *err, size_
                        path, strerror(e));
     }
     struct stat st;
-    size_t cap = (size_t)CAMP_MAX_TASKS * CAMP_MAX_LINE, n = 0;
+    size_t cap = CAMP_MAX_TSV, n = 0;
     if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= cap) {
         fclose(f);
         return jx_fail(err, errlen, "%s: not a regular file of less than %zu bytes", path, cap);

@@ -214,9 +214,10 @@ static void test_result_errors(void **state)
     bad_result(HEAD "\"status\":\"nothing\",\"runs\":1,\"seed\":1}", "\"seconds\"");
     bad_result(HEAD "\"status\":\"could_not_test\",\"runs\":1,\"seed\":1,\"seconds\":1}",
                "\"reason\": missing");
-    bad_result(FOUND "\"dump\":\"../../etc/passwd\"}", "inside the campaign");
-    bad_result(FOUND "\"dump\":\"/tmp/x\"}", "inside the campaign");
+    bad_result(FOUND "\"dump\":\"../../etc/passwd\"}", "not dumps/2/bug.jinxdump");
+    bad_result(FOUND "\"dump\":\"dumps/3/bug.jinxdump\"}", "not dumps/2/bug.jinxdump");
     bad_result(FOUND "\"dump\":\"dumps/2/\\u001b[31m\"}", "printable ASCII");
+    bad_result(FOUND "\"dump\":\"dumps/2/bug.jinxdump....................................................\"}", "longer than");
     bad_result(FOUND "\"dump\":7}", "not a string");
     bad_result(FOUND "\"dump\":null,\"race\":1}", "duplicate"); /* the JSON lexer's word */
     static char big[CAMP_MAX_RESULT + 100];
