@@ -91,6 +91,15 @@ else bad "merge of a changed image and a bad result: exit $st"; cat "$tmp/chg.ou
 if cmp -s "$tmp/chg.json" "$tmp/chg/report.json"; then ok "merge --json prints report.json"
 else bad "merge --json differs from report.json"; fi
 
+# The array script outside Slurm: index 0 + offset 1 is task 1 (its bad result replaced).
+SLURM_ARRAY_TASK_ID=0 JINX_TASK_OFFSET=1 JINX=$JINX bash scripts/slurm/jinx-campaign.sbatch "$tmp/chg" >/dev/null 2>&1; st=$?
+if [ $st = 0 ] && grep -q '"task":1,.*"status":"could_not_test"' "$tmp/chg/results/1.json"; then
+  ok "jinx-campaign.sbatch: JINX_TASK_OFFSET shifts the index; a recorded result exits 0"
+else bad "jinx-campaign.sbatch with an offset: exit $st: $(cat "$tmp/chg/results/1.json")"; fi
+SLURM_ARRAY_TASK_ID=0 JINX_TASK_OFFSET=7 JINX=$JINX bash scripts/slurm/jinx-campaign.sbatch "$tmp/chg" >/dev/null 2>&1; st=$?
+if [ $st = 2 ]; then ok "jinx-campaign.sbatch: no such task: the array task fails (exit 2, rerun material)"
+else bad "jinx-campaign.sbatch for task 7 of 2: exit $st"; fi
+
 echo "-- a private Slurm cluster"
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sbatch >/dev/null; then
   [ "$(id -u)" -eq 0 ] || fatal "slurm-wlm and munge are missing and this is not root: sudo apt-get install -y slurm-wlm munge"
