@@ -52,3 +52,5 @@ $(IMAGES_CXX): images/bin/%: images/src/%.cpp images/src/cxxpool.h | deps
 $(IMAGES_CXX_WIDEN): images/bin/widen/%: images/src/%.cpp images/src/cxxpool.h | deps
 	@mkdir -p $(dir $@)
 	$(IMAGES_CXX_CC) $(IMAGES_CXXFLAGS) -DWIDEN_WINDOW -o $@ $<
+
+include images/corpus/corpus.mk

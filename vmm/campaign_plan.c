@@ -3,7 +3,7 @@
 #include "campaign.h"
 #include "cli.h"
 #include "elfparse.h"
-#include "round_config.h"
+#include "online.h"
 #include "util.h"
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +31,7 @@ static void campaign_usage(FILE *f)
         "  --seeds N       seeds per image (default 10)\n"
         "  --chunk K       seeds per task (default 1)\n"
         "  --first-seed S  the first seed (default 1)\n"
-        "  --strategy S    the rounds' strategy (default portfolio)\n"
+        "  --strategy S    jinx test's whole-run strategy (default portfolio)\n"
         "  -o, --out DIR   the campaign directory (created; holds tasks.tsv, results/, dumps/)\n"
         "  --force         replace an existing DIR/tasks.tsv (old results become stale)\n"
         "\n"
@@ -164,8 +164,6 @@ int campaign_plan_cmd(int argc, char **argv)
     bool force = false;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
-    char err[200];
-    struct round_config rc;
     cli_init(&cl, "campaign plan", argc, argv, posv);
     int c;
     while ((c = cli_next(&cl, "ho:", lo, NULL)) != CLI_END) {
@@ -188,16 +186,16 @@ int campaign_plan_cmd(int argc, char **argv)
             *(c == 's' ? &nseeds : c == 'k' ? &chunk : &first) = v;
             break;
         }
-        case 'S':
-            round_config_default(&rc);
-            if (strlen(optarg) >= CAMP_STRATEGY_LEN ||
-                round_config_set(&rc, "strategy", optarg, err, sizeof err) < 0) {
-                jx_err("--strategy %s: not a strategy (jinx-vmm run --help lists them)",
-                       optarg);
+        case 'S': {
+            enum ex_online_kind k;
+            if (strlen(optarg) >= CAMP_STRATEGY_LEN || ex_online_from_name(optarg, &k) < 0) {
+                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random or "
+                       "rf (jinx test --strategy)", optarg);
                 return CAMP_EXIT_USAGE;
             }
             strategy = optarg;
             break;
+        }
         case 'o': dir = optarg; break;
         case 'F': force = true; break;
         case 'h': campaign_usage(stdout); return 0;

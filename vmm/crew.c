@@ -471,10 +471,13 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     v->acc.len = (uint8_t)info.len;
     v->acc.esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
     enum crew_verdict verdict;
+    /* Pending while the pick decides, so that a whole-run strategy sees it as this
+     * thread's next event (explore.c). */
+    v->acc_pending = true;
     if (serial_pick_locked(vm, v->tid) == v->tid) {
+        v->acc_pending = false;
         verdict = perform_locked(vm, v) ? CREW_GO_STEP : CREW_GO;
     } else {
-        v->acc_pending = true;
         verdict = CREW_WAIT;
     }
     pthread_mutex_unlock(&vm->lock);

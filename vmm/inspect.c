@@ -349,9 +349,13 @@ static void print_round_text(struct ictx *x, FILE *f)
 {
     const struct dump_round *r = &x->r;
     const struct rr_score *sc = &r->score;
-    fprintf(f, "\nround:   %llu, %s %u of %u (strategy %s) retired; %s\n",
-            (unsigned long long)sc->round, sc->sim ? "simulation" : "the recording", sc->sim,
-            sc->nsim, sc->strategy, sc->why);
+    if (sc->round == 0) /* whole-run exploration (explore.h): run sim of nsim */
+        fprintf(f, "\nrun:     whole run %u of %u from the first thread creation (strategy "
+                "%s); %s\n", sc->sim, sc->nsim, sc->strategy, sc->why);
+    else
+        fprintf(f, "\nround:   %llu, %s %u of %u (strategy %s) retired; %s\n",
+                (unsigned long long)sc->round, sc->sim ? "simulation" : "the recording",
+                sc->sim, sc->nsim, sc->strategy, sc->why);
     fprintf(f, "score:   %s, rank %llu: races made adjacent %u, unserializable %u, new writers "
             "%u, novel pairs %u (suspicion %llu)\n",
             ex_outcome_name((enum ex_outcome)sc->outcome), (unsigned long long)sc->rank,

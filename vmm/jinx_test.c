@@ -23,6 +23,7 @@
 #include "roundrec.h"
 #include "json.h"
 #include "util.h"
+#include "explorer.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -53,7 +54,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
-        "                 [--seeds FIRST-LAST] [--strategy NAME] [-- ARGS...]\n"
+        "                 [--seeds FIRST-LAST] [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
@@ -70,7 +71,6 @@ static void usage(FILE *f)
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
         "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
-        "  --strategy S    the rounds' strategy (jinx-vmm run --strategy; default portfolio)\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -99,7 +99,15 @@ struct result {
     char function[160];
     char bt[MAX_BT][160];
     int nbt;
-    uint64_t round;             /* 0: unknown (no round records) */
+    uint64_t round;             /* 0: unknown (no round records) or a whole run */
+    /* Whole-run exploration (jinx-vmm run --explore), summed over the runs. */
+    uint64_t schedules;         /* whole runs simulated */
+    uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
+    double explore_seconds;     /* wall time spent on them */
+    bool whole_run;             /* the bug was found by a whole run */
+    bool reproduced;            /* ... and its live replay ended in the same bug */
+    bool gave_up;               /* some run was too long for whole runs (rounds took over) */
+    char strategy[32];          /* the strategy of the run that found it */
     bool replayable;            /* the dump has round records (jinx-vmm replay) */
     uint64_t cues;              /* the retired trace's cue points (0: no round records) */
     int has_race;               /* 1: race[] is the retired schedule's racing pair */
@@ -134,7 +142,7 @@ struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
-    const char *strategy;       /* NULL: jinx-vmm's default */
+    const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
     int nargs;
     char **args;
 };
@@ -144,27 +152,37 @@ struct run_opts {
  * guest signal). */
 static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms, int *killed)
 {
-    char seed_s[32], to_s[32];
+    char seed_s[32], to_s[32], explore_s[32];
     *killed = 0;
+    /* Whole runs get most of what is left; the rest is for the live replay and the
+     * dump, or for the program's free end when nothing was found. */
+    uint64_t explore_ms = timeout_ms > 2000 ? timeout_ms - timeout_ms / 10 : timeout_ms / 2 + 1;
+    snprintf(explore_s, sizeof explore_s, "%llums", (unsigned long long)explore_ms);
     snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
     snprintf(to_s, sizeof to_s, "%llums", (unsigned long long)timeout_ms);
     const char *fixed[] = {ro->vmm, "run", "--no-control", "--quiet", "--seed", seed_s,
                            "--attach", ro->rate, "--dump-dir", ro->dir, "--timeout", to_s,
                            "--report", ro->report};
     size_t nf = sizeof fixed / sizeof fixed[0];
-    char **argv = calloc(nf + (size_t)ro->nargs + 8, sizeof *argv);
+    char **argv = calloc(nf + (size_t)ro->nargs + 16, sizeof *argv);
     if (!argv)
         return -1;
     for (size_t i = 0; i < nf; i++)
         argv[i] = (char *)fixed[i];
     size_t k = nf;
+    argv[k++] = "--explore";
+    argv[k++] = explore_s;
+    if (ro->strategy) {
+        argv[k++] = "--explore-strategy";
+        argv[k++] = (char *)ro->strategy;
+    }
+    if (ro->depth) {
+        argv[k++] = "--explore-depth";
+        argv[k++] = (char *)ro->depth;
+    }
     argv[k++] = "--fragment-wall";
     argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
                          : seed % 2 ? FRAGMENT_WALL_SHORT : FRAGMENT_WALL_LONG);
-    if (ro->strategy) {
-        argv[k++] = "--strategy";
-        argv[k++] = (char *)ro->strategy;
-    }
     if (ro->mem) {
         argv[k++] = "--mem";
         argv[k++] = (char *)ro->mem;
@@ -310,6 +328,35 @@ static void json_limits(FILE *f, const struct jt_limit *l, int n)
 }
 
 /* The dump's path and the backtrace, from jinx-vmm's report. */
+/* The exploration summary line of a run's log (explore.h's stats JSON; written by
+ * jinx-vmm, still checked as input). Adds this run's schedules to r's. */
+static void read_explore(const char *js, struct result *r)
+{
+    struct json_obj o;
+    char err[128];
+    if (json_parse_object(js, strlen(js), 0, &o, err, sizeof err) < 0)
+        return;
+    uint64_t sched = 0, to_bug = 0;
+    double secs = 0;
+    bool reproduced = false, gave_up = false;
+    const char *strategy = NULL;
+    json_get_u64(&o, "schedules", &sched);
+    json_get_u64(&o, "schedules_to_bug", &to_bug);
+    json_get_double(&o, "seconds", &secs);
+    json_get_bool(&o, "reproduced", &reproduced);
+    json_get_bool(&o, "gave_up", &gave_up);
+    json_get_str(&o, "strategy", &strategy);
+    if (to_bug && !r->whole_run) {
+        r->whole_run = true;
+        r->schedules_to_bug = r->schedules + to_bug;
+        r->reproduced = reproduced;
+        snprintf(r->strategy, sizeof r->strategy, "%s", strategy ? strategy : "");
+    }
+    r->schedules += sched;
+    r->explore_seconds += secs;
+    r->gave_up |= gave_up;
+}
+
 static void read_log(const char *log, struct result *r)
 {
     FILE *f = fopen(log, "r");
@@ -324,6 +371,11 @@ static void read_log(const char *log, struct result *r)
             const char *e = strstr(p, ".jinxdump");
             if (e)
                 snprintf(r->dump, sizeof r->dump, "%.*s.jinxdump", (int)(e - p), p);
+            continue;
+        }
+        p = strstr(line, "jinx-vmm: explore: {");
+        if (p) {
+            read_explore(p + strlen("jinx-vmm: explore: "), r);
             continue;
         }
         unsigned n;
@@ -423,10 +475,11 @@ static void report_text(const char *image, const struct result *r, FILE *f)
         return;
     }
     if (!r->found) {
-        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu)\n",
-                image, r->seconds, r->runs,
+        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu; %llu "
+                "whole-run schedules%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
-                (unsigned long long)r->seed);
+                (unsigned long long)r->seed, (unsigned long long)r->schedules,
+                r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
         for (int i = 0; i < r->nnotes; i++)
             fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
                     r->notes[i].what,
@@ -437,6 +490,11 @@ static void report_text(const char *image, const struct result *r, FILE *f)
             r->runs, (unsigned long long)r->seed, r->round ? ", round " : ")\n");
     if (r->round)
         fprintf(f, "%llu)\n", (unsigned long long)r->round);
+    if (r->whole_run)
+        fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
+                (unsigned long long)r->schedules_to_bug, r->strategy,
+                r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+                r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
     fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
     if (r->thread)
         fprintf(f, "  thread:    %u\n", r->thread);
@@ -464,6 +522,10 @@ static void report_json(const char *image, const struct result *r, FILE *f)
     fprintf(f, ",\"found\":%s,\"could_not_test\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f",
             r->found ? "true" : "false", r->could_not_test ? "true" : "false", r->runs,
             (unsigned long long)r->seed, r->seconds);
+    fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
+            (unsigned long long)r->schedules,
+            r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+            r->gave_up ? "true" : "false");
     if (r->could_not_test) {
         fprintf(f, ",\"reason\":");
         json_fput_str(f, r->reason, true);
@@ -479,8 +541,13 @@ static void report_json(const char *image, const struct result *r, FILE *f)
         fprintf(f, ",\"status\":%d,\"thread\":%u,\"rip\":\"0x%llx\",\"function\":", r->status,
                 r->thread, (unsigned long long)r->rip);
         json_fput_str(f, r->function, false);
-        fprintf(f, ",\"round\":%llu,\"replayable\":%s,\"backtrace\":[",
-                (unsigned long long)r->round, r->replayable ? "true" : "false");
+        fprintf(f, ",\"round\":%llu,\"replayable\":%s,\"whole_run\":%s,"
+                "\"schedules_to_bug\":%llu,\"reproduced\":%s,\"strategy\":",
+                (unsigned long long)r->round, r->replayable ? "true" : "false",
+                r->whole_run ? "true" : "false", (unsigned long long)r->schedules_to_bug,
+                r->reproduced ? "true" : "false");
+        json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
+        fprintf(f, ",\"backtrace\":[");
         for (int i = 0; i < r->nbt; i++) {
             fprintf(f, "%s", i ? "," : "");
             json_fput_str(f, r->bt[i], false);
@@ -550,20 +617,6 @@ static int write_junit(const char *path, const char *image, const struct result 
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* A value jinx-vmm's round configuration takes (checked here, so that a bad one is a
- * usage error before any run); else a message naming it. */
-static bool round_value_ok(const char *key, const char *val)
-{
-    struct round_config rc;
-    char rerr[200];
-    round_config_default(&rc);
-    if (round_config_set(&rc, key, val, rerr, sizeof rerr) < 0) {
-        jx_err("--%s", rerr);
-        return false;
-    }
-    return true;
-}
-
 static int cmd_test(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -571,12 +624,14 @@ static int cmd_test(int argc, char **argv)
         {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
-        {"seeds", required_argument, 0, 's'}, {"strategy", required_argument, 0, 'S'},
+        {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
+        {"seeds", required_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *strategy = NULL, *depth = NULL;
+    uint64_t first_seed = 1, last_seed = UINT64_MAX;
     uint64_t budget = 60000000000ULL, n;
     const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
-    const char *fragment_wall = NULL, *strategy = NULL;
-    uint64_t first_seed = 1, last_seed = UINT64_MAX;
+    const char *fragment_wall = NULL;
     bool json = false;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
@@ -594,21 +649,39 @@ static int cmd_test(int argc, char **argv)
             }
             break;
         case 'r': rate = optarg; break;
-        case 'f':
-            if (!round_value_ok("fragment-wall", optarg))
+        case 'f': {
+            struct round_config rc;
+            char rerr[200];
+            round_config_default(&rc);
+            if (round_config_set(&rc, "fragment-wall", optarg, rerr, sizeof rerr) < 0) {
+                jx_err("--%s", rerr);
                 return EXIT_USAGE;
+            }
             fragment_wall = optarg;
             break;
-        case 's':
+        }
+        case 's': {
+            enum ex_online_kind k;
+            if (ex_online_from_name(optarg, &k) < 0) {
+                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random or rf",
+                       optarg);
+                return EXIT_USAGE;
+            }
+            strategy = optarg;
+            break;
+        }
+        case 'e':
             if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
                 jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
                 return EXIT_USAGE;
             }
             break;
-        case 'S':
-            if (!round_value_ok("strategy", optarg))
+        case 'D':
+            if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
+                jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
                 return EXIT_USAGE;
-            strategy = optarg;
+            }
+            depth = optarg;
             break;
         case 'j': json = true; break;
         case 'u': junit = optarg; break;
@@ -666,7 +739,7 @@ static int cmd_test(int argc, char **argv)
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
                           .report = report, .mem = mem, .vcpus = vcpus,
                           .fragment_wall = fragment_wall, .strategy = strategy,
-                          .nargs = cl.npos - 1,
+                          .depth = depth, .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
     static struct result r;

@@ -3,6 +3,7 @@
 #include "control.h"
 #include "dump.h"
 #include "dumpround.h"
+#include "explore.h"
 #include "replay.h"
 #include "outcome.h"
 #include "round.h"
@@ -50,6 +51,14 @@ static void usage(FILE *f)
         "                     --strategy S --depth D --sims K --fragment DUR --fragment-wall DUR\n"
         "                     --tail DUR --max-duty PCT\n"
         "                     (see jinxctl --help)\n"
+        "  --explore DUR      whole-run exploration for DUR (what jinx test runs): snapshot at\n"
+        "                     the first thread creation, then run the program to its end again\n"
+        "                     and again from there, one thread at a time, choosing threads by\n"
+        "                     --explore-strategy S (portfolio, pct, pos, random, rf; default\n"
+        "                     portfolio) with --explore-depth D (PCT depth, default 3),\n"
+        "                     at most --explore-runs N runs; a bug is replayed live (dump).\n"
+        "                     With --attach, a program too long for whole runs gets rounds\n"
+        "  --verbose-explore  (with --explore) a line per run\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
@@ -81,7 +90,8 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
        OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
        OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
-       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS, OPT_MAX_DUMP };
+       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS, OPT_MAX_DUMP, OPT_EXPLORE,
+       OPT_EXPLORE_STRATEGY, OPT_EXPLORE_DEPTH, OPT_EXPLORE_RUNS, OPT_VERBOSE_EXPLORE };
 
 static int cmd_run(int argc, char **argv)
 {
@@ -116,6 +126,11 @@ static int cmd_run(int argc, char **argv)
         {"first", required_argument, 0, OPT_FIRST},
         {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
         {"max-dump-size", required_argument, 0, OPT_MAX_DUMP},
+        {"explore", required_argument, 0, OPT_EXPLORE},
+        {"explore-strategy", required_argument, 0, OPT_EXPLORE_STRATEGY},
+        {"explore-depth", required_argument, 0, OPT_EXPLORE_DEPTH},
+        {"explore-runs", required_argument, 0, OPT_EXPLORE_RUNS},
+        {"verbose-explore", no_argument, 0, OPT_VERBOSE_EXPLORE},
         {0, 0, 0, 0}};
     /* Control socket and --attach (control.h, round.h). */
     bool no_control = false, attach = false, seed_given = false;
@@ -123,6 +138,10 @@ static int cmd_run(int argc, char **argv)
     struct round_config rcfg;
     round_config_default(&rcfg);
     char rerr[256];
+    bool explore = false;
+    const char *explore_opt = NULL;
+    struct explore_config ecfg;
+    explore_config_default(&ecfg);
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
     cli_init(&cl, "run", argc, argv, posv);
@@ -263,6 +282,39 @@ static int cmd_run(int argc, char **argv)
                 return EXIT_VMM_ERROR;
             }
             break;
+        case OPT_EXPLORE:
+            if (!parse_duration(optarg, &ecfg.budget_ns) || !ecfg.budget_ns) {
+                jx_err("--explore %s: expected a duration such as 10s or 500ms", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            explore = true;
+            break;
+        case OPT_EXPLORE_STRATEGY:
+            if (ex_online_from_name(optarg, &ecfg.strategy) < 0) {
+                jx_err("--explore-strategy %s: expected portfolio, pct, pos, random or rf",
+                       optarg);
+                return EXIT_VMM_ERROR;
+            }
+            explore_opt = "explore-strategy";
+            break;
+        case OPT_EXPLORE_DEPTH:
+            if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
+                jx_err("--explore-depth %s: expected a number from 1 to %d", optarg,
+                       EX_PCT_MAX_DEPTH);
+                return EXIT_VMM_ERROR;
+            }
+            ecfg.params.depth = (uint32_t)n;
+            explore_opt = "explore-depth";
+            break;
+        case OPT_EXPLORE_RUNS:
+            if (!parse_u64(optarg, &n) || n < 1) {
+                jx_err("--explore-runs %s: expected a number of runs, at least 1", optarg);
+                return EXIT_VMM_ERROR;
+            }
+            ecfg.max_schedules = n;
+            explore_opt = "explore-runs";
+            break;
+        case OPT_VERBOSE_EXPLORE: ecfg.verbose = true; explore_opt = "verbose-explore"; break;
         case OPT_STATS: opt.stats = true; break;
         case OPT_QUIET: opt.quiet = true; break;
         case OPT_HELP: case 'h': usage(stdout); return 0;
@@ -292,7 +344,16 @@ static int cmd_run(int argc, char **argv)
         jx_err("--%s configures --attach: add --attach RATE (e.g. --attach 5/s)", round_opt);
         return EXIT_VMM_ERROR;
     }
+    if (explore_opt && !explore) {
+        jx_err("--%s configures --explore: add --explore DUR (e.g. --explore 30s)", explore_opt);
+        return EXIT_VMM_ERROR;
+    }
     bool dev_mode = opt.serial || opt.record_ns || opt.selftest_rounds;
+    if (explore && dev_mode) {
+        jx_err("--explore runs its own serialized execution: it cannot be combined with "
+               "--serial, --record, --schedule or --snapshot-selftest");
+        return EXIT_VMM_ERROR;
+    }
     if (attach && dev_mode) {
         jx_err("--attach needs free execution: it cannot be combined with --serial, --record, "
                "--schedule or --snapshot-selftest");
@@ -300,6 +361,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (seed_given)
         rcfg.seed = opt.seed; /* one --seed makes the whole run reproducible */
+    ecfg.seed = opt.seed;
+    ecfg.then_rounds = attach;
+    ecfg.rounds = rcfg;
     if (cl.npos < 1) {
         jx_err("run: no IMAGE given");
         usage(stderr);
@@ -334,7 +398,7 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
-    bool want_serial = opt.serial || opt.record_ns;
+    bool want_serial = opt.serial || opt.record_ns || explore;
     if (want_serial && !vm.cpuid_hidden)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
@@ -346,7 +410,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (opt.record_ns)
         vm.serial.on = false; /* free until the fragment */
-    if (opt.serial && !opt.no_crew && crew_start(&vm) < 0) {
+    if ((opt.serial || explore) && !opt.no_crew && crew_start(&vm) < 0) {
         jx_err("%s", err[0] ? err : "cannot start page-ownership recording");
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
@@ -372,7 +436,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "jinx-vmm: control socket %s (jinxctl attach --rate 5/s)\n",
                 control_path(vm.control));
     }
-    if (attach && round_attach(&vm, &rcfg, err, sizeof err) < 0) {
+    if (explore && explore_start(&vm, &ecfg, err, sizeof err) < 0) {
+        jx_err("--explore: %s", err);
+        control_stop(vm.control);
+        sigstop_end();
+        vm_destroy(&vm);
+        return EXIT_VMM_ERROR;
+    }
+    if (attach && !explore && round_attach(&vm, &rcfg, err, sizeof err) < 0) {
         jx_err("--attach: %s", err);
         control_stop(vm.control);
         sigstop_end();
@@ -386,12 +457,16 @@ static int cmd_run(int argc, char **argv)
     struct dump_record *rrec = NULL;
     size_t nrrec = 0;
     const struct round_retired *retired = round_retired(&vm);
+    if (!retired)
+        retired = explore_retired(&vm);
     if (opt.dump_dir && dump_wanted(&vm.out) && retired &&
         dumpround_build(&vm, retired, &rrec, &nrrec, err, sizeof err) < 0)
         jx_err("the crash dump will lack the round's records (no replay): %s", err);
     struct round_stats rstats;
     round_status(&vm, &rstats);
     round_shutdown(&vm); /* no events after this: the socket goes next */
+    struct explore_stats xst;
+    explore_stats(&vm, &xst);
     fflush(stdout);
     control_stop(vm.control); /* tells followers how the VM ended, removes the socket */
     vm.control = NULL;
@@ -427,7 +502,13 @@ static int cmd_run(int argc, char **argv)
                     (unsigned long long)(nrrec ? rrec[0].len : 0));
     }
     dumpround_free(rrec, nrrec);
-    if (want_serial) {
+    if (explore) {
+        char js[1024];
+        if (explore_stats_json(&xst, js, sizeof js) == 0)
+            fprintf(stderr, "jinx-vmm: explore: %s\n", js);
+        explore_shutdown(&vm);
+    }
+    if (want_serial && !explore) {
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
                 "pages of %zu watched), %llu scheduled steps, %llu divergences, %llu spin "
                 "deprioritisations\n",

@@ -194,10 +194,15 @@ int cmd_replay(int argc, char **argv)
         goto out_serial;
     }
     uint64_t t1 = mono_ns();
-    fprintf(stderr, "jinx-vmm: replaying round %llu's %s (%s, %llu cue points) from its snapshot "
-            "(%zu pages, %u vCPUs, loaded in %.1f ms)\n", (unsigned long long)r.score.round,
-            r.score.sim ? "simulation" : "recording", r.score.strategy,
-            (unsigned long long)r.score.cue_limit, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
+    if (r.score.round == 0) /* a whole run (explore.h) */
+        fprintf(stderr, "jinx-vmm: replaying whole run %u (%s) from its snapshot at the first "
+                "thread creation (%zu pages, %u vCPUs, loaded in %.1f ms)\n", r.score.sim,
+                r.score.strategy, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
+    else
+        fprintf(stderr, "jinx-vmm: replaying round %llu's %s (%s, %llu cue points) from its snapshot "
+                "(%zu pages, %u vCPUs, loaded in %.1f ms)\n", (unsigned long long)r.score.round,
+                r.score.sim ? "simulation" : "recording", r.score.strategy,
+                (unsigned long long)r.score.cue_limit, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
 
     /* The retired fragment, serialized, exactly as the round driver retired it. */
     vm.sandbox = false;

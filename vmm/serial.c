@@ -202,7 +202,8 @@ int serial_pick_locked(struct vm *vm, int tid)
         pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run waits for this */
         return -1;
     }
-    uint32_t nx = ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
+    uint32_t nx = s->pick ? s->pick(s->pick_ctx, vm, &enabled, ex_spin_avoid(&s->spin))
+                          : ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
     /* The cursor speaks explorer ids; the rest of the VMM guest tids. */
     struct vcpu *nv = NULL;
     for (int i = 0; nx && i < vm->nvcpus; i++) {
@@ -259,6 +260,10 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
     }
     pthread_mutex_lock(&vm->lock);
     if (kind == EX_THREAD_CREATE) {
+        if (vm->serial.stop_at_clone) {
+            vm->serial.stop_at_clone = false;
+            vm->serial.limit = vm->serial.cues + 1; /* this very cue point */
+        }
         for (int i = 0; i < vm->nvcpus; i++)
             if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0)
                 arg = (uint32_t)vm->vcpus[i]->xid;

@@ -42,6 +42,15 @@ struct serial {
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
     uint64_t notify_at;     /* wake serial_fragment_run at this cue point (0: never) */
     bool cut;               /* the wall budget ended the fragment */
+    /* Whole-run exploration (explore.h) chooses at cue points instead of the cursor
+     * when set: the enabled threads and the spinners to keep away from (may be NULL).
+     * Called with vm->lock held. */
+    uint32_t (*pick)(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
+                     const struct ex_tidset *avoid);
+    void *pick_ctx;
+    /* Stop everyone (as at `limit`) at the first thread creation's cue point: the
+     * snapshot point of whole-run exploration, the same in every run. */
+    bool stop_at_clone;
 };
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);

@@ -21,6 +21,7 @@
 enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
 
 struct round_driver;
+struct explore_driver;
 struct control;
 
 struct vcpu {
@@ -160,6 +161,7 @@ struct vm {
     bool sim_ended;
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */
+    struct explore_driver *explore; /* whole-run exploration (explore.h), or NULL */
     struct control *control;        /* the control socket, NULL with --no-control */
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;

@@ -1,0 +1,166 @@
+#include "history.h"
+#include <stdlib.h>
+#include <string.h>
+
+void ex_history_init(struct ex_history *h)
+{
+    memset(h, 0, sizeof *h);
+    ex_u64map_init(&h->pairs);
+}
+
+void ex_history_free(struct ex_history *h)
+{
+    for (size_t i = 0; i < h->ncorpus; i++)
+        free(h->corpus[i].choices);
+    free(h->corpus);
+    ex_u64map_free(&h->pairs);
+    ex_history_init(h);
+}
+
+uint64_t ex_history_pair_key(enum ex_pair_kind kind, uint64_t from_rip, uint64_t to_rip)
+{
+    return ex_hash2(ex_hash2((uint64_t)kind, from_rip), to_rip);
+}
+
+bool ex_history_seen(const struct ex_history *h, enum ex_pair_kind kind, uint64_t from_rip,
+                     uint64_t to_rip)
+{
+    return ex_u64map_get(&h->pairs, ex_history_pair_key(kind, from_rip, to_rip)) != NULL;
+}
+
+int ex_trace_pairs(const struct ex_trace *t,
+                   int (*visit)(void *ctx, enum ex_pair_kind kind, uint64_t from, uint64_t to),
+                   void *ctx)
+{
+    /* Per word: 1 + index of the last write, 1 + index of the last access. */
+    struct ex_u64map last_write, last_access;
+    int rc = 0;
+    ex_u64map_init(&last_write);
+    ex_u64map_init(&last_access);
+    for (size_t i = 0; t && i < t->n && rc == 0; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!ex_is_access(e))
+            continue;
+        uint64_t w = ex_word_of(e);
+        uint64_t *lw = ex_u64map_put(&last_write, w, 0, NULL);
+        if (!lw) {
+            rc = -1;
+            break;
+        }
+        if (ex_is_read(e)) {
+            const struct ex_event *src = *lw ? &t->ev[*lw - 1] : NULL;
+            if (!src)
+                rc = visit(ctx, EX_PAIR_RF, 0, e->rip);
+            else if (src->tid != e->tid)
+                rc = visit(ctx, EX_PAIR_RF, src->rip, e->rip);
+        }
+        uint64_t *la = ex_u64map_put(&last_access, w, 0, NULL);
+        if (!la) {
+            rc = -1;
+            break;
+        }
+        if (rc == 0 && ex_is_write(e) && *la) {
+            const struct ex_event *prev = &t->ev[*la - 1];
+            if (prev->tid != e->tid)
+                rc = visit(ctx, EX_PAIR_INTERLEAVING, prev->rip, e->rip);
+        }
+        *la = i + 1;
+        /* la may have moved when last_access grew, lw cannot have: re-get it. */
+        if (ex_is_write(e))
+            *ex_u64map_get(&last_write, w) = i + 1;
+    }
+    ex_u64map_free(&last_write);
+    ex_u64map_free(&last_access);
+    return rc ? -1 : 0;
+}
+
+struct add_ctx {
+    struct ex_history *h;
+    uint32_t fresh;
+};
+
+static int add_pair(void *ctx, enum ex_pair_kind kind, uint64_t from, uint64_t to)
+{
+    struct add_ctx *c = ctx;
+    bool added = false;
+    if (!ex_u64map_put(&c->h->pairs, ex_history_pair_key(kind, from, to), 0, &added))
+        return -1;
+    if (added) {
+        c->fresh++;
+        if (kind == EX_PAIR_RF)
+            c->h->rf_pairs++;
+        else
+            c->h->interleaving_pairs++;
+    }
+    return 0;
+}
+
+/* The slot a new corpus entry takes: a free one, else the lightest (oldest
+ * among equals) if the newcomer weighs at least as much; -1 to drop it. */
+static long corpus_slot(const struct ex_history *h, uint32_t weight)
+{
+    if (h->ncorpus < EX_HISTORY_MAX_CORPUS)
+        return (long)h->ncorpus;
+    size_t worst = 0;
+    for (size_t i = 1; i < h->ncorpus; i++) {
+        const struct ex_corpus_entry *a = &h->corpus[i], *b = &h->corpus[worst];
+        if (a->weight < b->weight || (a->weight == b->weight && a->run < b->run))
+            worst = i;
+    }
+    return h->corpus[worst].weight <= weight ? (long)worst : -1;
+}
+
+static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, uint32_t weight)
+{
+    long slot = corpus_slot(h, weight);
+    if (slot < 0)
+        return 0;
+    if (!h->corpus) {
+        h->corpus = calloc(EX_HISTORY_MAX_CORPUS, sizeof *h->corpus);
+        if (!h->corpus)
+            return -1;
+    }
+    if (n > SIZE_MAX / sizeof *choices)
+        return -1;
+    uint32_t *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, choices, n * sizeof *copy);
+    struct ex_corpus_entry *e = &h->corpus[slot];
+    if ((size_t)slot == h->ncorpus)
+        h->ncorpus++;
+    else
+        free(e->choices);
+    e->choices = copy;
+    e->n = n;
+    e->weight = weight;
+    e->run = h->runs;
+    return 0;
+}
+
+int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
+                       const struct ex_trace *trace, enum ex_outcome outcome,
+                       uint32_t *new_pairs)
+{
+    struct add_ctx c = { h, 0 };
+    int rc = 0;
+    if (new_pairs)
+        *new_pairs = 0;
+    if (trace && ex_trace_pairs(trace, add_pair, &c) != 0)
+        rc = -1;
+    if (rc == 0 && c.fresh > 0 && choices && n > 0 && corpus_add(h, choices, n, c.fresh) != 0)
+        rc = -1;
+    if (n > h->max_steps)
+        h->max_steps = n;
+    h->total_steps += n;
+    h->bugs += ex_outcome_is_bug(outcome);
+    h->runs++;
+    if (new_pairs)
+        *new_pairs = c.fresh;
+    return rc;
+}
+
+uint64_t ex_history_step_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->max_steps > 0 ? h->max_steps : dflt;
+}

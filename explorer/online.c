@@ -1,0 +1,270 @@
+#include "online_impl.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[EX_ONLINE_NKINDS] = {
+    [EX_ONLINE_PCT] = "pct",
+    [EX_ONLINE_POS] = "pos",
+    [EX_ONLINE_RANDOM] = "random",
+    [EX_ONLINE_RF] = "rf",
+    [EX_ONLINE_PORTFOLIO] = "portfolio",
+};
+
+const char *ex_online_name(enum ex_online_kind k)
+{
+    return (unsigned)k < EX_ONLINE_NKINDS ? kind_names[k] : "?";
+}
+
+int ex_online_from_name(const char *name, enum ex_online_kind *out)
+{
+    for (unsigned k = 0; name && k < EX_ONLINE_NKINDS; k++)
+        if (strcmp(name, kind_names[k]) == 0) {
+            *out = (enum ex_online_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
+enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
+{
+    static const enum ex_online_kind cycle[] = { EX_ONLINE_PCT, EX_ONLINE_RF, EX_ONLINE_POS,
+                                                 EX_ONLINE_RANDOM };
+    if (k != EX_ONLINE_PORTFOLIO)
+        return k;
+    return cycle[index % (sizeof cycle / sizeof cycle[0])];
+}
+
+void ex_online_params_default(struct ex_online_params *p)
+{
+    p->depth = 3;
+    p->default_steps = EX_ONLINE_DEFAULT_STEPS;
+}
+
+void ex_online_params_sanitize(struct ex_online_params *p)
+{
+    if (p->depth < 1)
+        p->depth = 1;
+    if (p->depth > EX_PCT_MAX_DEPTH)
+        p->depth = EX_PCT_MAX_DEPTH;
+    if (p->default_steps < 1)
+        p->default_steps = 1;
+    if (p->default_steps > EX_ONLINE_MAX_STEPS_ESTIMATE)
+        p->default_steps = EX_ONLINE_MAX_STEPS_ESTIMATE;
+}
+
+/* The byte range a pending event touches and whether it writes; false if it
+ * touches none. */
+static bool footprint(const struct ex_pending *e, uint64_t *lo, uint64_t *len, bool *writes)
+{
+    if (!e->known)
+        return false;
+    switch (e->kind) {
+    case EX_READ:
+    case EX_WRITE:
+    case EX_RMW:
+        *len = e->size ? e->size : 1;
+        *writes = e->kind != EX_READ;
+        break;
+    case EX_FUTEX_WAIT:
+    case EX_FUTEX_WAKE:
+    case EX_THREAD_EXIT:
+        if (e->kind == EX_THREAD_EXIT && e->addr == 0)
+            return false;
+        *len = 4;
+        *writes = true;
+        break;
+    default:
+        return false;
+    }
+    *lo = e->addr;
+    return true;
+}
+
+bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b)
+{
+    uint64_t alo, alen, blo, blen;
+    bool aw, bw;
+    if (a->tid == b->tid || !footprint(a, &alo, &alen, &aw) || !footprint(b, &blo, &blen, &bw))
+        return false;
+    if (!aw && !bw)
+        return false;
+    /* Each starts before the other's end; an end past the top of the
+     * address space is the top (addresses do not wrap around). */
+    uint64_t aend = alo + alen < alo ? UINT64_MAX : alo + alen;
+    uint64_t bend = blo + blen < blo ? UINT64_MAX : blo + blen;
+    return alo < bend && blo < aend;
+}
+
+void ex_online_init(struct ex_online *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void ex_online_free(struct ex_online *o)
+{
+    free(o->choices);
+    free(o->rf.prefix);
+    ex_online_init(o);
+}
+
+int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
+                    const struct ex_online_params *params, const struct ex_history *h,
+                    uint64_t seed, uint64_t index)
+{
+    uint32_t *choices = o->choices, *prefix = o->rf.prefix;
+    size_t cap = o->cap;
+    memset(o, 0, sizeof *o);
+    o->choices = choices;   /* keep the buffers for the next run */
+    o->cap = cap;
+    free(prefix);
+    if (params)
+        o->p = *params;
+    else
+        ex_online_params_default(&o->p);
+    ex_online_params_sanitize(&o->p);
+    o->seed = seed;
+    o->index = index;
+    ex_rng_seed(&o->rng, ex_hash2(seed, index));
+    bool known = (unsigned)kind < EX_ONLINE_NKINDS;
+    o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
+    o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, index);
+    if (o->kind == EX_ONLINE_PCT)
+        ex_online_pct_begin(o, h);
+    if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
+        return -1;
+    return known ? 0 : -1;
+}
+
+static void record(struct ex_online *o, uint32_t t)
+{
+    if (o->lost)
+        return;
+    if (o->nchoices == o->cap) {
+        size_t ncap = o->cap ? o->cap * 2 : 256;
+        uint32_t *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(o->choices, ncap * sizeof *nv) : NULL;
+        if (!nv) {
+            o->lost = true;
+            return;
+        }
+        o->choices = nv;
+        o->cap = ncap;
+    }
+    o->choices[o->nchoices++] = t;
+}
+
+static void build_table(const struct ex_view *v, ex_pending_table *pend)
+{
+    ex_tidset_clear(&pend->listed);
+    for (size_t i = 0; v->next && i < v->nnext; i++) {
+        uint32_t t = v->next[i].tid;
+        if (t >= 1 && t <= EX_MAX_TID) {
+            ex_tidset_add(&pend->listed, t);
+            pend->ev[t] = &v->next[i];
+        }
+    }
+}
+
+static uint32_t lowest(const struct ex_tidset *s)
+{
+    return ex_tidset_next_cyclic(s, 0);
+}
+
+uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
+{
+    if (!v || !v->enabled)
+        return 0;
+    struct ex_tidset en = *v->enabled, fresh;
+    ex_tidset_del(&en, 0);
+    if (ex_tidset_empty(&en))
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        fresh.w[i] = en.w[i] & ~o->seen.w[i];
+        o->seen.w[i] |= en.w[i];
+    }
+    ex_pending_table pend;
+    uint32_t t = 0;
+    switch (o->kind) {
+    case EX_ONLINE_PCT:
+        t = ex_online_pct_pick(o, &en, &fresh);
+        break;
+    case EX_ONLINE_RANDOM:
+        t = ex_online_random_pick(o, &en);
+        break;
+    case EX_ONLINE_RF:
+        build_table(v, &pend);
+        t = ex_online_rf_pick(o, &en, &fresh, &pend);
+        break;
+    default:
+        build_table(v, &pend);
+        ex_online_pos_fresh(o, &fresh);
+        t = ex_online_pos_pick(o, &en);
+        ex_online_pos_after(o, &pend, t);
+        break;
+    }
+    if (!ex_tidset_has(&en, t))
+        t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
+    o->steps++;
+    record(o, t);
+    return t;
+}
+
+const uint32_t *ex_online_choices(const struct ex_online *o, size_t *n)
+{
+    if (o->lost) {
+        *n = 0;
+        return NULL;
+    }
+    *n = o->nchoices;
+    return o->choices;
+}
+
+int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
+{
+    size_t n;
+    const uint32_t *c = ex_online_choices(o, &n);
+    char note[EX_NOTE_LEN];
+    if (!c && o->lost)
+        return -1;
+    if (ex_schedule_from_choices(s, c, n) != 0)
+        return -1;
+    s->policy = EX_DEFAULT_CONTINUE;
+    ex_schedule_set_note(s, "%s", ex_online_describe(o, note, sizeof note));
+    return 0;
+}
+
+static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
+{
+    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64, o->p.depth, o->pct.k);
+    for (uint32_t i = 0; w >= 0 && i < o->pct.nchange; i++) {
+        *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
+        w = snprintf(buf + *at, len - *at, "%s%" PRIu64, i ? "," : " change-points=",
+                     o->pct.change[i]);
+    }
+    if (w >= 0)
+        *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
+}
+
+char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return buf;
+    size_t at = 0;
+    int w = snprintf(buf, len, "%s%s seed=%" PRIu64 " index=%" PRIu64,
+                     o->asked == EX_ONLINE_PORTFOLIO ? "portfolio/" : "",
+                     ex_online_name((enum ex_online_kind)o->kind), o->seed, o->index);
+    if (w < 0)
+        return buf;
+    at = (size_t)w < len ? (size_t)w : len - 1;
+    if (o->kind == EX_ONLINE_PCT) {
+        describe_pct(o, buf, len, &at);
+    } else if (o->kind == EX_ONLINE_RF && o->rf.mutating) {
+        snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s %s",
+                 o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)",
+                 o->rf.insert ? "insert" : "replace");
+    } else if (o->kind == EX_ONLINE_RF) {
+        snprintf(buf + at, len - at, " corpus=empty(pos)");
+    }
+    return buf;
+}

@@ -1,0 +1,193 @@
+/* Whole-run strategies: choosing the next thread online, at every cue point.
+ *
+ * `jinx test` snapshots the program at its first clone and runs many whole
+ * schedules from that snapshot to the program's end. At every cue point (each
+ * live thread is stopped before its next event: a shared-memory access or a
+ * sync operation) the VMM describes the situation in a struct ex_view and asks
+ * ex_online_next() which enabled thread performs the next event:
+ *
+ *   struct ex_history h;  ex_history_init(&h);         once per snapshot
+ *   struct ex_online o;   ex_online_init(&o);
+ *   for index = 0, 1, ...:
+ *       restore the snapshot;
+ *       ex_online_begin(&o, kind, &params, &h, seed, index);
+ *       at each cue point: t = ex_online_next(&o, &view); run t to its next cue point;
+ *       ex_online_schedule(&o, &sched);     -> the dump (replays with cursor.h)
+ *       ex_history_add_run(&h, choices, n, &trace, outcome, NULL);
+ *   ex_online_free(&o);  ex_history_free(&h);
+ *
+ * Reproducibility: everything random in schedule number `index` derives from
+ * (seed, index) and the history passed to ex_online_begin, so the same
+ * (seed, index) with the same history and the same views gives the same
+ * choices. The choices themselves, as an ordinary schedule, replay the run
+ * exactly with ex_cursor_next (no history needed).
+ *
+ * The strategies (names for ex_online_from_name):
+ *   "pct"    PCT (Burckhardt et al., ASPLOS 2010). Threads get distinct random
+ *            priorities; a thread seen for the first time is inserted at a
+ *            uniformly random rank among the threads not yet lowered. d-1
+ *            distinct change points are drawn uniformly from [1, k], k =
+ *            ex_history_step_estimate(h, params.default_steps). The
+ *            highest-priority enabled thread always runs; at the c-th choice
+ *            (1-based) where c is a change point, the thread about to run first
+ *            drops below every priority given so far (so below all initial
+ *            ones; later drops go lower still) and the choice is made again:
+ *            a preemption exactly there.
+ *   "pos"    partial order sampling (Yuan et al., CAV 2018). Every thread's next
+ *            event has a random priority; the highest-priority enabled one runs.
+ *            After thread t's event e runs, t's next event gets a fresh
+ *            priority, and so does the pending event of every other thread
+ *            that races with e (ex_pending_races).
+ *   "random" a uniformly random enabled thread at each cue point.
+ *   "rf"     reads-from feedback (greybox fuzzing). With an empty corpus in the
+ *            history it is pos. Otherwise it picks a corpus entry (weighted by
+ *            the new pairs it found), follows that parent's choices up to a
+ *            random step f < parent length, chooses at step f a uniformly random
+ *            enabled thread other than the parent's (if the parent's is the only
+ *            one enabled there, the flip moves to the next step that has an
+ *            alternative), then continues, by a coin drawn at begin, either
+ *            as pos ("replace": a new suffix) or by following the parent's
+ *            choices from step f on, skipping those whose thread is not
+ *            enabled, and as pos once they run out ("insert": one step of
+ *            another thread pushed into the parent, which shifts one
+ *            reads-from by one write and keeps the rest). If a parent's choice
+ *            is not enabled before the flip (the run went elsewhere), it
+ *            continues as pos from there (counted in rf.diverged).
+ *   "portfolio" schedule `index` uses, by index mod 4: pct, rf, pos, random.
+ *
+ * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
+ * keeps the old thread's priority (the VMM cannot tell them apart here).
+ * No global state; no function allocates in ex_online_next except to record
+ * the choices (a failure there is reported by ex_online_choices, never a crash). */
+#ifndef EXPLORER_ONLINE_H
+#define EXPLORER_ONLINE_H
+#include "history.h"
+#include "rng.h"
+#include "schedule.h"
+#include "strategy.h"
+#include "trace.h"
+
+/* What a thread will do at its next event. known = false when the VMM cannot
+ * tell (then it races with nothing). */
+struct ex_pending {
+    uint32_t tid;
+    uint8_t kind;       /* enum ex_kind */
+    uint64_t addr;      /* accessed address / futex word / clear_child_tid word */
+    uint16_t size;      /* bytes (memory events); 0 counts as 1 */
+    bool known;
+};
+
+/* One cue point as the VMM sees it. next[] lists the pending events it knows
+ * (any order; entries with a tid outside 1..EX_MAX_TID are ignored; for a tid
+ * listed twice the last entry counts); a thread without an entry is unknown.
+ * next may be NULL (then nnext is ignored). step is informational: the
+ * strategies count their own choices. */
+struct ex_view {
+    const struct ex_tidset *enabled;
+    const struct ex_pending *next;
+    size_t nnext;
+    uint64_t step;
+};
+
+enum ex_online_kind {
+    EX_ONLINE_PCT = 0,
+    EX_ONLINE_POS,
+    EX_ONLINE_RANDOM,
+    EX_ONLINE_RF,
+    EX_ONLINE_PORTFOLIO,
+    EX_ONLINE_NKINDS
+};
+
+const char *ex_online_name(enum ex_online_kind k);
+/* "pct", "pos", "random", "rf", "portfolio". Returns 0 or -1. */
+int ex_online_from_name(const char *name, enum ex_online_kind *out);
+/* The strategy portfolio gives schedule `index` (k itself for the others). */
+enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
+
+#define EX_ONLINE_DEFAULT_STEPS 100u
+#define EX_ONLINE_MAX_STEPS_ESTIMATE 1000000000u
+
+struct ex_online_params {
+    uint32_t depth;          /* PCT d, 1..EX_PCT_MAX_DEPTH, default 3 */
+    uint32_t default_steps;  /* PCT k with no history, 1..EX_ONLINE_MAX_STEPS_ESTIMATE, default 100 */
+};
+void ex_online_params_default(struct ex_online_params *p);
+/* Clamps out-of-range values into the documented ranges. */
+void ex_online_params_sanitize(struct ex_online_params *p);
+
+/* a and b race: different threads, both known, byte ranges overlap, at least
+ * one writes. Writes are EX_WRITE and EX_RMW; futex wait and wake count as a
+ * 4-byte RMW of their word and a thread exit with a clear_child_tid word as a
+ * 4-byte write of it (they order with the accesses to those words); create,
+ * join and other sync events have no address and race with nothing. */
+bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
+
+struct ex_online {
+    uint8_t asked;              /* enum ex_online_kind given to begin */
+    uint8_t kind;               /* what this schedule uses (portfolio resolved) */
+    struct ex_online_params p;
+    uint64_t seed, index;
+    struct ex_rng rng;
+    uint64_t steps;             /* choices made in this run */
+    uint32_t *choices;          /* the recorded choices */
+    size_t nchoices, cap;
+    bool lost;                  /* recording failed for lack of memory */
+    struct ex_tidset seen;      /* threads met so far */
+    struct {
+        uint64_t k;             /* step estimate */
+        uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
+        uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
+        uint32_t nchange;
+        uint64_t change[EX_PCT_MAX_DEPTH];      /* ascending, in [1, k] */
+        uint32_t nfired;
+        uint64_t fired_step[EX_PCT_MAX_DEPTH];  /* the choice number (1-based) */
+        uint32_t fired_tid[EX_PCT_MAX_DEPTH];   /* the thread lowered there */
+    } pct;
+    struct {
+        uint64_t prio[EX_MAX_TID + 1];  /* priority of each seen thread's next event */
+        uint64_t redraws;               /* priorities re-drawn because of a race */
+    } pos;
+    struct {
+        bool mutating;          /* false: the corpus was empty, this is pos */
+        size_t parent;          /* corpus index of the parent */
+        uint64_t parent_run;    /* its run number */
+        uint32_t *prefix;       /* a copy of the parent's choices */
+        size_t nprefix;
+        uint64_t flip;          /* the step where the choice differs (moves on if forced) */
+        bool flipped;           /* the flip happened (at step `flip`) */
+        bool diverged;          /* the parent's choice was not enabled before the flip */
+        bool insert;            /* after the flip: the parent's suffix (else pos) */
+        uint64_t resume;        /* insert: next parent choice to follow */
+    } rf;
+};
+
+void ex_online_init(struct ex_online *o);
+void ex_online_free(struct ex_online *o);
+
+/* Prepares schedule number `index` of strategy kind (params NULL: defaults,
+ * else sanitized; h NULL: no history). The history is read here only, so it
+ * may change (ex_history_add_run) while the run goes on. Returns 0, or -1 for
+ * an unknown kind or no memory (then ex_online_next still answers, as pos). */
+int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
+                    const struct ex_online_params *params, const struct ex_history *h,
+                    uint64_t seed, uint64_t index);
+
+/* The thread that performs the next event: a member of *v->enabled, or 0 if it
+ * is empty (or v or v->enabled is NULL). Records the choice. */
+uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v);
+
+/* The choices made since begin, one thread id per cue point; NULL (and *n =
+ * 0) if recording them failed for lack of memory: the run is then not
+ * replayable. */
+const uint32_t *ex_online_choices(const struct ex_online *o, size_t *n);
+
+/* The run as an ordinary schedule (ex_schedule_from_choices, default
+ * "continue", note = ex_online_describe). Returns 0, or -1 when the choices
+ * were lost or the schedule has too many segments (EX_MAX_SEGMENTS) / no memory. */
+int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s);
+
+/* A one-line note, e.g. "pct d=3 k=100 seed=7 index=4 change-points=12,40"
+ * (portfolio prefixes "portfolio/"); truncated to len. Returns buf. */
+char *ex_online_describe(const struct ex_online *o, char *buf, size_t len);
+
+#endif

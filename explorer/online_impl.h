@@ -1,0 +1,44 @@
+/* Internal to the online strategies (online.c dispatches to these). */
+#ifndef EXPLORER_ONLINE_IMPL_H
+#define EXPLORER_ONLINE_IMPL_H
+#include "online.h"
+
+/* Pending events by tid, built once per cue point: ev[t] is valid only for
+ * t in listed (the rest is not initialised, to keep a cue point cheap). */
+struct ex_pending_table {
+    struct ex_tidset listed;
+    const struct ex_pending *ev[EX_MAX_TID + 1];
+};
+typedef struct ex_pending_table ex_pending_table;
+
+/* Removes and returns the smallest member of *s, 0 if it is empty: the
+ * strategies visit set members with it instead of scanning all 255 tids. */
+static inline uint32_t ex_tidset_pop(struct ex_tidset *s)
+{
+    for (uint32_t w = 0; w < 4; w++)
+        if (s->w[w]) {
+            uint32_t b = (uint32_t)__builtin_ctzll(s->w[w]);
+            s->w[w] &= s->w[w] - 1;
+            return w * 64 + b;
+        }
+    return 0;
+}
+
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
+/* fresh: the enabled threads seen for the first time at this cue point. */
+uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                            const struct ex_tidset *fresh);
+
+void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
+uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
+/* After thread t was chosen to perform its pending event. */
+void ex_online_pos_after(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
+
+uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enabled);
+
+/* Returns 0 or -1 (no memory: then it is pos). */
+int ex_online_rf_begin(struct ex_online *o, const struct ex_history *h);
+uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                           const struct ex_tidset *fresh, const ex_pending_table *pend);
+
+#endif

@@ -1,0 +1,84 @@
+/* Online PCT: priorities as a ranked list (online.h). */
+#include "online_impl.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
+{
+    uint64_t k = ex_history_step_estimate(h, o->p.default_steps);
+    uint32_t want = o->p.depth - 1;
+    o->pct.k = k;
+    if (want > k)
+        want = (uint32_t)k;
+    /* Rejection sampling of distinct points: want <= 31, so a retry is rare
+     * unless k is tiny, and then it is cheap. */
+    for (uint32_t i = 0; i < want;) {
+        uint64_t c = 1 + ex_rng_below(&o->rng, k);
+        bool dup = false;
+        for (uint32_t j = 0; j < i; j++)
+            dup |= o->pct.change[j] == c;
+        if (!dup)
+            o->pct.change[i++] = c;
+    }
+    o->pct.nchange = want;
+    qsort(o->pct.change, want, sizeof o->pct.change[0], cmp_u64);
+}
+
+static void insert_at(struct ex_online *o, uint32_t pos, uint32_t t)
+{
+    uint32_t *ord = o->pct.order;
+    memmove(ord + pos + 1, ord + pos, (o->pct.nthreads - pos) * sizeof *ord);
+    ord[pos] = t;
+    o->pct.nthreads++;
+}
+
+/* Moves t to the bottom, below every priority given so far. */
+static void lower(struct ex_online *o, uint32_t t)
+{
+    uint32_t *ord = o->pct.order, n = o->pct.nthreads, i = 0;
+    while (i < n && ord[i] != t)
+        i++;
+    if (i == n)
+        return;
+    memmove(ord + i, ord + i + 1, (n - i - 1) * sizeof *ord);
+    ord[n - 1] = t;
+    if (i < o->pct.nhigh)
+        o->pct.nhigh--;
+}
+
+static uint32_t highest(const struct ex_online *o, const struct ex_tidset *enabled)
+{
+    for (uint32_t i = 0; i < o->pct.nthreads; i++)
+        if (ex_tidset_has(enabled, o->pct.order[i]))
+            return o->pct.order[i];
+    return 0;
+}
+
+uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                            const struct ex_tidset *fresh)
+{
+    /* New threads in ascending tid order, each at a uniformly random rank
+     * among the threads never lowered. */
+    struct ex_tidset it = *fresh;
+    for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
+        if (o->pct.nthreads <= EX_MAX_TID) {
+            insert_at(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
+            o->pct.nhigh++;
+        }
+    uint32_t t = highest(o, enabled);
+    uint64_t c = o->steps + 1;
+    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == c) {
+        o->pct.fired_step[o->pct.nfired] = c;
+        o->pct.fired_tid[o->pct.nfired] = t;
+        o->pct.nfired++;
+        lower(o, t);
+        t = highest(o, enabled);
+    }
+    return t;
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Whole-run exploration (jinx-vmm run --explore, what jinx test runs first): the snapshot
+# is taken at the first thread creation; whole runs from it find a short test's bug
+# (threads living well under a millisecond, which rounds never reach), the bug run is
+# replayed live (the program really crashes, dump written) and `jinx-vmm replay`
+# reproduces it; the same seed finds it at the same schedule with the same choices; a
+# deadlock replays too; a bug-free twin runs many schedules and reports nothing; a
+# program without threads has nothing to explore and just ends; a program too long for
+# whole runs hands over to simulation rounds; `jinx test --strategy/--depth` (options
+# before or after IMAGE) reports schedules to bug, strategy and replayability in --json;
+# options of --explore without it, and bad values, are refused.
+set -u
+BIN=${BIN:-bin}; BUILD=${BUILD:-build}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
+C=images/bin/corpus
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# The exploration summary line of a run's stderr, as JSON.
+xjson() { sed -n 's/^jinx-vmm: explore: \({.*}\)$/\1/p' "$1" | tail -1; }
+xget() { xjson "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)" 2>/dev/null; }
+dump_of() { sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$1" | tail -1; }
+
+# 1. A short test's assertion: found, replayed live, dump replays.
+"$VMM" run --no-control --quiet --explore 20s --dump-dir "$tmp/d1" "$C/order-done-flag" \
+  2>"$tmp/a.err"; st=$?
+[ "$st" = 134 ] && ok "order-done-flag: whole runs found the assertion (134)" ||
+  { bad "order-done-flag: status $st, want 134"; tail -5 "$tmp/a.err"; }
+[ "$(xget "$tmp/a.err" "d['snapshot'] and d['schedules_to_bug'] > 0 and d['reproduced']")" = True ] &&
+  ok "snapshot at the first clone, bug at schedule $(xget "$tmp/a.err" "d['schedules_to_bug']") of $(xget "$tmp/a.err" "d['schedules']"), reproduced live" ||
+  bad "explore summary: $(xjson "$tmp/a.err")"
+d1=$(dump_of "$tmp/a.err")
+if [ -n "$d1" ]; then
+  n=0
+  for i in 1 2 3 4 5; do
+    "$VMM" replay "$d1" >/dev/null 2>"$tmp/r.err"
+    [ $? = 134 ] && grep -q "replay reproduced the dump's crash" "$tmp/r.err" && n=$((n+1))
+  done
+  [ $n = 5 ] && ok "the dump replayed 5/5" || { bad "the dump replayed $n/5"; tail -3 "$tmp/r.err"; }
+  grep -q "replaying whole run" "$tmp/r.err" && ok "replay names the whole run" ||
+    bad "replay does not say it replays a whole run"
+  "$CTL" inspect --disasm 0 "$d1" >"$tmp/i.out" 2>&1
+  grep -q "^run: *whole run" "$tmp/i.out" && grep -q '^interleaving' "$tmp/i.out" &&
+    ok "inspect shows the whole run and its interleaving" || bad "inspect: $(head -c 300 "$tmp/i.out")"
+else
+  bad "no dump written"
+fi
+
+# 2. Determinism: the same seed finds it at the same schedule with the same choices.
+"$VMM" run --no-control --quiet --explore 20s --seed 7 "$C/order-done-flag" 2>"$tmp/s1.err"
+"$VMM" run --no-control --quiet --explore 20s --seed 7 "$C/order-done-flag" 2>"$tmp/s2.err"
+a=$(xget "$tmp/s1.err" "(d['schedules_to_bug'], d['note'])"); b=$(xget "$tmp/s2.err" "(d['schedules_to_bug'], d['note'])")
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "seed 7 twice: the same schedule finds it ($a)" ||
+  bad "seed 7 twice: '$a' vs '$b'"
+
+# 3. A deadlock (lock-order inversion): found and replayed.
+"$VMM" run --no-control --quiet --explore 30s --dump-dir "$tmp/d3" images/bin/deadlock-abba \
+  2>"$tmp/dl.err"; st=$?
+d3=$(dump_of "$tmp/dl.err")
+if [ "$st" = 123 ] && [ -n "$d3" ]; then
+  "$VMM" replay "$d3" >/dev/null 2>"$tmp/dr.err"; rst=$?
+  [ "$rst" = 123 ] && grep -q "replay reproduced the dump's outcome (deadlock" "$tmp/dr.err" &&
+    ok "deadlock-abba: deadlock found at schedule $(xget "$tmp/dl.err" "d['schedules_to_bug']"), replayed" ||
+    { bad "deadlock replay: status $rst"; tail -3 "$tmp/dr.err"; }
+else
+  bad "deadlock-abba: status $st, dump '$d3'"; tail -5 "$tmp/dl.err"
+fi
+
+# 4. A bug-free twin: many schedules, nothing reported.
+"$VMM" run --no-control --quiet --explore 3s --explore-strategy random "$C/order-done-flag-ok" >/dev/null \
+  2>"$tmp/ok.err"; st=$?
+[ "$st" = 0 ] && [ "$(xget "$tmp/ok.err" "d['schedules'] >= 5 and d['schedules_to_bug'] == 0")" = True ] &&
+  ok "order-done-flag-ok: $(xget "$tmp/ok.err" "d['schedules']") schedules in 3 s, nothing found, exit 0" ||
+  { bad "twin: status $st, $(xjson "$tmp/ok.err")"; tail -3 "$tmp/ok.err"; }
+
+# 5. No thread: nothing to explore, the program's own end.
+"$VMM" run --no-control --quiet --explore 5s --env JINX_TEST=yes "$BUILD/guest-tests/syscalls" alpha beta >/dev/null 2>"$tmp/nt.err"; st=$?
+[ "$st" = 0 ] && [ "$(xget "$tmp/nt.err" "d['snapshot']")" = False ] &&
+  ok "a program that never clones: no snapshot, exit 0" || bad "no-thread program: status $st, $(xjson "$tmp/nt.err")"
+
+# 6. Too long for whole runs: rounds take over (--attach), the program ends well.
+"$VMM" run --no-control --quiet --stats --explore 30s --attach 5/s images/bin/throughput 4 3000 256 \
+  >/dev/null 2>"$tmp/long.err"; st=$?
+[ "$st" = 0 ] && [ "$(xget "$tmp/long.err" "d['gave_up']")" = True ] &&
+  grep -q '^jinx-vmm: rounds: {"attached":true' "$tmp/long.err" &&
+  ok "throughput: too long for whole runs, rounds took over, exit 0" ||
+  { bad "long program: status $st, $(xjson "$tmp/long.err")"; grep rounds "$tmp/long.err" | head -2; }
+
+# 7. jinx test: strategy and depth, options after IMAGE, JSON fields.
+"$JINX" test "$C/order-init" --strategy pct --depth 2 --budget 30s --dump-dir "$tmp/jt" --json \
+  >"$tmp/jt.json" 2>"$tmp/jt.err"; st=$?
+r=$(python3 -c "import json; d=json.load(open('$tmp/jt.json')); print(d['found'], d['whole_run'], d['strategy'], d['replayable'], d['schedules_to_bug'] >= 1, d['schedules_per_second'] > 0)" 2>&1)
+[ "$st" = 1 ] && [ "$r" = "True True pct True True True" ] &&
+  ok "jinx test IMAGE --strategy pct --depth 2 --json: found by whole run $(python3 -c "import json; print(json.load(open('$tmp/jt.json'))['schedules_to_bug'])"), replayable" ||
+  { bad "jinx test --strategy: status $st, $r"; head -5 "$tmp/jt.err"; }
+grep -q "found by:  whole-run schedule" "$tmp/jt.err" && ok "the text report says which schedule found it" ||
+  bad "text report lacks the schedule line"
+
+# 8. Refusals.
+for args in "--explore-strategy pct" "--explore 0" "--explore 5s --explore-strategy nope" \
+            "--explore 5s --explore-depth 99" "--explore 5s --serial"; do
+  # shellcheck disable=SC2086
+  "$VMM" run --no-control $args "$C/order-init" >/dev/null 2>"$tmp/ref.err"; st=$?
+  [ "$st" = 125 ] && ok "jinx-vmm run $args: refused ($(head -1 "$tmp/ref.err" | cut -c1-70))" ||
+    bad "jinx-vmm run $args: status $st"
+done
+"$JINX" test --strategy nope "$C/order-init" >/dev/null 2>&1; st=$?
+[ "$st" = 2 ] && ok "jinx test --strategy nope: refused (2)" || bad "jinx test --strategy nope: status $st"
+
+echo "explore tests: $pass passed, $fail failed"
+[ "$fail" = 0 ]
