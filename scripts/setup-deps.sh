@@ -15,6 +15,10 @@ BENCH="gnuplot-nox"
 # chromium, offline). Installed as root like the rest; otherwise a note (html.sh fails
 # and names the package).
 BENCH="$BENCH chromium"
+# `jinx campaign` on Slurm: tests/integration/campaign.sh starts a private single-node
+# cluster (scripts/slurm/local-slurm.sh). Installed as root like the rest; otherwise a note
+# (that test installs them itself as root, and fails loudly without them).
+BENCH="$BENCH slurm-wlm munge"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
 for p in $PKGS $OPTIONAL; do
@@ -27,7 +31,7 @@ done
 if [ -n "$bench_missing" ] && [ "$(id -u)" -eq 0 ]; then
   missing="$missing$bench_missing"
 elif [ -n "$bench_missing" ]; then
-  echo "jinx setup: note: benchmark plots and the browser test need:$bench_missing (sudo apt-get install -y$bench_missing)" >&2
+  echo "jinx setup: note: benchmark plots, the browser test and the Slurm campaign test need:$bench_missing (sudo apt-get install -y$bench_missing)" >&2
 fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then

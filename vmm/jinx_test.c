@@ -12,11 +12,13 @@
  * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
+#include "campaign.h"
 #include "cli.h"
 #include "dumpfile.h"
 #include "elfparse.h"
 #include "layout.h"
 #include "limitlog.h"
+#include "race_pair.h"
 #include "round_config.h"
 #include "roundrec.h"
 #include "json.h"
@@ -51,7 +53,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
-        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
+        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
+        "                 [--seeds FIRST-LAST] [-- ARGS...]\n"
+        "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
         "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
@@ -66,6 +70,7 @@ static void usage(FILE *f)
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
+        "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -104,6 +109,9 @@ struct result {
     bool gave_up;               /* some run was too long for whole runs (rounds took over) */
     char strategy[32];          /* the strategy of the run that found it */
     bool replayable;            /* the dump has round records (jinx-vmm replay) */
+    uint64_t cues;              /* the retired trace's cue points (0: no round records) */
+    int has_race;               /* 1: race[] is the retired schedule's racing pair */
+    char race[2][RACE_SIDE_LEN];
     char dump[PATH_MAX], core[PATH_MAX];
     char detail[512];
     char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
@@ -398,6 +406,9 @@ static void read_dump(const char *image, struct result *r)
     if (dump_round_parse(&d, &rd, err, sizeof err) == 0 && rd.present) {
         r->round = rd.score.round;
         r->replayable = true;
+        r->cues = rd.retired.n;
+        r->has_race = race_pair_of_round(&rd.retired, &rd.recorded, r->race[0], r->race[1],
+                                         RACE_SIDE_LEN);
         dump_round_free(&rd);
     }
     struct elf_image img;
@@ -464,8 +475,9 @@ static void report_text(const char *image, const struct result *r, FILE *f)
         return;
     }
     if (!r->found) {
-        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds 1..%llu; %llu "
+        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu; %llu "
                 "whole-run schedules%s)\n", image, r->seconds, r->runs,
+                (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
                 (unsigned long long)r->seed, (unsigned long long)r->schedules,
                 r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
         for (int i = 0; i < r->nnotes; i++)
@@ -540,7 +552,9 @@ static void report_json(const char *image, const struct result *r, FILE *f)
             fprintf(f, "%s", i ? "," : "");
             json_fput_str(f, r->bt[i], false);
         }
-        fprintf(f, "],\"stderr_tail\":");
+        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
+        race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
+        fprintf(f, ",\"stderr_tail\":");
         json_fput_str(f, r->stderr_tail, true);
         fprintf(f, ",\"dump\":");
         if (r->dump[0])
@@ -611,8 +625,10 @@ static int cmd_test(int argc, char **argv)
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
+        {"seeds", required_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *strategy = NULL, *depth = NULL;
+    uint64_t first_seed = 1, last_seed = UINT64_MAX;
     uint64_t budget = 60000000000ULL, n;
     const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
     const char *fragment_wall = NULL;
@@ -654,6 +670,12 @@ static int cmd_test(int argc, char **argv)
             strategy = optarg;
             break;
         }
+        case 'e':
+            if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
+                jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'D':
             if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
                 jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
@@ -723,7 +745,7 @@ static int cmd_test(int argc, char **argv)
     static struct result r;
     memset(&r, 0, sizeof r);
     uint64_t t0 = mono_ns(), last_line = 0;
-    for (uint64_t seed = 1;; seed++) {
+    for (uint64_t seed = first_seed; seed <= last_seed && seed; seed++) {
         uint64_t now = mono_ns();
         if (now - t0 >= budget)
             break;
@@ -825,6 +847,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "test"))
         return cmd_test(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "campaign"))
+        return campaign_main(argc - 1, argv + 1);
     jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s)", argv[1]);
     return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@ VMM_SRCS := vmm/util.c vmm/elfparse.c vmm/guestmem.c vmm/mm.c vmm/cpu.c vmm/vm.c
             vmm/dumpround.c vmm/replay.c vmm/srcline.c vmm/limitlog.c vmm/tail.c vmm/cli.c \
             vmm/explore.c
 VMM_SRCS += vmm/html_out.c vmm/html_assets.c vmm/inspect_html.c
+VMM_SRCS += vmm/race_pair.c vmm/campaign_file.c vmm/campaign_tasks.c vmm/campaign_result.c vmm/campaign_plan.c vmm/campaign_task.c vmm/campaign_merge.c vmm/campaign_report.c
 # The control socket (control.c, docs/control.md) and what it needs.
 VMM_SRCS += vmm/json.c vmm/round_config.c vmm/control_req.c vmm/rundir.c vmm/control.c vmm/sigstop.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/agent_blob.o

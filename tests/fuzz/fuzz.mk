@@ -1,6 +1,6 @@
 # libFuzzer harnesses for the parsers of untrusted input: dump files (dumpfile, corefile,
-# roundrec), ELF images (elf), schedule files (schedule) and control socket requests
-# (control). clang from Debian: packages clang and libclang-rt-14-dev, installed by
+# roundrec), ELF images (elf), schedule files (schedule), control socket requests
+# (control) and `jinx campaign`'s results/N.json and tasks.tsv (campaign). clang from Debian: packages clang and libclang-rt-14-dev, installed by
 # scripts/setup-deps.sh.
 #   make fuzz-smoke            each harness for FUZZ_SECONDS (15) on its seed corpus
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
@@ -17,8 +17,9 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexpl
 FUZZ_SRCS    := vmm/util.c vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
                 vmm/bytes.c vmm/snapfile.c vmm/roundrec.c vmm/elfparse.c vmm/json.c \
                 vmm/control_req.c vmm/round_config.c $(wildcard explorer/*.c)
+FUZZ_SRCS    += vmm/campaign_result.c vmm/campaign_tasks.c vmm/race_pair.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
-FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard vmm/*.h explorer/*.h) | deps
