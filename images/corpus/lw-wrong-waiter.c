@@ -3,7 +3,8 @@
  * condition variable, and the setter wakes them with pthread_cond_signal (one waiter
  * each). When both are waiting and the first signal goes to the waiter whose predicate
  * is still false, it waits again and the other waiter's wakeup is gone; the second
- * signal wakes only one of them. Deadlock (one waiter in pthread_cond_wait, main in
+ * signal wakes only one of them. Natively the waiters prepare for tens of microseconds
+ * before they wait, so the setter is usually done first. Deadlock (one waiter in pthread_cond_wait, main in
  * join). Four threads (main + 2 waiters + setter); one preemption (the setter must find
  * both waiting), plus the futex waking the wrong one first.
  *
@@ -29,6 +30,7 @@ static void wake(pthread_cond_t *cv)
 static void *waiter(void *arg)
 {
     int *pred = ARG_ID(arg) ? &b_ready : &a_ready;
+    keep(work_yielding(5, 60000, 4));   /* prepares its part before it waits */
     pthread_mutex_lock(&m);
     while (!*pred)
         pthread_cond_wait(&c, &m);
