@@ -1,10 +1,10 @@
 /*
  * lw-signal-before-wait - lost wakeup: main waits on a condition variable with no
  * predicate at all, for a signal the worker sends when it has started (after tens of
- * microseconds of start-up). If main is preempted after pthread_create for longer and
- * the worker signals before main waits, main sleeps forever. Deadlock (main in pthread_cond_wait,
- * the worker exited). Two threads, one preemption (main, right after creating the
- * worker).
+ * microseconds of start-up). If main is preempted after pthread_create for longer and the
+ * worker signals before main waits, main sleeps forever. Deadlock (main in
+ * pthread_cond_wait, the worker exited). Two threads, one preemption (main, right after
+ * creating the worker).
  *
  *   main:   create(worker) [preempted]                 lock; wait; unlock
  *   worker:                 lock; started work; signal; unlock

@@ -2,10 +2,10 @@
  * order-init - order violation: the worker reads a global the creator sets too late.
  *
  * main creates the worker and only then publishes the configuration it uses. The author
- * assumed the new thread "takes a while to start" (it does: it sets up private state
- * for tens of microseconds first, making system calls that let main run). If main is preempted right after pthread_create for
- * longer than that, the worker follows a NULL pointer: SIGSEGV in the worker. Two
- * threads, one preemption.
+ * assumed the new thread "takes a while to start" (it does: it sets up private state for
+ * tens of microseconds first, making system calls that let main run). If main is preempted
+ * right after pthread_create for longer than that, the worker follows a NULL pointer:
+ * SIGSEGV in the worker. Two threads, one preemption.
  *
  *   main                           worker
  *   create(worker)
