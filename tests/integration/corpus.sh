@@ -99,5 +99,21 @@ for n in "${names[@]}"; do
   fi
 done
 
+# scripts/corpus-native-rate.sh classifies outcomes: a twin's runs pass; the widened
+# builds (a sleep in the window: 20/20 failures when measured) fail as their manifests say.
+rate_json() { scripts/corpus-native-rate.sh --quiet --json "$@" 2>"$tmp/rate.err"; }
+jq_prog() { python3 -c "import json,sys; d=json.load(sys.stdin); p={q['name']:q for q in d['programs']}; print($1)"; }
+if ! command -v python3 >/dev/null; then bad "rate script: python3 is needed to read its JSON"
+else
+  got=$(rate_json --runs 3 atom-counter-ok | jq_prog "p['atom-counter-ok']['failures']")
+  [ "$got" = 0 ] && ok "rate script: twin 0 of 3 failures" || bad "rate script: twin: '$got' $(cat "$tmp/rate.err")"
+  got=$(rate_json --widen --runs 2 --timeout 1s atom-check-null thr4-barrier |
+        jq_prog "p['atom-check-null']['kinds'] + ' / ' + p['thr4-barrier']['kinds']")
+  case "$got" in "signal SIGSEGV: "*" / deadlock: "*) ok "rate script: widened builds: $got" ;;
+    *) bad "rate script: widened builds classified as '$got' $(cat "$tmp/rate.err")" ;; esac
+  scripts/corpus-native-rate.sh --runs 1 --no-such-option >/dev/null 2>&1
+  [ $? -eq 2 ] && ok "rate script: unknown option refused" || bad "rate script: unknown option accepted"
+fi
+
 echo "corpus: $pass passed, $fail failed"
 [ $fail -eq 0 ]
