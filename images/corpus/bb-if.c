@@ -26,12 +26,15 @@ static long taken_sum;
 static void *producer(void *arg)
 {
     (void)arg;
+    WIDEN(1000000);                     /* c0 comes first and waits */
     for (int i = 1; i <= ITEMS; i++) {
         pthread_mutex_lock(&m);
         while (count == CAP)
             pthread_cond_wait(&not_full, &m);
         buf[count++] = i;
         pthread_cond_signal(&not_empty);
+        if (i == 1)
+            WIDEN(1000000);             /* c1 arrives while c0 is still waking */
         pthread_mutex_unlock(&m);
     }
     return NULL;

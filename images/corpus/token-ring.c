@@ -24,6 +24,8 @@ static void *member(void *arg)
 {
     int me = ARG_ID(arg);
     int visits = me == 0 ? 2 : 1;
+    if (me == 1)
+        WIDEN(2000000);                 /* 2 and 3 wait before 1 passes */
     for (int v = 0; v < visits; v++) {
         pthread_mutex_lock(&m);
         while (turn != me)

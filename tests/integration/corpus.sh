@@ -7,7 +7,10 @@
 #    jinx-vmm run;
 #  - every buggy program, run once under jinx-vmm run, ends with 0 (the common
 #    interleaving) or with its manifest's expected outcome, never with anything else
-#    (not 125 "could not run", not a KVM internal error).
+#    (not 125 "could not run", not a KVM internal error);
+#  - the bugs that need no preemption show under their schedule (schedules/NAME.sched),
+#    and their twins do not;
+#  - scripts/corpus-native-rate.sh tells a pass, a crash and a deadlock apart.
 # Env: BIN (default bin), TWIN_RUNS, CORPUS_TIMEOUT (per jinx-vmm run, default 60s).
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
@@ -96,6 +99,25 @@ for n in "${names[@]}"; do
     elif [ $st -eq 0 ]; then bad "$n: jinx-vmm run exit 0 without the program's ok line"
     elif [ "$st" = "$want" ]; then ok "$n: jinx-vmm run status $st, its documented bug ($exp)"
     else bad "$n: jinx-vmm run status $st, want 0 or $want ($exp)"; tail -5 "$tmp/err"; fi
+  fi
+done
+
+# The bugs that need no preemption have a schedule (images/corpus/schedules/NAME.sched,
+# segments that switch threads only where one blocks or exits): under it the program
+# must end with its manifest's expected outcome, and its twin (same thread layout) with 0.
+for sched in "$DIR"/schedules/*.sched; do
+  [ -f "$sched" ] || continue
+  n=$(basename "$sched" .sched)
+  [ -f "$DIR/$n.manifest" ] || { bad "$sched: no program $n"; continue; }
+  want=$(status_of "$(field "$n" expected)")
+  timeout "$CORPUS_TIMEOUT" "$VMM" run --schedule "$sched" "$BINDIR/$n" >"$tmp/out" 2>"$tmp/err"; st=$?
+  [ "$st" = "$want" ] && ok "$n: under $sched status $st ($(field "$n" expected))" \
+    || { bad "$n: under $sched status $st, want $want"; tail -5 "$tmp/err"; }
+  twin=$(field "$n" twin)
+  if [ "$twin" != none ]; then
+    timeout "$CORPUS_TIMEOUT" "$VMM" run --schedule "$sched" "$BINDIR/$twin" >"$tmp/out" 2>"$tmp/err"; st=$?
+    [ $st -eq 0 ] && ok "$twin: under $sched exit 0" \
+      || { bad "$twin: under $sched status $st, want 0"; tail -5 "$tmp/err"; }
   fi
 done
 
