@@ -13,6 +13,7 @@
 #  - scripts/corpus-native-rate.sh tells a pass, a crash and a deadlock apart.
 # Env: BIN (default bin), TWIN_RUNS, CORPUS_TIMEOUT (per jinx-vmm run, default 60s).
 set -u
+cd "$(dirname "$0")/../.." || exit 1
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
 TWIN_RUNS=${TWIN_RUNS:-200}; CORPUS_TIMEOUT=${CORPUS_TIMEOUT:-60s}
 DIR=images/corpus; BINDIR=images/bin/corpus
