@@ -49,26 +49,7 @@ fi
 
 ulimit -c 0
 
-mf_get() { # manifest key -> value (trimmed), empty if absent
-  sed -n "s/^$2:[[:space:]]*//p" "$1" | head -n1 | sed 's/[[:space:]]*$//'
-}
-mf_set() { # manifest key value: replace the line or append it
-  local f="$1" k="$2" v="$3" tmp
-  tmp="$(mktemp)"
-  if grep -q "^$k:" "$f"; then
-    awk -v k="$k" -v v="$v" 'BEGIN{kl=k":"} substr($0,1,length(kl))==kl {print k": "v; next} {print}' "$f" >"$tmp"
-  else
-    cat "$f" >"$tmp"; printf '%s: %s\n' "$k" "$v" >>"$tmp"
-  fi
-  cat "$tmp" >"$f"; rm -f "$tmp"
-}
-classify() { # exit status of `timeout` -> outcome string
-  local st="$1"
-  if [ "$st" -eq 124 ]; then echo deadlock
-  elif [ "$st" -gt 128 ] && [ "$st" -lt 160 ]; then echo "signal SIG$(kill -l $((st - 128)))"
-  else echo "exit $st"
-  fi
-}
+. scripts/manifest-lib.sh
 host_desc() {
   local cpu
   cpu="$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n1)"

@@ -1,3 +1,3 @@
-/* aba-stack-ok - the bug-free twin of aba-stack: the same program with the fix (FIXED). */
+/* aba-stack-ok - bug-free twin of aba-stack: the same source with FIXED set. */
 #define FIXED 1
 #include "aba-stack.c"

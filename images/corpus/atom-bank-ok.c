@@ -1,3 +1,3 @@
-/* atom-bank-ok - the bug-free twin of atom-bank: the same program with the fix (FIXED). */
+/* atom-bank-ok - bug-free twin of atom-bank: the same source with FIXED set. */
 #define FIXED 1
 #include "atom-bank.c"

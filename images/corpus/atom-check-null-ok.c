@@ -1,3 +1,3 @@
-/* atom-check-null-ok - the bug-free twin of atom-check-null: the same program with the fix (FIXED). */
+/* atom-check-null-ok - bug-free twin of atom-check-null: the same source with FIXED set. */
 #define FIXED 1
 #include "atom-check-null.c"

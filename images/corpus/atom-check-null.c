@@ -21,34 +21,26 @@ struct buf {
 static struct buf the_buf;
 static struct buf *log_buf = &the_buf;
 static long written;
-#if FIXED
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-#define LOCK() pthread_mutex_lock(&m)
-#define UNLOCK() pthread_mutex_unlock(&m)
-#else
-#define LOCK() ((void)0)
-#define UNLOCK() ((void)0)
-#endif
 
 static void *reader(void *arg)
 {
     (void)arg;
-    LOCK();
+    FIX_LOCK();
     if (LOAD(log_buf) != NULL) {
         WIDEN(1000000);
         LOAD(log_buf)->len += 1;               /* the second load may see NULL */
         written++;
     }
-    UNLOCK();
+    FIX_UNLOCK();
     return NULL;
 }
 
 static void *closer(void *arg)
 {
     (void)arg;
-    LOCK();
+    FIX_LOCK();
     STORE(log_buf, (struct buf *)NULL);
-    UNLOCK();
+    FIX_UNLOCK();
     return NULL;
 }
 

@@ -1,3 +1,3 @@
-/* atom-counter-ok - the bug-free twin of atom-counter: the same program with the fix (FIXED). */
+/* atom-counter-ok - bug-free twin of atom-counter: the same source with FIXED set. */
 #define FIXED 1
 #include "atom-counter.c"

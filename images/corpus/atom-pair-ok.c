@@ -1,3 +1,3 @@
-/* atom-pair-ok - the bug-free twin of atom-pair: the same program with the fix (FIXED). */
+/* atom-pair-ok - bug-free twin of atom-pair: the same source with FIXED set. */
 #define FIXED 1
 #include "atom-pair.c"

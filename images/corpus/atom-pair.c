@@ -15,33 +15,25 @@
 #include "corpus.h"
 
 static long a, b;
-#if FIXED
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-#define LOCK() pthread_mutex_lock(&m)
-#define UNLOCK() pthread_mutex_unlock(&m)
-#else
-#define LOCK() ((void)0)
-#define UNLOCK() ((void)0)
-#endif
 
 static void *writer(void *arg)
 {
     (void)arg;
-    LOCK();
+    FIX_LOCK();
     STORE(a, 1L);
     WIDEN(1000000);
     STORE(b, -1L);
-    UNLOCK();
+    FIX_UNLOCK();
     return NULL;
 }
 
 static void *checker(void *arg)
 {
     (void)arg;
-    LOCK();
+    FIX_LOCK();
     long x = LOAD(a);
     long y = LOAD(b);
-    UNLOCK();
+    FIX_UNLOCK();
     CHECK(x + y == 0, "pair (a, b) = (%ld, %ld) is torn", x, y);
     return NULL;
 }

@@ -1,3 +1,3 @@
-/* atom-split-withdraw-ok - the bug-free twin of atom-split-withdraw: the same program with the fix (FIXED). */
+/* atom-split-withdraw-ok - bug-free twin of atom-split-withdraw: the same source with FIXED set. */
 #define FIXED 1
 #include "atom-split-withdraw.c"

@@ -1,3 +1,3 @@
-/* bb-if-ok - the bug-free twin of bb-if: the same program with the fix (FIXED). */
+/* bb-if-ok - bug-free twin of bb-if: the same source with FIXED set. */
 #define FIXED 1
 #include "bb-if.c"

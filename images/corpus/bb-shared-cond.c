@@ -25,12 +25,15 @@ static long taken_sum;
 static void *producer(void *arg)
 {
     int item = ARG_ID(arg) + 1;
+    WIDEN(item == 1 ? 1000000 : 1500000);   /* both consumers wait first */
     pthread_mutex_lock(&m);
     while (count == 1)
         pthread_cond_wait(&changed, &m);
     slot = item;
     count = 1;
     pthread_cond_signal(&changed);
+    if (item == 1)
+        WIDEN(1000000);                     /* p1 arrives before c0 takes */
     pthread_mutex_unlock(&m);
     return NULL;
 }

@@ -13,13 +13,14 @@ CORPUS_DEPS   := images/corpus/corpus.h images/src/common.h
 corpus: $(CORPUS_BINS) $(CORPUS_WIDEN)
 images: corpus
 
-# A twin NAME-ok.c includes NAME.c, so it depends on it too ($(wildcard) keeps that
-# optional for programs that are not twins).
-.SECONDEXPANSION:
-$(CORPUS_BINS): images/bin/corpus/%: images/corpus/%.c $$(wildcard images/corpus/$$(patsubst %-ok,%,$$*).c) $(CORPUS_DEPS) | deps
+$(CORPUS_BINS): images/bin/corpus/%: images/corpus/%.c $(CORPUS_DEPS) | deps
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(IMAGES_CFLAGS) -o $@ $<
 
-$(CORPUS_WIDEN): images/bin/corpus/widen/%: images/corpus/%.c $$(wildcard images/corpus/$$(patsubst %-ok,%,$$*).c) $(CORPUS_DEPS) | deps
+$(CORPUS_WIDEN): images/bin/corpus/widen/%: images/corpus/%.c $(CORPUS_DEPS) | deps
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(IMAGES_CFLAGS) -DWIDEN_WINDOW -o $@ $<
+
+# A twin NAME-ok.c includes NAME.c: rebuild it when NAME.c changes.
+$(foreach t,$(filter %-ok,$(CORPUS_NAMES)),$(eval \
+  images/bin/corpus/$(t) images/bin/corpus/widen/$(t): images/corpus/$(t:-ok=).c))

@@ -1,3 +1,3 @@
-/* dcl-singleton-ok - the bug-free twin of dcl-singleton: the same program with the fix (FIXED). */
+/* dcl-singleton-ok - bug-free twin of dcl-singleton: the same source with FIXED set. */
 #define FIXED 1
 #include "dcl-singleton.c"

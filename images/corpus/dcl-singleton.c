@@ -5,8 +5,8 @@
  * skips the lock and reads an unfilled instance. SIGABRT in the second caller. Three
  * threads (main + 2), one preemption (the creator, between publishing and filling).
  *
- *   w0: if (!inst) { lock; if (!inst) { inst = p; [preempted]        p->port = 8080 } unlock }
- *   w1:                                   if (!inst) ... ; check(inst->port == 8080)
+ *   w0: if (!inst) { lock; if (!inst) { inst = p; [preempted]      p->port = 8080 }
+ *   w1:                                  if (!inst) ...; check(inst->port == 8080)
  *
  * Twin (dcl-singleton-ok): fill the instance, then publish it with a release store
  * (and read it with an acquire load).

@@ -1,3 +1,3 @@
-/* dl-abba-ok - the bug-free twin of dl-abba: the same program with the fix (FIXED). */
+/* dl-abba-ok - bug-free twin of dl-abba: the same source with FIXED set. */
 #define FIXED 1
 #include "dl-abba.c"

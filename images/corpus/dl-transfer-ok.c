@@ -1,3 +1,3 @@
-/* dl-transfer-ok - the bug-free twin of dl-transfer: the same program with the fix (FIXED). */
+/* dl-transfer-ok - bug-free twin of dl-transfer: the same source with FIXED set. */
 #define FIXED 1
 #include "dl-transfer.c"

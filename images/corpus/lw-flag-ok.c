@@ -1,3 +1,3 @@
-/* lw-flag-ok - the bug-free twin of lw-flag: the same program with the fix (FIXED). */
+/* lw-flag-ok - bug-free twin of lw-flag: the same source with FIXED set. */
 #define FIXED 1
 #include "lw-flag.c"

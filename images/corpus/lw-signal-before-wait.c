@@ -1,9 +1,10 @@
 /*
  * lw-signal-before-wait - lost wakeup: main waits on a condition variable with no
- * predicate at all, for a signal the worker sends when it has started. If the worker
- * signals before main waits, main sleeps forever. Deadlock (main in pthread_cond_wait,
- * the worker exited). Two threads, one preemption (main, right after creating the
- * worker).
+ * predicate at all, for a signal the worker sends when it has started (after tens of
+ * microseconds of start-up). If main is preempted after pthread_create for longer and the
+ * worker signals before main waits, main sleeps forever. Deadlock (main in
+ * pthread_cond_wait, the worker exited). Two threads, one preemption (main, right after
+ * creating the worker).
  *
  *   main:   create(worker) [preempted]                 lock; wait; unlock
  *   worker:                 lock; started work; signal; unlock
@@ -19,6 +20,7 @@ static long work_done;
 static void *worker(void *arg)
 {
     (void)arg;
+    keep(work_yielding(4, 30000, 4));   /* starting up (with syscalls) */
     pthread_mutex_lock(&m);
     work_done = 1;
     pthread_cond_signal(&c);

@@ -1,3 +1,3 @@
-/* lw-wrong-waiter-ok - the bug-free twin of lw-wrong-waiter: the same program with the fix (FIXED). */
+/* lw-wrong-waiter-ok - bug-free twin of lw-wrong-waiter: the same source with FIXED set. */
 #define FIXED 1
 #include "lw-wrong-waiter.c"

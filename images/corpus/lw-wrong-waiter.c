@@ -2,13 +2,16 @@
  * lw-wrong-waiter - lost wakeup: two waiters with different predicates share one
  * condition variable, and the setter wakes them with pthread_cond_signal (one waiter
  * each). When both are waiting and the first signal goes to the waiter whose predicate
- * is still false, it waits again and the other waiter's wakeup is gone; the second
- * signal wakes only one of them. Deadlock (one waiter in pthread_cond_wait, main in
- * join). Four threads (main + 2 waiters + setter); one preemption (the setter must find
- * both waiting), plus the futex waking the wrong one first.
+ * is still false (wb, the older waiter), it waits again and wa's wakeup is gone; the
+ * second signal then goes to the older waiter, wa, and wb sleeps on. Deadlock (wb in
+ * pthread_cond_wait, main in join). Four threads (main + 2 waiters + setter); one
+ * preemption (the setter, between its two wakeups, so that wb waits again before the
+ * second), plus both waiters waiting before the setter runs and FIFO wakeups. Natively
+ * the waiters prepare for tens of microseconds before they wait, so the setter is
+ * usually done first.
  *
  *   wa: lock; while (!a_ready) wait; unlock      wb: lock; while (!b_ready) wait; unlock
- *   setter: lock; a_ready = 1; signal; unlock;  lock; b_ready = 1; signal; unlock
+ *   setter: lock; a_ready = 1; signal; unlock; [p]  lock; b_ready = 1; signal; unlock
  *
  * Twin (lw-wrong-waiter-ok): pthread_cond_broadcast.
  */
@@ -29,6 +32,7 @@ static void wake(pthread_cond_t *cv)
 static void *waiter(void *arg)
 {
     int *pred = ARG_ID(arg) ? &b_ready : &a_ready;
+    keep(work_yielding(5, 60000, 4));   /* prepares its part before it waits */
     pthread_mutex_lock(&m);
     while (!*pred)
         pthread_cond_wait(&c, &m);

@@ -1,3 +1,3 @@
-/* many-200-list-ok - the bug-free twin of many-200-list: the same program with the fix (FIXED). */
+/* many-200-list-ok - bug-free twin of many-200-list: the same source with FIXED set. */
 #define FIXED 1
 #include "many-200-list.c"

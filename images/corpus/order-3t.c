@@ -3,9 +3,10 @@
  * started first, has finished.
  *
  * main starts init (builds a lookup table) and then user (reads it), and joins both.
- * Nothing orders user after init. If user runs before init has published the table, it
- * finds none: SIGABRT in user. Three threads; no preemption at all is needed: when main
- * blocks in join, a scheduler that runs user before init shows it.
+ * Nothing orders user after init (natively init has a head start of a thread creation plus
+ * user's tens of microseconds of preparation). If user runs before init has published the
+ * table, it finds none: SIGABRT in user. Three threads; no preemption at all is needed:
+ * when main blocks in join, a scheduler that runs user before init shows it.
  *
  *   main: create(init); create(user); join; join
  *   init: t = malloc; fill t; table = t
@@ -37,6 +38,7 @@ static void *init(void *arg)
 static void *user(void *arg)
 {
     (void)arg;
+    keep(work_yielding(3, 30000, 4));   /* prepares its query first (with syscalls) */
     int *t = LOAD(table);
     CHECK(t != NULL, "lookup table used before init published it");
     for (int i = 0; i < N; i++)

@@ -1,3 +1,3 @@
-/* order-done-flag-ok - the bug-free twin of order-done-flag: the same program with the fix (FIXED). */
+/* order-done-flag-ok - bug-free twin of order-done-flag: the same source with FIXED set. */
 #define FIXED 1
 #include "order-done-flag.c"

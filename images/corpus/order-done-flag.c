@@ -2,9 +2,10 @@
  * order-done-flag - order violation: "done" is announced before the result is stored.
  *
  * The worker sets done and signals under the mutex, then stores the result after the
- * unlock (the author: "it is the very next line"). main wakes, sees done and checks the
- * result: 0 when main runs between the worker's unlock and its store. SIGABRT in main.
- * One preemption (the worker, after its unlock).
+ * unlock (the author: "it is the very next line", and main does tens of microseconds of
+ * its own work before it looks). main wakes, sees done and checks the result: 0 when the
+ * worker is preempted between its unlock and its store. SIGABRT in main. Two threads,
+ * one preemption (the worker, after its unlock).
  *
  *   worker                          main
  *   lock; done = 1; signal; unlock  lock; while (!done) wait; unlock
@@ -48,6 +49,7 @@ int main(void)
     while (!done)
         pthread_cond_wait(&c, &m);
     pthread_mutex_unlock(&m);
+    keep(work_yielding(2, 30000, 4));   /* main's own part of the job (with syscalls) */
     long r = LOAD(result);
     CHECK(r == 42, "result %ld read after done, want 42", r);
     join_thread(t);

@@ -1,3 +1,3 @@
-/* order-init-ok - the bug-free twin of order-init: the same program with the fix (FIXED). */
+/* order-init-ok - bug-free twin of order-init: the same source with FIXED set. */
 #define FIXED 1
 #include "order-init.c"

@@ -2,8 +2,10 @@
  * order-init - order violation: the worker reads a global the creator sets too late.
  *
  * main creates the worker and only then publishes the configuration it uses. The author
- * assumed the new thread "takes a while to start". If the worker runs first, it follows a
- * NULL pointer: SIGSEGV in the worker. One preemption (main, right after pthread_create).
+ * assumed the new thread "takes a while to start" (it does: it sets up private state for
+ * tens of microseconds first, making system calls that let main run). If main is preempted
+ * right after pthread_create for longer than that, the worker follows a NULL pointer:
+ * SIGSEGV in the worker. Two threads, one preemption.
  *
  *   main                           worker
  *   create(worker)
@@ -31,6 +33,7 @@ static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static void *worker(void *arg)
 {
     (void)arg;
+    keep(work_yielding(1, 30000, 4));   /* sets up its private state first (with syscalls) */
 #if FIXED
     pthread_mutex_lock(&m);
     while (!cfg)

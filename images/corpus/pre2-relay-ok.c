@@ -1,3 +1,3 @@
-/* pre2-relay-ok - the bug-free twin of pre2-relay: the same program with the fix (FIXED). */
+/* pre2-relay-ok - bug-free twin of pre2-relay: the same source with FIXED set. */
 #define FIXED 1
 #include "pre2-relay.c"

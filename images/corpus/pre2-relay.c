@@ -17,23 +17,15 @@
 #include "corpus.h"
 
 static int busy_a, deferred_b, deferrals;
-#if FIXED
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-#define LOCK() pthread_mutex_lock(&m)
-#define UNLOCK() pthread_mutex_unlock(&m)
-#else
-#define LOCK() ((void)0)
-#define UNLOCK() ((void)0)
-#endif
 
 static void *thread_a(void *arg)
 {
     (void)arg;
-    LOCK();
+    FIX_LOCK();
     STORE(busy_a, 1);
     WIDEN(2000000);
     STORE(busy_a, 0);
-    UNLOCK();
+    FIX_UNLOCK();
     return NULL;
 }
 
@@ -41,14 +33,14 @@ static void *thread_b(void *arg)
 {
     (void)arg;
     WIDEN(500000);
-    LOCK();
+    FIX_LOCK();
     if (LOAD(busy_a)) {
         STORE(deferred_b, 1);
         deferrals++;
         WIDEN(1000000);
         STORE(deferred_b, 0);
     }
-    UNLOCK();
+    FIX_UNLOCK();
     return NULL;
 }
 
@@ -56,9 +48,9 @@ static void *thread_c(void *arg)
 {
     (void)arg;
     WIDEN(1000000);
-    LOCK();
+    FIX_LOCK();
     int d = LOAD(deferred_b);
-    UNLOCK();
+    FIX_UNLOCK();
     CHECK(!d, "C found B deferred (A was busy when B looked)");
     return NULL;
 }

@@ -30,8 +30,9 @@ static void *writer(void *arg)
 static void *monitor(void *arg)
 {
     (void)arg;
+    WIDEN(300000);
     int s1 = LOAD(state);
-    WIDEN(1000000);
+    WIDEN(2000000);
     int s2 = LOAD(state);
     CHECK(!(s1 == 1 && s2 == 2), "saw CONNECTING then OPEN in one sample (%d, %d)", s1, s2);
     return NULL;

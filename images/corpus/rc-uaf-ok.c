@@ -1,3 +1,3 @@
-/* rc-uaf-ok - the bug-free twin of rc-uaf: the same program with the fix (FIXED). */
+/* rc-uaf-ok - bug-free twin of rc-uaf: the same source with FIXED set. */
 #define FIXED 1
 #include "rc-uaf.c"

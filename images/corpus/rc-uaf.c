@@ -6,8 +6,8 @@
  * (main + 2), two preemptions.
  *
  *   main holds 1 reference (refs = 1) and uses the object after joining the workers
- *   w0: get: r = refs (1) [p1]               refs = 2; use; put (refs 1)
- *   w1:                 get (refs 2) [p2]                               use; put (refs 0: unmap)
+ *   w0: get: r = refs (1) [p1]             refs = 2; use; put (refs 1)
+ *   w1:               get (refs 2) [p2]                               use; put (0: unmap)
  *   main: use  -> SIGSEGV
  *
  * Twin (rc-uaf-ok): atomic increment and decrement.

@@ -1,3 +1,3 @@
-/* token-ring-ok - the bug-free twin of token-ring: the same program with the fix (FIXED). */
+/* token-ring-ok - bug-free twin of token-ring: the same source with FIXED set. */
 #define FIXED 1
 #include "token-ring.c"
