@@ -1,4 +1,4 @@
-#include "bytes.h"
+#include "lib/bytes.h"
 #include <stdlib.h>
 
 void bput(struct dbuf *b, const void *p, size_t n)

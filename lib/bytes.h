@@ -6,7 +6,7 @@
  * length + bytes, refused when they hold a NUL or do not fit the destination. */
 #ifndef JINX_BYTES_H
 #define JINX_BYTES_H
-#include "dumpfile.h"
+#include "dump/dumpfile.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* Strict flat-object JSON reader and bounded writer (json.h). explorer/schedule_json.c
  * has a parser too, but it is private to the schedule format (static, builds a
  * schedule as it goes); this one is generic over keys and meant for one-line messages. */
-#include "json.h"
+#include "lib/json.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

@@ -7,9 +7,9 @@
  *  - the same line through the nested-object reader jinxctl uses on replies
  *    (JSON_ALLOW_NESTED), each nested object read again in turn, and every decoded string
  *    written back with the reply writer jb_str() parses to the same string. */
-#include "control_req.h"
-#include "json.h"
-#include "round_config.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
 #include <stdlib.h>
 #include <string.h>
 

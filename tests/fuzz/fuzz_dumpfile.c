@@ -2,7 +2,7 @@
  * - any input is refused or accepted without a crash, leak or out-of-bounds access;
  * - what the parser accepts (digest check skipped, so mutations get past it) encodes
  *   back into a dump that parses again, with the digest checked. */
-#include "dumpfile.h"
+#include "dump/dumpfile.h"
 #include <stdlib.h>
 #include <string.h>
 

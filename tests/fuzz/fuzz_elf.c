@@ -4,7 +4,7 @@
  * relies on without re-checking: every segment's file range inside the file, segments
  * sorted and disjoint inside [lo, hi), the entry inside an executable segment, and
  * symbol names terminated inside the file. A violation aborts. */
-#include "elfparse.h"
+#include "linux/elfparse.h"
 #include <stdlib.h>
 #include <string.h>
 

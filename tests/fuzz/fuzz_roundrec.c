@@ -3,9 +3,9 @@
  * options), the rest is the record payload. Whatever parses must encode again and parse
  * back to the same bytes: a parser that accepts what its encoder cannot reproduce is a
  * bug too. */
-#include "bytes.h"
-#include "roundrec.h"
-#include "snapfile.h"
+#include "lib/bytes.h"
+#include "dump/roundrec.h"
+#include "dump/snapfile.h"
 #include <stdlib.h>
 #include <string.h>
 

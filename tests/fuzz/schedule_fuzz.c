@@ -7,7 +7,7 @@
  * parser accepts must print to text and JSON that parse back to the same
  * schedule, and printing must be canonical (print(parse(print(s))) ==
  * print(s)). A violation aborts, which the fuzzer reports. */
-#include "schedule.h"
+#include "explorer/explorer.h"
 #include <stdlib.h>
 #include <string.h>
 

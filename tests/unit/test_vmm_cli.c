@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/options.h"
 
 static const struct option LO[] = {
     {"budget", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},

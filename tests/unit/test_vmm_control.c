@@ -20,12 +20,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "json.h"
-#include "round_config.h"
-#include "rundir.h"
-#include "util.h"
-#include "vm.h"
+#include "control/control.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
+#include "control/rundir.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 
 /* ---- the round driver, mocked ---- */
 static struct {

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control_req.h"
-#include "json.h"
-#include "round_config.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
 
 static struct control_req R;
 static char E[512];

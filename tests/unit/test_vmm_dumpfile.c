@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "corefile.h"
-#include "dumpfile.h"
+#include "dump/corefile.h"
+#include "dump/dumpfile.h"
 
 static void sample(struct dumpfile *d)
 {

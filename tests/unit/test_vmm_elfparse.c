@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfparse.h"
-#include "layout.h"
+#include "linux/elfparse.h"
+#include "kvm/layout.h"
 
 /* ---- sanitizer detection (for known-bug guards, see known_bugs_enabled) ---- */
 #if defined(__SANITIZE_ADDRESS__)

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "limitlog.h"
-#include "tail.h"
+#include "lib/json.h"
+#include "linux/limitlog.h"
+#include "linux/tail.h"
 
 static char *print_all(struct limits *ls, int json)
 {

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "elfparse.h" /* PROT_R/W/X */
-#include "guestmem.h"
-#include "layout.h"
-#include "mm.h"
+#include "linux/elfparse.h" /* PROT_R/W/X */
+#include "kvm/guestmem.h"
+#include "kvm/layout.h"
+#include "linux/mm.h"
 
 #define MiB (1ULL << 20)
 #define PG PAGE_SIZE

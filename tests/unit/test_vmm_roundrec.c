@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "guestmem.h"
-#include "roundrec.h"
-#include "snapfile.h"
+#include "lib/bytes.h"
+#include "kvm/guestmem.h"
+#include "dump/roundrec.h"
+#include "dump/snapfile.h"
 
 #define MEM (16ULL << 20)
 #define NFRAMES (MEM / PAGE_SIZE)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "lib/sha256.h"
 
 static void check(const void *msg, size_t len, const char *hex)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 #define SIZE_OK(str, val)                                                                  \
     do {                                                                                   \

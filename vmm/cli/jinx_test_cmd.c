@@ -12,15 +12,15 @@
  * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
-#include "cli.h"
-#include "dumpfile.h"
-#include "elfparse.h"
-#include "layout.h"
-#include "limitlog.h"
-#include "round_config.h"
-#include "roundrec.h"
-#include "json.h"
-#include "util.h"
+#include "cli/options.h"
+#include "dump/dumpfile.h"
+#include "linux/elfparse.h"
+#include "kvm/layout.h"
+#include "linux/limitlog.h"
+#include "rounds/round_config.h"
+#include "dump/roundrec.h"
+#include "lib/json.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -1,15 +1,15 @@
 /* jinx-vmm: command line. */
-#include "cli.h"
-#include "control.h"
-#include "dump.h"
-#include "dumpround.h"
-#include "replay.h"
-#include "outcome.h"
-#include "round.h"
-#include "round_config.h"
-#include "sigstop.h"
-#include "util.h"
-#include "vm.h"
+#include "cli/options.h"
+#include "control/control.h"
+#include "dump/dump.h"
+#include "rounds/dumpround.h"
+#include "dump/replay.h"
+#include "linux/outcome.h"
+#include "rounds/round.h"
+#include "rounds/round_config.h"
+#include "control/shutdown.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>

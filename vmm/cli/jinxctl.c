@@ -3,15 +3,15 @@
  *
  * Exit status: 0 done; 1 the VM refused the request or could not be reached; 2 bad
  * usage. */
-#include "control_req.h"
-#include "inspect.h"
-#include "json.h"
-#include "round_config.h"
-#include "rundir.h"
-#include "util.h"
+#include "control/control_req.h"
+#include "dump/inspect.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
+#include "control/rundir.h"
+#include "lib/util.h"
 #include <dirent.h>
 #include <errno.h>
-#include "cli.h"
+#include "cli/options.h"
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>

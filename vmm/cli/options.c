@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "cli/options.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -11,14 +11,14 @@
  * until it drains, so a client that floods requests without reading its replies only
  * stalls itself. Events to a slow follower are dropped (counted, and announced to it
  * with a "dropped" event once it catches up) rather than ever blocking control_event. */
-#include "control.h"
-#include "control_req.h"
-#include "json.h"
-#include "outcome.h"
-#include "round_config.h"
-#include "rundir.h"
-#include "util.h"
-#include "vm.h"
+#include "control/control.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "linux/outcome.h"
+#include "rounds/round_config.h"
+#include "control/rundir.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

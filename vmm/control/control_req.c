@@ -1,7 +1,7 @@
 /* Control requests: strict JSON in, a validated struct control_req out. */
-#include "control_req.h"
-#include "json.h"
-#include "round_config.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * as the pure function it is. */
 #ifndef JINX_CONTROL_REQ_H
 #define JINX_CONTROL_REQ_H
-#include "round.h"
+#include "rounds/round.h"
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* The control-socket directory (rundir.h). */
-#include "rundir.h"
+#include "control/rundir.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SIGINT/SIGTERM/SIGHUP: stop the VM, let the normal exit path clean up (sigstop.h). */
-#include "sigstop.h"
-#include "outcome.h"
-#include "vm.h"
+#include "control/shutdown.h"
+#include "linux/outcome.h"
+#include "kvm/vm.h"
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* ELF core files: writer (dump.c) and validating reader (inspect.c). x86-64 only, like
  * the guests: structures are written and read in host (little-endian) layout. */
-#include "corefile.h"
-#include "util.h"
+#include "dump/corefile.h"
+#include "lib/util.h"
 #include <elf.h>
 #include <errno.h>
 #include <stdarg.h>

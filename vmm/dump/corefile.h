@@ -11,8 +11,8 @@
  * and a memory view; anything malformed is refused with a message. Pure code, fuzzed. */
 #ifndef JINX_COREFILE_H
 #define JINX_COREFILE_H
-#include "dumpfile.h"
-#include "sha256.h"
+#include "dump/dumpfile.h"
+#include "lib/sha256.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

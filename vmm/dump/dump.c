@@ -1,8 +1,8 @@
 /* Crash dump writer: gathers the stopped VM's threads and memory into an ELF core
  * (corefile.c) and a .jinxdump (dumpfile.c), and publishes both atomically. */
-#include "dump.h"
-#include "corefile.h"
-#include "util.h"
+#include "dump/dump.h"
+#include "dump/corefile.h"
+#include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -15,8 +15,8 @@
  * thread inside a syscall shows the instruction after its `syscall`). */
 #ifndef JINX_DUMP_H
 #define JINX_DUMP_H
-#include "dumpfile.h"
-#include "vm.h"
+#include "dump/dumpfile.h"
+#include "kvm/vm.h"
 #include <limits.h>
 #include <stdbool.h>
 

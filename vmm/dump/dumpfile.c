@@ -1,8 +1,8 @@
 /* The .jinxdump record format, both ways. The parser treats its input as hostile: every
  * read goes through a cursor that checks the remaining length first. */
-#include "dumpfile.h"
-#include "bytes.h"
-#include "util.h"
+#include "dump/dumpfile.h"
+#include "lib/bytes.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

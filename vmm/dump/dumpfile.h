@@ -17,7 +17,7 @@
  * fuzzed (tests/fuzz). */
 #ifndef JINX_DUMPFILE_H
 #define JINX_DUMPFILE_H
-#include "sha256.h"
+#include "lib/sha256.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 /* jinx-vmm replay (replay.h). */
-#include "replay.h"
-#include "dumpfile.h"
-#include "outcome.h"
-#include "roundrec.h"
-#include "sha256.h"
-#include "snapshot.h"
-#include "util.h"
-#include "vm.h"
-#include "cli.h"
+#include "dump/replay.h"
+#include "dump/dumpfile.h"
+#include "linux/outcome.h"
+#include "dump/roundrec.h"
+#include "lib/sha256.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include "cli/options.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>

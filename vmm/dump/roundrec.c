@@ -1,8 +1,8 @@
 /* Round record codecs (roundrec.h). */
-#include "roundrec.h"
-#include "util.h"
-#include "bytes.h"
-#include "u64map.h"
+#include "dump/roundrec.h"
+#include "lib/util.h"
+#include "lib/bytes.h"
+#include "explorer/explorer.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,10 +25,9 @@
  * ex_trace_validate, a schedule ex_schedule_parse_json. Pure code, no KVM. */
 #ifndef JINX_ROUNDREC_H
 #define JINX_ROUNDREC_H
-#include "dumpfile.h"
-#include "schedule.h"
-#include "snapfile.h"
-#include "trace.h"
+#include "dump/dumpfile.h"
+#include "explorer/explorer.h"
+#include "dump/snapfile.h"
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1,9 +1,9 @@
 /* SNAPSHOT record codec (snapfile.h). */
-#include "snapfile.h"
-#include "util.h"
-#include "bytes.h"
-#include "layout.h"
-#include "guestmem.h"
+#include "dump/snapfile.h"
+#include "lib/util.h"
+#include "lib/bytes.h"
+#include "kvm/layout.h"
+#include "kvm/guestmem.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,8 +30,8 @@
  * no KVM: unit-tested and fuzzed. */
 #ifndef JINX_SNAPFILE_H
 #define JINX_SNAPFILE_H
-#include "dumpfile.h"
-#include "mm.h"
+#include "dump/dumpfile.h"
+#include "linux/mm.h"
 #include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* Source lines via addr2line (srcline.h). */
-#include "srcline.h"
-#include "util.h"
+#include "dump/srcline.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-#include "cpu.h"
-#include "util.h"
+#include "kvm/cpu.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

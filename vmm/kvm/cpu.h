@@ -2,7 +2,7 @@
  * hidden), descriptor tables, and each vCPU's architectural start state. */
 #ifndef JINX_CPU_H
 #define JINX_CPU_H
-#include "vm.h"
+#include "kvm/vm.h"
 
 int cpu_open_vm(struct vm *vm, char *err, size_t errlen);
 /* Writes GDT, IDT, per-vCPU TSSs and the agent into guest memory. */

@@ -1,4 +1,4 @@
-#include "decode.h"
+#include "kvm/decode.h"
 #include <capstone/capstone.h>
 #include <pthread.h>
 #include <stdio.h>

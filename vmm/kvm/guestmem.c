@@ -1,5 +1,5 @@
-#include "guestmem.h"
-#include "layout.h"
+#include "kvm/guestmem.h"
+#include "kvm/layout.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

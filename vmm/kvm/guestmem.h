@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "layout.h"
+#include "kvm/layout.h"
 
 #define PTE_P    0x1ULL
 #define PTE_W    0x2ULL

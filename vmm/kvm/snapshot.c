@@ -1,6 +1,6 @@
-#include "snapshot.h"
-#include "snapfile.h"
-#include "util.h"
+#include "kvm/snapshot.h"
+#include "dump/snapfile.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

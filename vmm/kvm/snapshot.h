@@ -11,7 +11,7 @@
  * Both take a paused VM (vm_pause). */
 #ifndef JINX_SNAPSHOT_H
 #define JINX_SNAPSHOT_H
-#include "vm.h"
+#include "kvm/vm.h"
 
 struct snap_vcpu;
 

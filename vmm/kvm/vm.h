@@ -3,15 +3,15 @@
  * vm->lock guards thread states, futex queues, virtual time and the outcome. */
 #ifndef JINX_VM_H
 #define JINX_VM_H
-#include "elfparse.h"
-#include "guestmem.h"
-#include "layout.h"
-#include "limitlog.h"
-#include "mm.h"
-#include "outcome.h"
-#include "crew.h"
-#include "serial.h"
-#include "tail.h"
+#include "linux/elfparse.h"
+#include "kvm/guestmem.h"
+#include "kvm/layout.h"
+#include "linux/limitlog.h"
+#include "linux/mm.h"
+#include "linux/outcome.h"
+#include "sched/crew.h"
+#include "sched/serialize.h"
+#include "linux/tail.h"
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdatomic.h>

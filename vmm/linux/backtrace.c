@@ -1,5 +1,5 @@
-#include "backtrace.h"
-#include "layout.h"
+#include "linux/backtrace.h"
+#include "kvm/layout.h"
 
 int bt_walk(const struct bt_mem *m, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out,
             int max)

@@ -1,6 +1,6 @@
-#include "elfparse.h"
-#include "util.h"
-#include "layout.h"
+#include "linux/elfparse.h"
+#include "lib/util.h"
+#include "kvm/layout.h"
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>

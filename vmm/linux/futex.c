@@ -1,6 +1,6 @@
-#include "futex.h"
-#include "syscall.h"
-#include "util.h"
+#include "linux/futex.h"
+#include "linux/syscall.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <linux/futex.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * that is a deadlock: the VM stops with a report of every thread's wait. */
 #ifndef JINX_FUTEX_H
 #define JINX_FUTEX_H
-#include "vm.h"
+#include "kvm/vm.h"
 
 #define VTIME_EPOCH_NS 1767225600000000000ULL /* 2026-01-01T00:00:00Z: CLOCK_REALTIME at boot */
 #define NO_DEADLINE UINT64_MAX

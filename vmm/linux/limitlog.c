@@ -1,5 +1,5 @@
-#include "limitlog.h"
-#include "json.h"
+#include "linux/limitlog.h"
+#include "lib/json.h"
 #include <stdarg.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Puts the program into the guest: its PT_LOAD segments, the main stack with argv, envp
  * and the auxiliary vector laid out as Linux does, and thread 1's entry registers. */
-#include "util.h"
-#include "vm.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-#include "mm.h"
-#include "layout.h"
+#include "linux/mm.h"
+#include "kvm/layout.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * results are Linux's (address or -errno). Every function takes gm->lock itself. */
 #ifndef JINX_MM_H
 #define JINX_MM_H
-#include "guestmem.h"
+#include "kvm/guestmem.h"
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
-#include "outcome.h"
-#include "json.h"
-#include "vm.h"
+#include "linux/outcome.h"
+#include "lib/json.h"
+#include "kvm/vm.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-#include "syscall.h"
-#include "futex.h"
-#include "util.h"
+#include "linux/syscall.h"
+#include "linux/futex.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <linux/sched.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 static const char *const names[] = {
-#include "syscall_names.h"
+#include "linux/syscall_names.h"
 };
 
 const char *syscall_name(unsigned nr)

@@ -3,7 +3,7 @@
  * Unknown syscalls get -ENOSYS and one warning each on stderr (number and name). */
 #ifndef JINX_SYSCALL_H
 #define JINX_SYSCALL_H
-#include "vm.h"
+#include "kvm/vm.h"
 
 enum { SYSCALL_CONTINUE = 0, SYSCALL_THREAD_GONE = 1, SYSCALL_BLOCKED = 2 };
 /* Internal result of a syscall that put its thread to sleep. */

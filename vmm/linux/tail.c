@@ -1,4 +1,4 @@
-#include "tail.h"
+#include "linux/tail.h"
 #include <stdbool.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* Round records for a crash dump (dumpround.h). */
-#include "dumpround.h"
-#include "roundrec.h"
-#include "snapfile.h"
-#include "snapshot.h"
+#include "rounds/dumpround.h"
+#include "dump/roundrec.h"
+#include "dump/snapfile.h"
+#include "kvm/snapshot.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,9 +7,9 @@
  * (the snapshot's pages are borrowed while encoding; the records own their bytes). */
 #ifndef JINX_DUMPROUND_H
 #define JINX_DUMPROUND_H
-#include "dumpfile.h"
-#include "round.h"
-#include "vm.h"
+#include "dump/dumpfile.h"
+#include "rounds/round.h"
+#include "kvm/vm.h"
 
 /* *out: an array of owned records for dump_write. 0, or -1 with a message. */
 int dumpround_build(struct vm *vm, const struct round_retired *rr, struct dump_record **out,

@@ -15,16 +15,16 @@
  * and the program always gets free execution for at least
  * round_time * (100 - max_duty_pct) / max_duty_pct after each round, so however slow
  * rounds are, the program keeps (by default) at least half of the wall time. */
-#include "round.h"
-#include "round_config.h"
-#include "control.h"
-#include "explorer.h"
-#include "json.h"
-#include "sim.h"
-#include "snapshot.h"
-#include "worker.h"
-#include "util.h"
-#include "vm.h"
+#include "rounds/round.h"
+#include "rounds/round_config.h"
+#include "control/control.h"
+#include "explorer/explorer.h"
+#include "lib/json.h"
+#include "rounds/simulation.h"
+#include "kvm/snapshot.h"
+#include "rounds/worker.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -8,8 +8,7 @@
  * / round_status; the round driver reports notable events through control_event(). */
 #ifndef JINX_ROUND_H
 #define JINX_ROUND_H
-#include "score.h"
-#include "strategy.h"
+#include "explorer/explorer.h"
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 /* Round configuration: defaults, parsing, range checks, and the status as JSON. */
-#include "round_config.h"
-#include "json.h"
-#include "util.h"
+#include "rounds/round_config.h"
+#include "lib/json.h"
+#include "lib/util.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

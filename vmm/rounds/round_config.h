@@ -5,7 +5,7 @@
  * round.h are implemented here too. */
 #ifndef JINX_ROUND_CONFIG_H
 #define JINX_ROUND_CONFIG_H
-#include "round.h"
+#include "rounds/round.h"
 #include <stddef.h>
 
 #define ROUND_MAX_RATE 1000.0                /* rounds per second */

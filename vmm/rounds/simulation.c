@@ -1,8 +1,8 @@
 /* Simulations from a snapshot (sim.h). */
-#include "sim.h"
-#include "snapshot.h"
-#include "util.h"
-#include "vm.h"
+#include "rounds/simulation.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <signal.h>
 #include <string.h>
 

@@ -10,10 +10,8 @@
  * fragment is exactly its cue points' prefix of the uncut one. */
 #ifndef JINX_SIM_H
 #define JINX_SIM_H
-#include "outcome.h"
-#include "score.h"
-#include "schedule.h"
-#include "trace.h"
+#include "linux/outcome.h"
+#include "explorer/explorer.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>

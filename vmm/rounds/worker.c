@@ -1,10 +1,10 @@
 /* Worker VMs (worker.h). */
-#include "worker.h"
-#include "snapfile.h"
-#include "snapshot.h"
-#include "spin.h"
-#include "util.h"
-#include "vm.h"
+#include "rounds/worker.h"
+#include "dump/snapfile.h"
+#include "kvm/snapshot.h"
+#include "explorer/explorer.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>

@@ -21,7 +21,7 @@
  * new one. */
 #ifndef JINX_WORKER_H
 #define JINX_WORKER_H
-#include "sim.h"
+#include "rounds/simulation.h"
 #include <stdbool.h>
 #include <stdint.h>
 

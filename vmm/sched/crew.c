@@ -1,7 +1,7 @@
-#include "crew.h"
-#include "decode.h"
-#include "util.h"
-#include "vm.h"
+#include "sched/crew.h"
+#include "kvm/decode.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>

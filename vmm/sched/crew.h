@@ -33,8 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "trace.h"
-#include "u64map.h"
+#include "explorer/explorer.h"
 
 struct vm;
 struct vcpu;

@@ -1,6 +1,6 @@
-#include "selftest.h"
-#include "snapshot.h"
-#include "util.h"
+#include "sched/selftest.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

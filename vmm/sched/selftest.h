@@ -4,7 +4,7 @@
  * from the restored state. Prints per-round restore costs; any mismatch fails the run. */
 #ifndef JINX_SELFTEST_H
 #define JINX_SELFTEST_H
-#include "vm.h"
+#include "kvm/vm.h"
 
 /* Runs the rounds from the VMM's main thread while the guest runs; returns the number
  * of rounds that found a difference, or -1 when snapshot/restore itself failed. */

@@ -1,8 +1,8 @@
-#include "serial.h"
-#include "futex.h"
-#include "snapshot.h"
-#include "util.h"
-#include "vm.h"
+#include "sched/serialize.h"
+#include "linux/futex.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

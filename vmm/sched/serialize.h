@@ -12,10 +12,7 @@
  * policy. (A spin on a page nobody else has touched yet makes no cue points at all.) */
 #ifndef JINX_SERIAL_H
 #define JINX_SERIAL_H
-#include "cursor.h"
-#include "schedule.h"
-#include "spin.h"
-#include "trace.h"
+#include "explorer/explorer.h"
 #include <stdbool.h>
 #include <stdint.h>
 
