@@ -1,6 +1,6 @@
 /* The guest-agent: the only ring-0 code in the guest. It is deliberately tiny: every
  * decision is taken by the VMM, which sees each syscall and exception as an I/O exit
- * on a port (see vmm/layout.h). `out imm8, %al` leaves every register intact, so the
+ * on a port (see vmm/kvm/layout.h). `out imm8, %al` leaves every register intact, so the
  * VMM reads the user's registers exactly as the syscall/exception left them. */
 #define PORT_EXC_BASE 0x40
 #define UVA_MMIO      0x00007FFFFFFFC000

@@ -1,5 +1,5 @@
 # The guest-agent is a flat binary (position-independent, loaded at GPA_AGENT and run at
-# KVA(GPA_AGENT)), embedded into jinx-vmm by vmm/agent_blob.S.
+# KVA(GPA_AGENT)), embedded into jinx-vmm by vmm/kvm/agent_blob.S.
 AGENT_BIN := $(BUILD)/guest-agent/agent.bin
 
 $(BUILD)/guest-agent/agent.o: guest-agent/agent.S | deps

@@ -1,5 +1,5 @@
-/* libFuzzer harness for the control socket's request path (vmm/control_req.c over
- * vmm/json.c): the input is one client line, as control.c hands it to
+/* libFuzzer harness for the control socket's request path (vmm/control/control_req.c over
+ * lib/json.c): the input is one client line, as control.c hands it to
  * control_parse_request() once the newline is cut. Checked beyond "no crash, no leak":
  *  - a rejected line gets a non-empty, terminated error message (it becomes the reply);
  *  - an accepted request names a known command and its configuration passes

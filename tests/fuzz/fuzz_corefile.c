@@ -1,4 +1,4 @@
-/* libFuzzer harness for the core file reader (vmm/corefile.c) and what `jinxctl inspect`
+/* libFuzzer harness for the core file reader (vmm/dump/corefile.c) and what `jinxctl inspect`
  * does with a parsed core: reads of guest memory, frame-pointer backtraces over it and
  * capstone decoding at each thread's RIP. Any input: no crash, leak or bad access. */
 #include "linux/backtrace.h"

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the ELF loader's parser (vmm/elfparse.c): elf_parse() on any
+/* libFuzzer harness for the ELF loader's parser (vmm/linux/elfparse.c): elf_parse() on any
  * bytes, then what the VMM and `jinxctl inspect` do with an accepted image: symbol
  * lookups and address formatting. An accepted image must also satisfy what loader.c
  * relies on without re-checking: every segment's file range inside the file, segments

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the round records of a .jinxdump (vmm/snapfile.c, vmm/roundrec.c):
+/* libFuzzer harness for the round records of a .jinxdump (vmm/dump/snapfile.c, vmm/dump/roundrec.c):
  * the first byte picks the parser (SNAPSHOT, schedule, trace, score, shared variables, VM
  * options), the rest is the record payload. Whatever parses must encode again and parse
  * back to the same bytes: a parser that accepts what its encoder cannot reproduce is a

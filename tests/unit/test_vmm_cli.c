@@ -1,4 +1,4 @@
-/* Unit tests for vmm/cli.c: options before or after the positional arguments, "--",
+/* Unit tests for vmm/cli/options.c: options before or after the positional arguments, "--",
  * and refusals (unknown, ambiguous, missing value, value given to a flag). */
 #include <setjmp.h>
 #include <stdarg.h>

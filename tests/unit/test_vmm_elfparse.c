@@ -1,4 +1,4 @@
-/* Unit tests for vmm/elfparse.c: ELF parsing and validation of untrusted files.
+/* Unit tests for vmm/linux/elfparse.c: ELF parsing and validation of untrusted files.
  *
  * ELF images are built in memory by a small builder (ELF header, program headers like a
  * musl-gcc -static binary, text/data, a symbol table with its string table, section

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/json.c: the strict one-object reader (untrusted control-socket
+/* Unit tests for lib/json.c: the strict one-object reader (untrusted control-socket
  * input) and the bounded writer. */
 #include <setjmp.h>
 #include <stdarg.h>

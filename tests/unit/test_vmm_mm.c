@@ -1,4 +1,4 @@
-/* Unit tests for vmm/guestmem.c and vmm/mm.c: guest physical memory, the VMM-owned page
+/* Unit tests for vmm/kvm/guestmem.c and vmm/linux/mm.c: guest physical memory, the VMM-owned page
  * tables, safe user copies, and the mmap/munmap/mprotect/brk/mremap layer on top. Only
  * host memory is mapped: no /dev/kvm needed. */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
-/* Unit tests for the round records of a .jinxdump: vmm/snapfile.c (SNAPSHOT) and
- * vmm/roundrec.c (schedule, traces, score, shared variables, VM options). Round trips
+/* Unit tests for the round records of a .jinxdump: vmm/dump/snapfile.c (SNAPSHOT) and
+ * vmm/dump/roundrec.c (schedule, traces, score, shared variables, VM options). Round trips
  * (parse(encode(x)) == x, and re-encoding is byte-identical), every truncation refused,
  * hostile values refused, and dump_round_parse over a whole dump. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/util.c: parse_size, parse_duration, parse_u64 (command-line input),
+/* Unit tests for lib/util.c: parse_size, parse_duration, parse_u64 (command-line input),
  * splitmix64 and mono_ns. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* A worker VM: a second KVM VM of the same program, kept warm across rounds, that runs
  * some of a round's simulations on its own host threads while the program's VM runs the
- * others (vmm/sim.h's batches), so a round uses a core that would idle while the
+ * others (vmm/rounds/simulation.h's batches), so a round uses a core that would idle while the
  * program's vCPUs are stopped.
  *
  * Life: worker_sync at each round, on the round's thread while the program's VM is
