@@ -5,6 +5,7 @@
 #include "linux/futex.h"
 #include "sched/selftest.h"
 #include "linux/syscall.h"
+#include "linux/threads.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <signal.h>
@@ -200,28 +201,6 @@ void vm_exit_group(struct vm *vm, int status)
     struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
     pthread_mutex_lock(&vm->lock);
     vm_stop_locked(vm, &o);
-    pthread_mutex_unlock(&vm->lock);
-}
-
-void vm_thread_exit(struct vm *vm, struct vcpu *v, int status)
-{
-    pthread_mutex_lock(&vm->lock);
-    if (v->clear_child_tid) {
-        uint32_t zero = 0;
-        if (copy_to_user(&vm->gm, v->clear_child_tid, &zero, 4))
-            futex_wake_locked(vm, v->clear_child_tid, 1, ~0u);
-    }
-    v->tid = 0;
-    v->state = T_FREE;
-    v->clear_child_tid = 0;
-    vm->live--;
-    if (vm->live == 0) {
-        /* The last thread leaving ends the process with its status, as on Linux. */
-        struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
-        vm_stop_locked(vm, &o);
-    } else {
-        futex_check_all_blocked(vm);
-    }
     pthread_mutex_unlock(&vm->lock);
 }
 
@@ -832,10 +811,7 @@ static struct vcpu *new_vcpu(struct vm *vm, char *err, size_t errlen)
     return v;
 }
 
-/* A parked vCPU, or a new one within --vcpus (default MAX_VCPUS) and what the host's
- * KVM allows. On failure err says what refused it, and *option what raises it (NULL:
- * nothing does). Caller holds vm->lock. */
-static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen, const char **option)
+struct vcpu *vm_get_vcpu_locked(struct vm *vm, char *err, size_t errlen, const char **option)
 {
     *option = NULL;
     for (int i = 0; i < vm->nvcpus; i++)
@@ -866,73 +842,6 @@ static struct vcpu *get_vcpu(struct vm *vm, char *err, size_t errlen, const char
     return v;
 }
 
-int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
-                 uint64_t ctid, uint64_t tls)
-{
-    const uint64_t need = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
-    if ((flags & need) != need) {
-        return -ENOSYS; /* processes (fork) are not supported: one program per VM */
-    }
-    if ((flags & CLONE_SETTLS) && tls >= USER_TOP)
-        return -EPERM;
-    struct kvm_sregs s;
-    if (ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
-        return -EAGAIN;
-    struct kvm_xsave *xs = malloc(sizeof *xs);
-    if (!xs)
-        return -ENOMEM;
-    if (ioctl(v->fd, KVM_GET_XSAVE, xs) < 0) {
-        free(xs);
-        return -EAGAIN;
-    }
-    pthread_mutex_lock(&vm->lock);
-    char err[200];
-    const char *option;
-    struct vcpu *c = get_vcpu(vm, err, sizeof err, &option);
-    if (!c) {
-        if (!vm->warned_threads) {
-            vm->warned_threads = true;
-            jx_err("warning: %s; clone() returns EAGAIN (%s)", err,
-                   option ? option : "no option raises it");
-        }
-        /* A simulation's refusal counts when a round retires it (limitlog.h). */
-        if (!vm->sandbox)
-            limits_note(&vm->limits, LIMIT_THREADS, 0, option, "%s", err);
-        pthread_mutex_unlock(&vm->lock);
-        free(xs);
-        return -EAGAIN;
-    }
-    int tid = vm->next_tid++;
-    if (flags & CLONE_PARENT_SETTID)
-        copy_to_user(&vm->gm, ptid, &tid, 4);
-    if (flags & CLONE_CHILD_SETTID)
-        copy_to_user(&vm->gm, ctid, &tid, 4);
-    c->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
-    c->sigmask = v->sigmask;
-    /* The child starts in user mode right after the syscall instruction: rcx holds the
-     * return address and r11 the flags, as the syscall ABI left them. */
-    c->start_regs = v->run->s.regs.regs;
-    c->start_regs.rax = 0;
-    c->start_regs.rip = c->start_regs.rcx;
-    c->start_regs.rflags = (c->start_regs.r11 & 0x3C0FD5) | 0x202;
-    if (stack)
-        c->start_regs.rsp = stack;
-    c->start_sregs = s;
-    cpu_sregs(vm, c, &c->start_sregs, true);
-    if (flags & CLONE_SETTLS)
-        c->start_sregs.fs.base = tls;
-    free(c->start_xsave);
-    c->start_xsave = xs;
-    c->start_pending = true;
-    c->state = T_RUNNING;
-    c->tid = tid;
-    serial_xid_assign_locked(vm, c);
-    vm->live++;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&vm->lock);
-    return tid;
-}
-
 int vm_set_fs_base(struct vcpu *v, uint64_t base)
 {
     struct kvm_msr_entry e = {.index = 0xC0000100, .data = base};
@@ -952,7 +861,7 @@ void vm_run(struct vm *vm)
     pthread_mutex_lock(&vm->lock);
     vm->start_ns = mono_ns();
     const char *option;
-    struct vcpu *v = get_vcpu(vm, err, sizeof err, &option);
+    struct vcpu *v = vm_get_vcpu_locked(vm, err, sizeof err, &option);
     if (!v) {
         struct outcome o = {.kind = OUT_ERROR};
         snprintf(o.detail, sizeof o.detail, "%s", err);
@@ -968,7 +877,7 @@ void vm_run(struct vm *vm)
     v->start_xsave = NULL;
     v->start_pending = true;
     v->tid = vm->next_tid++;
-    serial_xid_assign_locked(vm, v);
+    thread_xid_assign_locked(vm, v);
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);

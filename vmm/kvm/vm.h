@@ -35,7 +35,7 @@ struct vcpu {
     int tid;
     /* Its thread id in serialized execution's traces and schedules (explorer/trace.h):
      * the tid while tids are <= EX_MAX_TID, past that an id a thread that has exited no
-     * longer uses (serial.c, serial_xid_assign_locked). 0: none (free execution). */
+     * longer uses (linux/threads.h, thread_xid_assign_locked). 0: none (free execution). */
     int xid;
     enum tstate state;
     uint64_t clear_child_tid;
@@ -184,9 +184,10 @@ void vm_wait(struct vm *vm);
 
 /* For the syscall layer. All called from a vCPU's host thread. */
 uint64_t vm_vtime(struct vm *vm);            /* caller holds vm->lock or accepts a race */
-int64_t vm_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t stack, uint64_t ptid,
-                 uint64_t ctid, uint64_t tls);
-void vm_thread_exit(struct vm *vm, struct vcpu *v, int status);
+/* A parked vCPU, or a new one within --vcpus (default MAX_VCPUS) and what the host's
+ * KVM allows, for a new thread (linux/threads.c). On failure err says what refused it,
+ * and *option what raises it (NULL: nothing does). Caller holds vm->lock. */
+struct vcpu *vm_get_vcpu_locked(struct vm *vm, char *err, size_t errlen, const char **option);
 void vm_exit_group(struct vm *vm, int status);
 void vm_fatal_signal(struct vm *vm, struct vcpu *v, int sig, const struct kvm_regs *r,
                      uint64_t rip, const char *why);

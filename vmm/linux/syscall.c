@@ -1,4 +1,5 @@
 #include "linux/syscall.h"
+#include "linux/threads.h"
 #include "linux/futex.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -450,7 +451,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
             ret = -EINVAL;
         break;
     case SYS_clone:
-        ret = vm_clone(vm, v, a0, a1, a2, a3, a4);
+        ret = thread_clone(vm, v, a0, a1, a2, a3, a4);
         if (ret == -ENOSYS)
             warn_once(vm, (unsigned)nr, " without CLONE_VM|CLONE_THREAD (fork: one program "
                       "per VM)");
@@ -461,7 +462,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         break;
     case SYS_clone3: ret = -ENOSYS; break; /* glibc falls back to clone: no warning, no limit */
     case SYS_exit:
-        vm_thread_exit(vm, v, (int)a0);
+        thread_exit(vm, v, (int)a0);
         return SYSCALL_THREAD_GONE;
     case SYS_exit_group:
         vm_exit_group(vm, (int)a0);

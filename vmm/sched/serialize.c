@@ -3,6 +3,7 @@
 #include "kvm/snapshot.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "linux/threads.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,67 +100,6 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
         crew_switch_locked(vm, v->tid);
     }
     return v->tid == s->current;
-}
-
-/* The lowest explorer id no live thread but v holds (0: none left). */
-static int free_xid_locked(struct vm *vm, const struct vcpu *v)
-{
-    struct ex_tidset used;
-    ex_tidset_clear(&used);
-    for (int i = 0; i < vm->nvcpus; i++) {
-        const struct vcpu *w = vm->vcpus[i];
-        if (w != v && w->tid && w->xid)
-            ex_tidset_add(&used, (uint32_t)w->xid);
-    }
-    for (int x = 1; x <= EX_MAX_TID; x++)
-        if (!ex_tidset_has(&used, (uint32_t)x))
-            return x;
-    return 0;
-}
-
-static void xid_exhausted_locked(struct vm *vm, struct vcpu *v)
-{
-    v->xid = 0;
-    if (!vm->sandbox)
-        limits_note(&vm->limits, LIMIT_THREAD_IDS, 0, NULL, "serialized execution had more "
-                    "than %d threads at once (the explorer's thread ids)", EX_MAX_TID);
-}
-
-void serial_xid_assign_locked(struct vm *vm, struct vcpu *v)
-{
-    if (v->tid > 0 && v->tid <= EX_MAX_TID) {
-        v->xid = v->tid; /* a tid past EX_MAX_TID exists only once next_tid passed it */
-        return;
-    }
-    v->xid = free_xid_locked(vm, v);
-    if (!v->xid)
-        xid_exhausted_locked(vm, v);
-}
-
-/* Every live thread's id from scratch, the same for the same live tids wherever the
- * fragment starts (the live VM, a worker VM, a replay): tids up to EX_MAX_TID keep their
- * own, the others take the lowest free ids in tid order. */
-static void xids_reset_locked(struct vm *vm)
-{
-    for (int i = 0; i < vm->nvcpus; i++) {
-        struct vcpu *w = vm->vcpus[i];
-        w->xid = w->tid > 0 && w->tid <= EX_MAX_TID ? w->tid : 0;
-    }
-    for (;;) {
-        struct vcpu *next = NULL;
-        for (int i = 0; i < vm->nvcpus; i++) {
-            struct vcpu *w = vm->vcpus[i];
-            if (w->tid > EX_MAX_TID && !w->xid && (!next || w->tid < next->tid))
-                next = w;
-        }
-        if (!next)
-            return;
-        next->xid = free_xid_locked(vm, next);
-        if (!next->xid) {
-            xid_exhausted_locked(vm, next);
-            next->xid = -1; /* marks it done for this loop */
-        }
-    }
 }
 
 void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
@@ -278,7 +218,7 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
     s->cues = 0;
     s->cut = false;
     s->current = 0;
-    xids_reset_locked(vm);
+    thread_xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
             (!s->current || vm->vcpus[i]->tid < s->current))

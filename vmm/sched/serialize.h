@@ -48,17 +48,8 @@ int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
                 uint32_t spin_threshold, char *err, size_t errlen);
 void serial_free(struct vm *vm);
 
-/* Explorer thread ids (v->xid): traces, schedules, the cursor and spin detection number
- * threads 1..EX_MAX_TID (explorer/trace.h), but guest tids grow for ever (a program that
- * creates and joins threads in a loop passes 255 soon). A thread keeps its tid as its id
- * while tids are <= EX_MAX_TID; past that it takes the lowest id no live thread holds
- * (an exited thread's), so at most EX_MAX_TID threads at once, more than MAX_VCPUS.
- * The ids are given at clone (serial_xid_assign_locked, also for thread 1) and again
- * from scratch by serial_fragment_begin, in tid order, so a snapshot's fragment numbers
- * its threads the same in every VM that runs it. A reused id makes the analysis see one
- * thread where there were two after each other: it may miss a race between them, never
- * invent one. Caller holds vm->lock. */
-void serial_xid_assign_locked(struct vm *vm, struct vcpu *v);
+/* Explorer thread ids (v->xid) are linux/threads.h's: a fragment's begin numbers the
+ * threads from scratch. */
 
 /* Caller holds vm->lock. */
 bool serial_may_run_locked(struct vm *vm, struct vcpu *v);
