@@ -10,6 +10,9 @@
 #include "control/shutdown.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/crew.h"
+#include "sched/selftest.h"
+#include "sched/serialize.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +85,26 @@ enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT
        OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
        OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
        OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS, OPT_MAX_DUMP };
+
+/* Runs the program: thread 1 starts, the developer modes (--record, --simulate,
+ * --snapshot-selftest) drive the VM from this thread (they pause and resume it), then
+ * the outcome is waited for. */
+static void run_vm(struct vm *vm)
+{
+    if (vm_start(vm) < 0)
+        return;
+    if (vm->opt.record_ns) {
+        if (vm->opt.simulate)
+            vm->simulations_same = serial_simulate(vm, vm->opt.after_ns, vm->opt.record_ns,
+                                                   vm->opt.simulate);
+        else
+            serial_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
+    }
+    if (vm->opt.selftest_rounds)
+        vm->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
+                                           vm->opt.selftest_interval_ns);
+    vm_wait(vm);
+}
 
 static int cmd_run(int argc, char **argv)
 {
@@ -345,7 +368,7 @@ static int cmd_run(int argc, char **argv)
         return EXIT_VMM_ERROR;
     }
     if (opt.record_ns)
-        vm.serial.on = false; /* free until the fragment */
+        vm.ser->on = false; /* free until the fragment */
     if (opt.serial && !opt.no_crew && crew_start(&vm) < 0) {
         jx_err("%s", err[0] ? err : "cannot start page-ownership recording");
         vm_destroy(&vm);
@@ -379,7 +402,7 @@ static int cmd_run(int argc, char **argv)
         vm_destroy(&vm);
         return EXIT_VMM_ERROR;
     }
-    vm_run(&vm);
+    run_vm(&vm);
     bool had_rounds = vm.rounds != NULL;
     /* A retired bug's round records go into the dump; they borrow from the round driver
      * (its snapshot), so they are encoded before round_shutdown frees it. */
@@ -431,17 +454,17 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "jinx-vmm: serial: %llu cue points (%llu memory accesses, %llu shared "
                 "pages of %zu watched), %llu scheduled steps, %llu divergences, %llu spin "
                 "deprioritisations\n",
-                (unsigned long long)vm.serial.cues, (unsigned long long)vm.crew.accesses,
-                (unsigned long long)vm.crew.shared_pages, vm.crew.watched,
-                (unsigned long long)vm.serial.cursor.steps,
-                (unsigned long long)vm.serial.cursor.divergences,
-                (unsigned long long)vm.serial.spin.detections);
+                (unsigned long long)vm.ser->cues, (unsigned long long)vm.crew->accesses,
+                (unsigned long long)vm.crew->shared_pages, vm.crew->watched,
+                (unsigned long long)vm.ser->cursor.steps,
+                (unsigned long long)vm.ser->cursor.divergences,
+                (unsigned long long)vm.ser->spin.detections);
         if (opt.trace_path) {
             FILE *tf = strcmp(opt.trace_path, "-") ? fopen(opt.trace_path, "w") : stdout;
             if (!tf)
                 jx_err("cannot write trace %s", opt.trace_path);
             else {
-                ex_trace_print(tf, &vm.serial.trace);
+                ex_trace_print(tf, &vm.ser->trace);
                 if (tf != stdout)
                     fclose(tf);
             }

@@ -7,6 +7,7 @@
 #include "kvm/snapshot.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/serialize.h"
 #include "cli/options.h"
 #include <getopt.h>
 #include <signal.h>
@@ -207,7 +208,7 @@ int cmd_replay(int argc, char **argv)
     pthread_mutex_lock(&vm.lock);
     struct ex_trace got;
     ex_trace_init(&got);
-    bool copied = ex_trace_copy(&got, &vm.serial.trace) == 0;
+    bool copied = ex_trace_copy(&got, &vm.ser->trace) == 0;
     pthread_mutex_unlock(&vm.lock);
     if (verbose && copied)
         narrate(&vm, &got, 0, stderr);

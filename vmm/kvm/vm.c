@@ -3,7 +3,6 @@
 #include "kvm/cpu.h"
 #include "kvm/decode.h"
 #include "linux/futex.h"
-#include "sched/selftest.h"
 #include "linux/syscall.h"
 #include "linux/threads.h"
 #include "lib/util.h"
@@ -67,7 +66,6 @@ void vm_destroy(struct vm *vm)
         free(v->start_xsave);
         free(v->fpu_want);
         free(v->fpu_cur);
-        free(v->step.slot);
         free(v);
     }
     vm->nvcpus = 0;
@@ -76,7 +74,8 @@ void vm_destroy(struct vm *vm)
     if (vm->kvm_fd >= 0)
         close(vm->kvm_fd);
     free(vm->cpuid);
-    crew_free(vm);
+    if (vm->mode)
+        vm->mode->destroy(vm);
     mm_destroy(&vm->mm);
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
@@ -84,10 +83,35 @@ void vm_destroy(struct vm *vm)
     tail_destroy(&vm->errtail);
 }
 
+/* ---- the mode's hooks (vm->mode, kvm/vm.h; NULL: free execution) ---------------- */
+
+static bool mode_vtime(struct vm *vm, uint64_t *now)
+{
+    return vm->mode && vm->mode->vtime(vm, now);
+}
+
+static bool mode_unpatch(struct vm *vm, struct vcpu *v)
+{
+    return vm->mode && vm->mode->unpatch(vm, v);
+}
+
+bool vm_time_is_virtual(struct vm *vm)
+{
+    uint64_t now;
+    return mode_vtime(vm, &now);
+}
+
+void vm_note_mapped(struct vm *vm, uint64_t start, uint64_t end)
+{
+    if (vm->mode)
+        vm->mode->mapped(vm, start, end);
+}
+
 uint64_t vm_vtime(struct vm *vm)
 {
-    if (vm->serial.on)
-        return serial_vtime(vm);
+    uint64_t now;
+    if (mode_vtime(vm, &now))
+        return now;
     return (uint64_t)((int64_t)(mono_ns() - vm->start_ns) + vm->skipped_ns);
 }
 
@@ -149,7 +173,8 @@ void vm_stop_locked(struct vm *vm, const struct outcome *o)
             vm->sim_ended = true;
         }
         /* The fragment is over: nobody runs until the snapshot is restored. */
-        __atomic_store_n(&vm->serial.current, -1, __ATOMIC_RELEASE);
+        if (vm->mode)
+            vm->mode->fragment_over_locked(vm);
         pthread_cond_broadcast(&vm->done_cv);
         for (int i = 0; i < vm->nvcpus; i++) {
             struct vcpu *v = vm->vcpus[i];
@@ -328,21 +353,22 @@ static bool handle_exception(struct vm *vm, struct vcpu *v, int vec)
     u.rip = rip;
     u.rsp = rsp;
     u.rflags = frame[2];
-    if (user && vec == 3 && crew_breakpoint(vm, v, rip, &u))
+    if (user && vec == 3 && vm->mode && vm->mode->breakpoint(vm, v, rip, &u))
         return return_to_user(vm, v, rip - 1, rsp, frame[2] & ~RFLAGS_TF);
     /* Back for anything else, a step's int3 goes and the step goes on by TF. */
-    uint64_t tf_back = user && crew_unpatch(vm, v) ? RFLAGS_TF : 0;
+    uint64_t tf_back = user && mode_unpatch(vm, v) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
         return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
     const struct kvm_sregs *s = &v->run->s.regs.sregs;
     if (user && vec == 14) {
-        enum crew_verdict cv = crew_fault(vm, v, s->cr2, err, rip, &u, s);
-        if (cv != CREW_NOT_WATCHED)
+        enum vm_fault_verdict cv =
+            vm->mode ? vm->mode->fault(vm, v, s->cr2, err, rip, &u, s) : VM_FAULT_NOT_WATCHED;
+        if (cv != VM_FAULT_NOT_WATCHED)
             return return_to_user(vm, v, rip, rsp,
-                                  frame[2] | tf_back | (cv == CREW_GO_STEP ? RFLAGS_TF : 0));
+                                  frame[2] | tf_back | (cv == VM_FAULT_GO_STEP ? RFLAGS_TF : 0));
     }
     bool keep_tf;
-    if (user && vec == 1 && crew_step_done(vm, v, rip, &u, &keep_tf))
+    if (user && vec == 1 && vm->mode && vm->mode->step_done(vm, v, rip, &u, &keep_tf))
         return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
     struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
                         .vector = vec, .rip = rip, .errcode = err};
@@ -521,10 +547,10 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
     int tid = v->tid;
     uint64_t nr = r->rax;
     int disp = syscall_dispatch(vm, v, &ret);
-    if (vm->serial.on && disp != SYSCALL_THREAD_GONE)
-        serial_after_syscall(vm, v, tid, nr, ret, disp == SYSCALL_BLOCKED);
-    else if (vm->serial.on && nr == SYS_exit)
-        serial_after_syscall(vm, v, tid, nr, 0, false);
+    if (vm->mode && disp != SYSCALL_THREAD_GONE)
+        vm->mode->after_syscall(vm, v, tid, nr, ret, disp == SYSCALL_BLOCKED);
+    else if (vm->mode && nr == SYS_exit)
+        vm->mode->after_syscall(vm, v, tid, nr, 0, false);
     switch (disp) {
     case SYSCALL_THREAD_GONE:
         /* Finish the read now: a pending emulation left on this vCPU would replay into
@@ -560,12 +586,12 @@ static void run_thread(struct vm *vm, struct vcpu *v)
     bool completion_pending = false;
     for (;;) {
         if (atomic_load(&vm->stopping)) {
-            crew_unpatch(vm, v); /* a dump must show the program's own code */
+            mode_unpatch(vm, v); /* a dump must show the program's own code */
             return;
         }
         if (atomic_load(&vm->paused) ||
-            (vm->serial.on && __atomic_load_n(&vm->serial.current, __ATOMIC_ACQUIRE) != v->tid)) {
-            if (crew_unpatch(vm, v)) {
+            (vm->mode && vm->mode->turn_elsewhere(vm, v))) {
+            if (mode_unpatch(vm, v)) {
                 /* Kicked in the middle of a rep string instruction: its step goes on by
                  * TF, so that nobody else meets its int3. */
                 v->run->s.regs.regs.rflags |= RFLAGS_TF;
@@ -584,8 +610,8 @@ static void run_thread(struct vm *vm, struct vcpu *v)
             /* Its trapped access waited, and the turn came back before this thread
              * reached vcpu_main: perform it here, or the instruction would fault again. */
             pthread_mutex_lock(&vm->lock);
-            if (vm->serial.current == v->tid)
-                crew_perform_pending_locked(vm, v);
+            if (vm->mode && vm->mode->has_turn_locked(vm, v))
+                vm->mode->perform_pending_locked(vm, v);
             pthread_mutex_unlock(&vm->lock);
         }
         atomic_store(&v->in_guest, 1);
@@ -697,12 +723,12 @@ static void *vcpu_main(void *arg)
             futex_wait_locked(vm, v);
             continue;
         }
-        if (!serial_may_run_locked(vm, v)) {
+        if (vm->mode && !vm->mode->may_run_locked(vm, v)) {
             pthread_cond_wait(&v->cv, &vm->lock);
             continue;
         }
-        if (v->acc_pending)
-            crew_perform_pending_locked(vm, v); /* its trapped access, now its turn */
+        if (v->acc_pending && vm->mode)
+            vm->mode->perform_pending_locked(vm, v); /* its trapped access, now its turn */
         v->in_run = true;
         pthread_mutex_unlock(&vm->lock);
         bool ok = vm_settle_stale_io(v) == 0 &&
@@ -763,7 +789,8 @@ void vm_resume(struct vm *vm)
     pthread_mutex_lock(&vm->lock);
     /* Time stands still while the world is stopped: the program must not see pauses.
      * (Serialized time does not follow the host clock at all.) */
-    if (!vm->serial.on)
+    uint64_t now;
+    if (!mode_vtime(vm, &now))
         vm->skipped_ns -= (int64_t)(mono_ns() - vm->paused_at);
     atomic_store(&vm->paused, false);
     for (int i = 0; i < vm->nvcpus; i++)
@@ -855,7 +882,7 @@ uint64_t vm_get_fs_base(struct vcpu *v)
     return val;
 }
 
-void vm_run(struct vm *vm)
+int vm_start(struct vm *vm)
 {
     char err[256];
     pthread_mutex_lock(&vm->lock);
@@ -867,7 +894,7 @@ void vm_run(struct vm *vm)
         snprintf(o.detail, sizeof o.detail, "%s", err);
         vm_stop_locked(vm, &o);
         pthread_mutex_unlock(&vm->lock);
-        return;
+        return -1;
     }
     /* Thread 1 starts in ring 3 at the entry point with the registers vm_load chose. */
     v->start_regs = vm->entry_regs;
@@ -881,23 +908,14 @@ void vm_run(struct vm *vm)
     v->state = T_RUNNING;
     vm->live = 1;
     pthread_cond_signal(&v->cv);
-    if (vm->opt.record_ns) {
-        pthread_mutex_unlock(&vm->lock);
-        if (vm->opt.simulate)
-            vm->simulations_same = serial_simulate(vm, vm->opt.after_ns, vm->opt.record_ns,
-                                                   vm->opt.simulate);
-        else
-            serial_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
-        pthread_mutex_lock(&vm->lock);
-    }
-    if (vm->opt.selftest_rounds) {
-        pthread_mutex_unlock(&vm->lock);
-        vm->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
-                                           vm->opt.selftest_interval_ns);
-        pthread_mutex_lock(&vm->lock);
-    }
     pthread_mutex_unlock(&vm->lock);
-    vm_wait(vm);
+    return 0;
+}
+
+void vm_run(struct vm *vm)
+{
+    if (vm_start(vm) == 0)
+        vm_wait(vm);
 }
 
 int vm_add_vcpus(struct vm *vm, int n, char *err, size_t errlen)

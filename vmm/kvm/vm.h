@@ -9,8 +9,6 @@
 #include "linux/limitlog.h"
 #include "linux/mm.h"
 #include "linux/outcome.h"
-#include "sched/crew.h"
-#include "sched/serialize.h"
 #include "linux/tail.h"
 #include <linux/kvm.h>
 #include <pthread.h>
@@ -22,6 +20,9 @@ enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
 
 struct round_driver;
 struct control;
+struct serial;
+struct crew;
+struct vm_mode_ops;
 
 struct vcpu {
     struct vm *vm;
@@ -67,11 +68,9 @@ struct vcpu {
     bool io_stale;
     struct kvm_xsave *fpu_want, *fpu_cur; /* owned */
     uint64_t fpu_checks, fpu_sets;
-    /* A trapped memory access waiting for its thread's turn, and the instruction being
-     * single-stepped through a shared page (crew.c). */
+    /* A trapped memory access waits for this thread's turn (the mode keeps it: the
+     * serialized mode's page ownership, sched/crew.h). */
     bool acc_pending;
-    struct crew_access acc;
-    struct crew_step step;
     struct kvm_regs blocked_regs; /* user view when it blocked, for deadlock reports */
 
     atomic_int in_guest;        /* inside KVM_RUN: a kick must interrupt it */
@@ -151,8 +150,12 @@ struct vm {
     struct tail errtail;        /* the guest's last stderr bytes (tail.h) */
     bool warned_threads, warned_handler;
 
-    struct serial serial;
-    struct crew crew;
+    /* The execution mode plugged into the exit loop (serialized execution, sched/), NULL
+     * in free execution. The core reaches a mode only through these hooks; ser and crew
+     * are the serialized mode's state, allocated and freed by sched/ (opaque here). */
+    const struct vm_mode_ops *mode;
+    struct serial *ser;
+    struct crew *crew;
     /* Simulations (round.c) run in a sandbox: a guest outcome (exit, fatal signal,
      * deadlock) ends the simulation instead of the VM; it lands in sim_out and the
      * fragment stops, so the snapshot can be restored. */
@@ -167,12 +170,68 @@ struct vm {
     int simulations_same;
 };
 
+/* What a vCPU's exception asks of the mode (vm_mode_ops.fault). */
+enum vm_fault_verdict {
+    VM_FAULT_NOT_WATCHED,   /* not the mode's page: a real fault */
+    VM_FAULT_GO,            /* the thread goes on now: return to it */
+    VM_FAULT_GO_STEP,       /* the same, single-stepping the instruction (set RFLAGS.TF) */
+    VM_FAULT_WAIT,          /* another thread was chosen: return to it, it waits its turn */
+};
+
+/* An execution mode's hooks into the exit loop and the vCPU threads (as a device
+ * registers its handlers and the vCPU loop only dispatches). Set vm->mode before the
+ * threads run. Every hook is called with the mode's state set up; a NULL vm->mode is
+ * free execution. Lock notes as named: *_locked with vm->lock held, others without. */
+struct vm_mode_ops {
+    /* The virtual time the program sees, when the mode keeps its own clock (serialized
+     * time moves with cue points only): true and *now; false: the host clock's. */
+    bool (*vtime)(struct vm *vm, uint64_t *now);
+    /* May v's thread enter the guest now (its turn)? */
+    bool (*may_run_locked)(struct vm *vm, struct vcpu *v);
+    /* In the exit loop, without the lock: is it some other thread's turn (v must leave)? */
+    bool (*turn_elsewhere)(struct vm *vm, struct vcpu *v);
+    /* Is it v's turn (the exit loop performs a waiting access only then)? */
+    bool (*has_turn_locked)(struct vm *vm, struct vcpu *v);
+    /* v->acc_pending: perform the trapped access, now that its turn came. */
+    void (*perform_pending_locked)(struct vm *vm, struct vcpu *v);
+    /* A sandboxed simulation ended: nobody runs until the snapshot is restored. */
+    void (*fragment_over_locked)(struct vm *vm);
+    /* User exceptions the mode may own: an int3 it planted (true: resume at rip-1
+     * without TF), a #PF on a page it watches, the #DB ending a single step (true:
+     * resume, *keep_tf says whether TF stays). */
+    bool (*breakpoint)(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u);
+    enum vm_fault_verdict (*fault)(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64_t err,
+                                   uint64_t rip, const struct kvm_regs *u,
+                                   const struct kvm_sregs *s);
+    bool (*step_done)(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                      bool *keep_tf);
+    /* Takes back an int3 the mode planted for v, whenever v is back in the VMM; true
+     * when there was one (the step then goes on by TF). */
+    bool (*unpatch)(struct vm *vm, struct vcpu *v);
+    /* Thread tid made syscall nr on v (ret its result, or blocked); also after exit(). */
+    void (*after_syscall)(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+                          bool blocked);
+    /* The program mapped or opened up [start, end) (mmap, mprotect, brk). */
+    void (*mapped)(struct vm *vm, uint64_t start, uint64_t end);
+    /* vm_destroy: frees the mode's state. */
+    void (*destroy)(struct vm *vm);
+};
+
+/* For the Linux layer: true when the mode keeps virtual time (a timed wait then waits to
+ * be told rather than on the host clock). */
+bool vm_time_is_virtual(struct vm *vm);
+/* Tells the mode the program mapped [start, end). */
+void vm_note_mapped(struct vm *vm, uint64_t start, uint64_t end);
+
 int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
 /* Loads the ELF and builds the initial stack; after this vm_run starts thread 1. */
 int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, char **envp,
             char *err, size_t errlen);
-/* Runs until an outcome; fills vm->out. */
+/* Starts thread 1 (its vCPU and host thread); 0, or -1 with the outcome set (no vCPU).
+ * A mode's driver may then run the VM (it runs free until paused), and vm_wait waits. */
+int vm_start(struct vm *vm);
+/* vm_start then vm_wait: runs until an outcome; fills vm->out. */
 void vm_run(struct vm *vm);
 /* For a VM whose threads come from elsewhere (a snapshot loaded by snapshot_load_into,
  * replay.c) instead of vm_run's thread 1: creates vCPUs, parked, each with its host

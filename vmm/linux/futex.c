@@ -97,7 +97,7 @@ void futex_wait_locked(struct vm *vm, struct vcpu *v)
         unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
         return;
     }
-    if (vm->serial.on) {
+    if (vm_time_is_virtual(vm)) {
         /* Serialized time moves only with cue points and skips: wait to be told. */
         pthread_cond_wait(&v->cv, &vm->lock);
         return;

@@ -388,7 +388,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
                             : (flags & 0x10) ? MM_FIXED : MM_HINT;
         ret = mm_map_mode(&vm->mm, a0, a1, prot_from_linux(a2), mode);
         if (ret > 0)
-            crew_watch_range(vm, (uint64_t)ret, (uint64_t)ret + a1);
+            vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
         break;
     }
     case SYS_munmap:
@@ -397,7 +397,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_mprotect:
         ret = mm_protect(&vm->mm, a0, a1, (int)a2);
         if (ret == 0)
-            crew_watch_range(vm, a0, a0 + a1);
+            vm_note_mapped(vm, a0, a0 + a1);
         break;
     case SYS_mremap:
         ret = mm_mremap(&vm->mm, a0, a1, a2, (int)a3);
@@ -406,7 +406,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         uint64_t before = vm->mm.brk_cur;
         ret = mm_brk(&vm->mm, a0);
         if ((uint64_t)ret > before)
-            crew_watch_range(vm, before, (uint64_t)ret);
+            vm_note_mapped(vm, before, (uint64_t)ret);
         break;
     }
     case SYS_madvise: ret = do_madvise(vm, a0, a1, (int)a2); break;

@@ -25,6 +25,7 @@
 #include "rounds/worker.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/serialize.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -331,7 +332,7 @@ static bool do_round(struct round_driver *d)
             vm_resume(vm);
             return false;
         }
-        vm->serial.on = false;
+        vm->ser->on = false;
         d->serial_ready = true;
     }
     if (!d->snap_ready) {
@@ -505,16 +506,16 @@ static bool do_round(struct round_driver *d)
     } else if (ok) {
         /* Nothing worth retiring: free execution goes on from the snapshot. */
         pthread_mutex_lock(&vm->lock);
-        vm->serial.on = false;
-        vm->serial.limit = 0;
+        vm->ser->on = false;
+        vm->ser->limit = 0;
         pthread_mutex_unlock(&vm->lock);
     }
     uint64_t t7 = mono_ns();
     bool over = vm_over(vm);
     if (!over) {
         pthread_mutex_lock(&vm->lock);
-        vm->serial.on = false;
-        vm->serial.limit = 0;
+        vm->ser->on = false;
+        vm->ser->limit = 0;
         for (int i = 0; i < vm->nvcpus; i++)
             pthread_cond_broadcast(&vm->vcpus[i]->cv);
         pthread_mutex_unlock(&vm->lock);

@@ -3,6 +3,8 @@
 #include "kvm/snapshot.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/crew.h"
+#include "sched/serialize.h"
 #include <signal.h>
 #include <string.h>
 
@@ -40,12 +42,12 @@ void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t 
         r->out = vm->sim_out;
     vm->sandbox = false;
     vm->sim_ended = false;
-    r->cues = vm->serial.cues;
+    r->cues = vm->ser->cues;
     pthread_mutex_unlock(&vm->lock);
     r->outcome = sim_outcome_class(&r->out, r->ended);
     ex_trace_free(&r->trace);
     ex_trace_init(&r->trace);
-    ex_trace_copy(&r->trace, &vm->serial.trace);
+    ex_trace_copy(&r->trace, &vm->ser->trace);
 }
 
 int sim_rewind(struct vm *vm, struct snapshot *snap)
@@ -53,7 +55,7 @@ int sim_rewind(struct vm *vm, struct snapshot *snap)
     char err[256];
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
-    vm->serial.on = false;
+    vm->ser->on = false;
     pthread_mutex_unlock(&vm->lock);
     if (snapshot_restore(snap, NULL, err, sizeof err) < 0) {
         jx_err("round: %s", err);

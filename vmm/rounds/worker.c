@@ -5,6 +5,7 @@
 #include "explorer/explorer.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/serialize.h"
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,7 +131,7 @@ static int build(struct worker *w, struct snapshot *snap)
         snapshot_load_into(vm, &img, err, sizeof err) < 0 ||
         serial_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0)
         goto out;
-    vm->serial.on = false;
+    vm->ser->on = false;
     w->vm = vm;
     if (snapshot_init(&w->snap, vm, err, sizeof err) < 0)
         goto out;

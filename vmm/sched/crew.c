@@ -2,6 +2,7 @@
 #include "kvm/decode.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "sched/serialize.h"
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 #define PF_PRESENT 0x1ULL
 #define PF_WRITE 0x2ULL
 #define PF_FETCH 0x10ULL
+/* A vCPU's trapped access and step (struct crew keeps them, by vCPU index). */
+#define ACC(v) (&(v)->vm->crew->acc[(v)->index])
+#define STEP(v) (&(v)->vm->crew->step[(v)->index])
 
 static uint64_t trapped_pte(uint64_t present)
 {
@@ -95,7 +99,7 @@ static int new_slot(struct crew *c, uint64_t va, uint64_t frame, uint64_t flags)
  * remapped or reprotected (the slot is dead). Caller holds gm->lock. */
 static uint64_t *slot_pte(struct vm *vm, int slot, bool *trapped)
 {
-    const struct crew_page *pg = &vm->crew.page[slot];
+    const struct crew_page *pg = &vm->crew->page[slot];
     uint64_t *pte = gm_pte(&vm->gm, pg->va, false);
     if (!pte)
         return NULL;
@@ -120,7 +124,7 @@ static void watch_page(struct vm *vm, uint64_t va, struct frame_batch *b)
     uint64_t frame = e & PTE_ADDR;
     if (frame < GPA_POOL || frame + PAGE_SIZE > gm->size)
         return;
-    if (new_slot(&vm->crew, va, frame, e & ~PTE_ADDR) < 0)
+    if (new_slot(vm->crew, va, frame, e & ~PTE_ADDR) < 0)
         return; /* out of memory: the page simply goes unwatched */
     trap_pte(gm, pte, e, frame, b);
 }
@@ -140,7 +144,7 @@ static void watch(struct vm *vm, uint64_t start, uint64_t end)
 
 int crew_start(struct vm *vm)
 {
-    vm->crew.on = true;
+    vm->crew->on = true;
     size_t n = vm->mm.n;
     struct vma *copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy)
@@ -189,31 +193,31 @@ static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
  * (crew_breakpoint, crew_unpatch), so no one else can meet the byte. */
 static bool patch(struct vm *vm, struct vcpu *v, const struct kvm_regs *r)
 {
-    uint64_t at = v->step.rip + v->step.len;
+    uint64_t at = STEP(v)->rip + STEP(v)->len;
     uint8_t *b = code_byte(vm, at);
-    if (!b || *b == 0xCC || rep_touches(at, r, v->step.esz ? v->step.esz : 8))
+    if (!b || *b == 0xCC || rep_touches(at, r, STEP(v)->esz ? STEP(v)->esz : 8))
         return false;
-    v->step.bp_saved = *b;
-    v->step.bp_addr = at;
+    STEP(v)->bp_saved = *b;
+    STEP(v)->bp_addr = at;
     *b = 0xCC;
     gm_mark_dirty(&vm->gm, (uint64_t)(b - vm->gm.host) & PAGE_MASK);
-    v->step.bp = true;
+    STEP(v)->bp = true;
     return true;
 }
 
 static void unpatch(struct vm *vm, struct vcpu *v)
 {
-    if (!v->step.bp)
+    if (!STEP(v)->bp)
         return;
-    uint8_t *b = code_byte(vm, v->step.bp_addr);
+    uint8_t *b = code_byte(vm, STEP(v)->bp_addr);
     if (b && *b == 0xCC)
-        *b = v->step.bp_saved;
-    v->step.bp = false;
+        *b = STEP(v)->bp_saved;
+    STEP(v)->bp = false;
 }
 
 static void step_clear(struct vm *vm, struct vcpu *v)
 {
-    struct crew_step *s = &v->step;
+    struct crew_step *s = STEP(v);
     unpatch(vm, v);
     s->on = s->rep = s->bp = s->pushf = false;
     s->n = 0;
@@ -221,14 +225,14 @@ static void step_clear(struct vm *vm, struct vcpu *v)
 
 void crew_stop(struct vm *vm)
 {
-    struct crew *c = &vm->crew;
+    struct crew *c = vm->crew;
     if (!c->on)
         return;
     pthread_mutex_lock(&vm->lock);
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         v->acc_pending = false; /* the instruction runs again, on a present page */
-        if (v->step.on) {
+        if (STEP(v)->on) {
             v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
             v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
             step_clear(vm, v);
@@ -251,22 +255,24 @@ void crew_stop(struct vm *vm)
 
 void crew_free(struct vm *vm)
 {
-    ex_u64map_free(&vm->crew.slot_of_va);
-    free(vm->crew.page);
-    free(vm->crew.owned);
-    memset(&vm->crew, 0, sizeof vm->crew);
+    for (int i = 0; i < MAX_VCPUS; i++)
+        free(vm->crew->step[i].slot);
+    ex_u64map_free(&vm->crew->slot_of_va);
+    free(vm->crew->page);
+    free(vm->crew->owned);
+    memset(vm->crew, 0, sizeof *vm->crew);
 }
 
 void crew_watch_range(struct vm *vm, uint64_t start, uint64_t end)
 {
-    if (vm->crew.on && start < end && end <= USER_TOP)
+    if (vm->crew->on && start < end && end <= USER_TOP)
         watch(vm, start, end);
 }
 
 /* Maps a trapped slot for the running thread. Caller holds gm->lock. */
 static void grant(struct vm *vm, int slot)
 {
-    struct crew *c = &vm->crew;
+    struct crew *c = vm->crew;
     bool trapped;
     uint64_t *pte = slot_pte(vm, slot, &trapped);
     if (!pte || !trapped)
@@ -281,7 +287,7 @@ static void revoke(struct vm *vm, int slot, struct frame_batch *b)
     bool trapped;
     uint64_t *pte = slot_pte(vm, slot, &trapped);
     if (pte && !trapped)
-        trap_pte(&vm->gm, pte, *pte, vm->crew.page[slot].frame, b);
+        trap_pte(&vm->gm, pte, *pte, vm->crew->page[slot].frame, b);
 }
 
 static struct vcpu *vcpu_of(struct vm *vm, int tid)
@@ -294,7 +300,7 @@ static struct vcpu *vcpu_of(struct vm *vm, int tid)
 
 void crew_switch_locked(struct vm *vm, int next)
 {
-    struct crew *c = &vm->crew;
+    struct crew *c = vm->crew;
     if (!c->on)
         return;
     struct frame_batch b = {0};
@@ -309,9 +315,9 @@ void crew_switch_locked(struct vm *vm, int next)
         if (c->page[slot].owner == next && !c->page[slot].shared)
             grant(vm, (int)slot);
     struct vcpu *w = vcpu_of(vm, next);
-    if (w && w->step.on)
-        for (size_t i = 0; i < w->step.n; i++)
-            grant(vm, w->step.slot[i]);
+    if (w && STEP(w)->on)
+        for (size_t i = 0; i < STEP(w)->n; i++)
+            grant(vm, STEP(w)->slot[i]);
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);
 }
@@ -361,7 +367,7 @@ static void describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip
  * instruction has moved past it). Caller holds vm->lock and gm->lock. */
 static void step_add(struct vm *vm, struct vcpu *v, int slot, struct frame_batch *b)
 {
-    struct crew_step *s = &v->step;
+    struct crew_step *s = STEP(v);
     for (size_t i = 0; i < s->n; i++)
         if (s->slot[i] == slot)
             return;
@@ -384,23 +390,23 @@ static void step_add(struct vm *vm, struct vcpu *v, int slot, struct frame_batch
  * Returns true when the instruction must be single-stepped. Caller holds vm->lock. */
 static bool perform_locked(struct vm *vm, struct vcpu *v)
 {
-    struct crew *c = &vm->crew;
-    const struct crew_access *a = &v->acc;
+    struct crew *c = vm->crew;
+    const struct crew_access *a = ACC(v);
     struct crew_page *pg = &c->page[a->slot];
     c->accesses++;
-    struct ex_event *e = ex_trace_access(&vm->serial.trace, (uint32_t)v->xid, a->kind, a->addr,
+    struct ex_event *e = ex_trace_access(&vm->ser->trace, (uint32_t)v->xid, a->kind, a->addr,
                                          a->size, a->flags, a->rip);
     if (e) {
         vm_symbolize(vm, a->rip, e->sym, sizeof e->sym);
         memcpy(e->insn, a->insn, sizeof e->insn);
     }
-    vm->serial.cues++;
+    vm->ser->cues++;
     /* Spin detection sees the value a read is about to get: nobody else runs before it. */
     uint64_t value = 0;
     size_t vlen = a->size < 8 ? a->size : 8;
     if (a->addr >= pg->va && a->addr - pg->va + vlen <= PAGE_SIZE)
         memcpy(&value, vm->gm.host + pg->frame + (a->addr - pg->va), vlen);
-    ex_spin_observe(&vm->serial.spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
+    ex_spin_observe(&vm->ser->spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
     if (!pg->shared && pg->owner && pg->owner != v->tid) {
@@ -413,19 +419,19 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     pthread_mutex_lock(&vm->gm.lock);
     grant(vm, a->slot);
     if (pg->shared) {
-        if (!v->step.on) {
-            v->step.on = true;
-            v->step.rip = a->rip;
-            v->step.rep = a->rep;
-            v->step.pushf = a->pushf;
-            v->step.len = a->len;
-            v->step.esz = a->esz;
+        if (!STEP(v)->on) {
+            STEP(v)->on = true;
+            STEP(v)->rip = a->rip;
+            STEP(v)->rep = a->rep;
+            STEP(v)->pushf = a->pushf;
+            STEP(v)->len = a->len;
+            STEP(v)->esz = a->esz;
         }
         step_add(vm, v, a->slot, &b);
     }
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);
-    return v->step.on && !v->step.bp; /* TF wanted */
+    return STEP(v)->on && !STEP(v)->bp; /* TF wanted */
 }
 
 void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
@@ -433,7 +439,7 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
     if (!v->acc_pending)
         return;
     v->acc_pending = false;
-    if (!vm->crew.on)
+    if (!vm->crew->on)
         return;
     if (perform_locked(vm, v)) {
         v->run->s.regs.regs.rflags |= RFLAGS_TF;
@@ -447,7 +453,7 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
 {
     if (errcode & PF_PRESENT)
         return CREW_NOT_WATCHED;
-    struct crew *c = &vm->crew;
+    struct crew *c = vm->crew;
     pthread_mutex_lock(&vm->lock);
     if (!c->on) {
         pthread_mutex_unlock(&vm->lock);
@@ -464,12 +470,12 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
         return CREW_NOT_WATCHED;
     }
     struct insn_info info;
-    describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, &v->acc, &info);
-    v->acc.slot = slot;
-    v->acc.rep = info.rep;
-    v->acc.pushf = info.pushf;
-    v->acc.len = (uint8_t)info.len;
-    v->acc.esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
+    describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, ACC(v), &info);
+    ACC(v)->slot = slot;
+    ACC(v)->rep = info.rep;
+    ACC(v)->pushf = info.pushf;
+    ACC(v)->len = (uint8_t)info.len;
+    ACC(v)->esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
     enum crew_verdict verdict;
     if (serial_pick_locked(vm, v->tid) == v->tid) {
         verdict = perform_locked(vm, v) ? CREW_GO_STEP : CREW_GO;
@@ -485,23 +491,23 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
                     bool *keep_tf)
 {
     uint64_t rsp = r->rsp;
-    struct crew *c = &vm->crew;
+    struct crew *c = vm->crew;
     *keep_tf = false;
     pthread_mutex_lock(&vm->lock);
-    if (!v->step.on) {
+    if (!STEP(v)->on) {
         pthread_mutex_unlock(&vm->lock);
         return false;
     }
     c->step_traps++;
-    if (v->step.rep && rip == v->step.rip) {
+    if (STEP(v)->rep && rip == STEP(v)->rip) {
         /* A rep string instruction traps after every iteration: it goes on, with the
          * pages it has, until rip moves past it; a breakpoint there saves an exit per
          * iteration. */
-        *keep_tf = !v->step.len || !patch(vm, v, r);
+        *keep_tf = !STEP(v)->len || !patch(vm, v, r);
         pthread_mutex_unlock(&vm->lock);
         return true;
     }
-    if (v->step.pushf) {
+    if (STEP(v)->pushf) {
         /* pushf stored RFLAGS with our TF in it: the program must see its own flags. */
         uint16_t w;
         if (copy_from_user(&vm->gm, &w, rsp, sizeof w)) {
@@ -511,8 +517,8 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
     }
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
-    for (size_t i = 0; i < v->step.n; i++) {
-        int slot = v->step.slot[i];
+    for (size_t i = 0; i < STEP(v)->n; i++) {
+        int slot = STEP(v)->slot[i];
         revoke(vm, slot, &b);
         for (size_t j = 0; j < c->nowned; j++)
             if (c->owned[j] == slot) {
@@ -530,16 +536,16 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
 
 bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r)
 {
-    if (!v->step.bp || rip != v->step.bp_addr + 1)
+    if (!STEP(v)->bp || rip != STEP(v)->bp_addr + 1)
         return false;
     bool keep_tf;
-    crew_step_done(vm, v, v->step.bp_addr, r, &keep_tf); /* unpatches */
+    crew_step_done(vm, v, STEP(v)->bp_addr, r, &keep_tf); /* unpatches */
     return true;
 }
 
 bool crew_unpatch(struct vm *vm, struct vcpu *v)
 {
-    if (!v->step.bp)
+    if (!STEP(v)->bp)
         return false;
     pthread_mutex_lock(&vm->lock);
     unpatch(vm, v);

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "explorer/explorer.h"
+#include "kvm/layout.h"
 
 struct vm;
 struct vcpu;
@@ -48,20 +49,9 @@ struct crew_page {
     bool shared;
 };
 
-struct crew {
-    bool on;
-    struct crew_page *page; /* indexed by slot */
-    size_t npage, cappage;
-    int *owned;             /* slots mapped for the running thread (revoked on a switch);
-                             * room for cappage, so granting never needs memory */
-    size_t nowned;
-    uint64_t accesses, shared_pages, steps, step_traps;
-    size_t watched;         /* slots made in all, over every fragment (the summary's count) */
-    struct ex_u64map slot_of_va;
-};
 
 /* A trapped access, decided on at the fault and performed when its thread's turn
- * comes (struct vcpu holds one). */
+ * comes (struct crew holds one per vCPU). */
 struct crew_access {
     int slot;
     uint64_t addr, rip;
@@ -84,6 +74,22 @@ struct crew_step {
     uint64_t rip;
     int *slot;
     size_t n, cap;
+};
+
+struct crew {
+    bool on;
+    struct crew_page *page; /* indexed by slot */
+    size_t npage, cappage;
+    int *owned;             /* slots mapped for the running thread (revoked on a switch);
+                             * room for cappage, so granting never needs memory */
+    size_t nowned;
+    uint64_t accesses, shared_pages, steps, step_traps;
+    size_t watched;         /* slots made in all, over every fragment (the summary's count) */
+    struct ex_u64map slot_of_va;
+    /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending
+     * says whether there is one) and the instruction it is single-stepping. */
+    struct crew_access acc[MAX_VCPUS];
+    struct crew_step step[MAX_VCPUS];
 };
 
 enum crew_verdict {

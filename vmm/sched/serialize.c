@@ -1,4 +1,5 @@
 #include "sched/serialize.h"
+#include "sched/crew.h"
 #include "linux/futex.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
@@ -19,7 +20,11 @@
 int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
                 uint32_t spin_threshold, char *err, size_t errlen)
 {
-    struct serial *s = &vm->serial;
+    if (serial_mode_install(vm) < 0) {
+        snprintf(err, errlen, "serialized execution: out of memory");
+        return -1;
+    }
+    struct serial *s = vm->ser;
     memset(s, 0, sizeof *s);
     ex_schedule_init(&s->sched);
     ex_trace_init(&s->trace);
@@ -63,8 +68,10 @@ int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
 
 void serial_free(struct vm *vm)
 {
-    ex_schedule_free(&vm->serial.sched);
-    ex_trace_free(&vm->serial.trace);
+    if (!vm->ser)
+        return;
+    ex_schedule_free(&vm->ser->sched);
+    ex_trace_free(&vm->ser->trace);
 }
 
 int serial_set_schedule(struct vm *vm, const struct ex_schedule *src)
@@ -74,21 +81,21 @@ int serial_set_schedule(struct vm *vm, const struct ex_schedule *src)
     if (ex_schedule_copy(&copy, src) < 0)
         return -1;
     pthread_mutex_lock(&vm->lock);
-    ex_schedule_free(&vm->serial.sched);
-    vm->serial.sched = copy;
-    ex_cursor_init(&vm->serial.cursor, &vm->serial.sched);
+    ex_schedule_free(&vm->ser->sched);
+    vm->ser->sched = copy;
+    ex_cursor_init(&vm->ser->cursor, &vm->ser->sched);
     pthread_mutex_unlock(&vm->lock);
     return 0;
 }
 
 uint64_t serial_vtime(const struct vm *vm)
 {
-    return vm->serial.base_ns + vm->serial.cues * SERIAL_CUE_NS + (uint64_t)vm->skipped_ns;
+    return vm->ser->base_ns + vm->ser->cues * SERIAL_CUE_NS + (uint64_t)vm->skipped_ns;
 }
 
 bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
 {
-    struct serial *s = &vm->serial;
+    struct serial *s = vm->ser;
     if (!s->on)
         return true;
     if (s->current < 0)
@@ -105,7 +112,7 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
 void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags)
 {
-    struct serial *s = &vm->serial;
+    struct serial *s = vm->ser;
     if (!s->on)
         return;
     s->cues++;
@@ -124,7 +131,7 @@ void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind
 
 int serial_pick_locked(struct vm *vm, int tid)
 {
-    struct serial *s = &vm->serial;
+    struct serial *s = vm->ser;
     struct ex_tidset enabled;
     ex_tidset_clear(&enabled);
     for (int i = 0; i < vm->nvcpus; i++) {
@@ -162,7 +169,7 @@ int serial_pick_locked(struct vm *vm, int tid)
 void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
                           bool blocked)
 {
-    if (!vm->serial.on || atomic_load(&vm->stopping))
+    if (!vm->ser->on || atomic_load(&vm->stopping))
         return;
     const struct kvm_regs *r = &v->run->s.regs.regs;
     enum ex_kind kind;
@@ -212,7 +219,7 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
 void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
 {
     pthread_mutex_lock(&vm->lock);
-    struct serial *s = &vm->serial;
+    struct serial *s = vm->ser;
     uint64_t now = start_vtime ? start_vtime : vm_vtime(vm);
     s->base_ns = now - (uint64_t)vm->skipped_ns;
     s->cues = 0;
@@ -247,16 +254,16 @@ bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint
     uint64_t soft = budget_on && wall_ns ? start + wall_ns : guard;
     uint64_t hard = budget_on && wall_ns ? start + 5 * wall_ns : guard;
     bool cut = false;
-    vm->serial.limit = want;
-    vm->serial.notify_at = exact;
+    vm->ser->limit = want;
+    vm->ser->notify_at = exact;
     vm_resume(vm);
     /* Wait on the VM's done_cv (the fragment's end and every outcome broadcast it): a
      * polling loop here would preempt the running vCPU's host thread, and on PVM each
      * vCPU reload costs tens of microseconds. */
     pthread_mutex_lock(&vm->lock);
-    while (!atomic_load(&vm->stopping) && vm->serial.current >= 0) {
+    while (!atomic_load(&vm->stopping) && vm->ser->current >= 0) {
         uint64_t now = mono_ns();
-        if (!budget_on && vm->serial.cues >= exact) {
+        if (!budget_on && vm->ser->cues >= exact) {
             /* The exact part is done (serial_cue_locked woke us): the budget starts. */
             budget_on = true;
             if (wall_ns) {
@@ -267,21 +274,21 @@ bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint
         if (now >= hard) {
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
-            vm->serial.current = -1;
+            vm->ser->current = -1;
             break;
         }
-        if (budget_on && now >= soft && !vm->serial.cut) {
+        if (budget_on && now >= soft && !vm->ser->cut) {
             /* Over budget: the fragment ends at the next cue point, as if that were
              * the limit (a replay of the same length stops at the same place). */
             cut = true;
-            vm->serial.cut = true;
+            vm->ser->cut = true;
         }
-        uint64_t until = vm->serial.cut || !budget_on ? hard : soft;
+        uint64_t until = vm->ser->cut || !budget_on ? hard : soft;
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);
     }
-    vm->serial.notify_at = 0;
+    vm->ser->notify_at = 0;
     pthread_mutex_unlock(&vm->lock);
     vm_pause(vm);
     return cut;
@@ -293,8 +300,8 @@ void serial_fragment_end(struct vm *vm)
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
     uint64_t vt = serial_vtime(vm);
-    vm->serial.on = false;
-    vm->serial.limit = 0;
+    vm->ser->on = false;
+    vm->ser->limit = 0;
     vm->skipped_ns = (int64_t)vt - (int64_t)(mono_ns() - vm->start_ns);
     vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
     for (int i = 0; i < vm->nvcpus; i++)
@@ -326,11 +333,11 @@ int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
     serial_fragment_end(vm);
     uint64_t wall = mono_ns() - t0;
     vm_resume(vm);
-    struct serial *s = &vm->serial;
+    struct serial *s = vm->ser;
     fprintf(stderr, "jinx-vmm: recorded a fragment of %llu cue points (%.3f ms of virtual time) in "
             "%.2f ms wall; %llu memory accesses, %llu shared pages\n",
             (unsigned long long)s->cues, (double)(s->cues * SERIAL_CUE_NS) / 1e6, wall / 1e6,
-            (unsigned long long)vm->crew.accesses, (unsigned long long)vm->crew.shared_pages);
+            (unsigned long long)vm->crew->accesses, (unsigned long long)vm->crew->shared_pages);
     return 0;
 }
 
@@ -384,8 +391,8 @@ int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
         if (atomic_load(&vm->stopping))
             break; /* the simulation ended the program: that is the outcome */
         crew_stop(vm);
-        uint64_t th = trace_hash(&vm->serial.trace), mh = memory_hash(vm);
-        uint64_t cues = vm->serial.cues;
+        uint64_t th = trace_hash(&vm->ser->trace), mh = memory_hash(vm);
+        uint64_t cues = vm->ser->cues;
         if (i == 1) {
             first_trace = th;
             first_mem = mh;
@@ -393,7 +400,7 @@ int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
         same += th == first_trace && mh == first_mem;
         struct restore_stats st;
         pthread_mutex_lock(&vm->lock);
-        vm->serial.on = false;
+        vm->ser->on = false;
         pthread_mutex_unlock(&vm->lock);
         if (snapshot_restore(&snap, &st, err, sizeof err) < 0) {
             jx_err("simulate: %s", err);
@@ -410,8 +417,8 @@ int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
     if (!atomic_load(&vm->stopping)) {
         /* Free execution again, from the snapshot (the restore set its time). */
         pthread_mutex_lock(&vm->lock);
-        vm->serial.on = false;
-        vm->serial.limit = 0;
+        vm->ser->on = false;
+        vm->ser->limit = 0;
         for (int i = 0; i < vm->nvcpus; i++)
             pthread_cond_broadcast(&vm->vcpus[i]->cv);
         pthread_mutex_unlock(&vm->lock);

@@ -47,6 +47,10 @@ struct serial {
 int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
                 uint32_t spin_threshold, char *err, size_t errlen);
 void serial_free(struct vm *vm);
+/* Plugs serialized execution into v's exit loop (vm->mode, kvm/vm.h) with its state
+ * (vm->ser, vm->crew, freed by vm_destroy); serial_init does it. 0, or -1: out of
+ * memory. */
+int serial_mode_install(struct vm *vm);
 
 /* Explorer thread ids (v->xid) are linux/threads.h's: a fragment's begin numbers the
  * threads from scratch. */
@@ -83,7 +87,7 @@ bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint
 void serial_fragment_end(struct vm *vm);
 /* `--after A --record R`: free-runs for A (wall), then records a serialized fragment
  * of R virtual time (R / SERIAL_CUE_NS cue points) with memory cue points, then lets the
- * program run free again. The trace stays in vm->serial.trace. From the VMM's main
+ * program run free again. The trace stays in vm->ser->trace. From the VMM's main
  * thread; serial_init must have run (it is left off until the fragment). */
 int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns);
 /* `--after A --record R --simulate N`: free-runs for A, snapshots, then N times runs a
