@@ -169,7 +169,7 @@ static void test_snapshot_hostile(void **state)
         case 8: e = 0x7FF000000000ULL | PTE_P; memcpy(x.pages[0], &e, 8); /* data: fine */
             s->pml4_user[2] = 0xFFFFF000ULL | PTE_P; break;       /* beyond memory */
         }
-        assert_int_equal(snapfile_validate(s, err, sizeof err), -1);
+        assert_int_equal(snapimg_validate(s, err, sizeof err), -1);
         struct dbuf b = {0};
         assert_int_equal(snapfile_encode(s, &b), -1);
         dbuf_free(&b);

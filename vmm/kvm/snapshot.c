@@ -1,5 +1,5 @@
 #include "kvm/snapshot.h"
-#include "dump/snapfile.h"
+#include "kvm/snapimage.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <stdio.h>
@@ -538,7 +538,7 @@ int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err,
     }
     memcpy(img->pml4_user, gm->host + GPA_PML4, sizeof img->pml4_user);
     char why[200];
-    if (snapfile_validate(img, why, sizeof why) < 0) {
+    if (snapimg_validate(img, why, sizeof why) < 0) {
         snprintf(err, errlen, "snapshot export: %s", why);
         snapimg_free(img);
         return -1;
@@ -564,7 +564,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
 {
     struct guestmem *gm = &vm->gm;
     char why[200];
-    if (snapfile_validate(img, why, sizeof why) < 0) {
+    if (snapimg_validate(img, why, sizeof why) < 0) {
         snprintf(err, errlen, "snapshot: %s", why);
         return -1;
     }
