@@ -140,6 +140,21 @@ static void event_locked(struct control *c, struct client *cl, const char *s, si
     }
 }
 
+/* vm->event_sink: {"event":KIND,"msg":LINE} to the followers. */
+static void send_event(void *ctx, const char *kind, const char *msg)
+{
+    char json[1024];
+    struct jbuf b;
+    jb_init(&b, json, sizeof json);
+    jb_raw(&b, "{\"event\":");
+    jb_str(&b, kind);
+    jb_raw(&b, ",\"msg\":");
+    jb_str(&b, msg);
+    jb_raw(&b, "}");
+    if (jb_ok(&b) == 0)
+        control_event(ctx, json);
+}
+
 void control_event(struct control *c, const char *json)
 {
     if (!c || !json)
@@ -612,6 +627,8 @@ struct control *control_start(struct vm *vm, char *err, size_t errlen)
         return NULL;
     }
     c->thread_started = true;
+    vm->event_sink = send_event;
+    vm->event_ctx = c;
     return c;
 }
 
@@ -660,6 +677,10 @@ void control_stop(struct control *c)
 {
     if (!c)
         return;
+    if (c->vm->event_sink == send_event) {
+        c->vm->event_sink = NULL;
+        c->vm->event_ctx = NULL;
+    }
     if (c->vm->out.kind != OUT_NONE)
         end_event(c);
     atomic_store(&c->stop, true);

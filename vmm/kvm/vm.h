@@ -164,6 +164,10 @@ struct vm {
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */
     struct control *control;        /* the control socket, NULL with --no-control */
+    /* Where notable events go besides stderr (a round's found bug, progress): kind and a
+     * one-line message. The control socket installs its sender; NULL: nowhere. */
+    void (*event_sink)(void *ctx, const char *kind, const char *msg);
+    void *event_ctx;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
     int selftest_failed;

@@ -17,9 +17,7 @@
  * rounds are, the program keeps (by default) at least half of the wall time. */
 #include "rounds/round.h"
 #include "rounds/round_config.h"
-#include "control/control.h"
 #include "explorer/explorer.h"
-#include "lib/json.h"
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
 #include "rounds/worker.h"
@@ -62,19 +60,11 @@ static void describe_outcome(const struct sim_result *r, char *buf, size_t len)
         snprintf(buf, len, "ended");
 }
 
-/* {"event":KIND,"msg":LINE} to the control socket's followers. */
+/* To whoever listens (vm->event_sink: the control socket's followers). */
 static void send_event(struct round_driver *d, const char *kind, const char *line)
 {
-    char json[1024];
-    struct jbuf b;
-    jb_init(&b, json, sizeof json);
-    jb_raw(&b, "{\"event\":");
-    jb_str(&b, kind);
-    jb_raw(&b, ",\"msg\":");
-    jb_str(&b, line);
-    jb_raw(&b, "}");
-    if (jb_ok(&b) == 0)
-        control_event(d->vm->control, json);
+    if (d->vm->event_sink)
+        d->vm->event_sink(d->vm->event_ctx, kind, line);
 }
 
 /* A notable event: a line on stderr and a JSON event on the control socket. */
