@@ -1,6 +1,12 @@
 #include "lib/bytes.h"
 #include <stdlib.h>
 
+void dbuf_free(struct dbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
 void bput(struct dbuf *b, const void *p, size_t n)
 {
     if (b->oom)

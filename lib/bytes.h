@@ -1,16 +1,23 @@
 /* Little-endian byte encoding for the dump's record payloads: appending to a growable
- * buffer (struct dbuf, dumpfile.h) and reading through a bounds-checked cursor.
+ * buffer (struct dbuf) and reading through a bounds-checked cursor.
  *
  * The cursor treats its input as hostile: a read past the end returns zeros and sets
  * `bad`, so a parser reads a whole structure and checks `bad` once. Strings are u32
  * length + bytes, refused when they hold a NUL or do not fit the destination. */
 #ifndef JINX_BYTES_H
 #define JINX_BYTES_H
-#include "dump/dumpfile.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+/* A growable byte buffer for the encoders; oom sticks once an append failed. */
+struct dbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+};
+void dbuf_free(struct dbuf *b);
 
 void bput(struct dbuf *b, const void *p, size_t n);
 void bput_u8(struct dbuf *b, uint8_t v);

@@ -31,12 +31,6 @@ const char *dump_out_kind_name(uint32_t k)
 
 /* ---- encoder --------------------------------------------------------------------- */
 
-void dbuf_free(struct dbuf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
 /* Starts a record; returns the offset of its length field for rec_end. */
 static size_t rec_begin(struct dbuf *b, uint32_t type, uint32_t flags)
 {

@@ -17,6 +17,7 @@
  * fuzzed (tests/fuzz). */
 #ifndef JINX_DUMPFILE_H
 #define JINX_DUMPFILE_H
+#include "lib/bytes.h"
 #include "lib/sha256.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -132,13 +133,6 @@ struct dumpfile {
     size_t nextra;
 };
 
-/* A growable byte buffer for the encoder. */
-struct dbuf {
-    uint8_t *p;
-    size_t len, cap;
-    bool oom;
-};
-void dbuf_free(struct dbuf *b);
 
 /* Encodes d (header, RUN if has_run, IMAGE, OUTCOME, THREADs, CORE, extra, END) into b.
  * Returns 0, or -1 when out of memory or d holds an out-of-range value. */
