@@ -24,7 +24,5 @@ bool parse_u64(const char *s, uint64_t *out);
 
 uint64_t mono_ns(void);
 
-/* splitmix64: the seeded generator behind getrandom and AT_RANDOM. */
-uint64_t splitmix64(uint64_t *state);
 
 #endif

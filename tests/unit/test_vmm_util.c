@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/splitmix.h"
 #include "lib/util.h"
 
 #define SIZE_OK(str, val)                                                                  \

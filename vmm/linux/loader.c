@@ -1,5 +1,6 @@
 /* Puts the program into the guest: its PT_LOAD segments, the main stack with argv, envp
  * and the auxiliary vector laid out as Linux does, and thread 1's entry registers. */
+#include "lib/splitmix.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
 #include <elf.h>

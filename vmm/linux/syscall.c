@@ -1,6 +1,7 @@
 #include "linux/syscall.h"
 #include "linux/threads.h"
 #include "linux/futex.h"
+#include "lib/splitmix.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <linux/sched.h>
