@@ -339,6 +339,96 @@ static int64_t do_newfstatat(struct vm *vm, int64_t dirfd, uint64_t path, uint64
 
 static int prot_from_linux(uint64_t p) { return (int)(p & 7); }
 
+/* The address-space calls that change what is mapped: mmap (anonymous only), munmap,
+ * mprotect, mremap, brk; the mode hears of what became accessible (vm_note_mapped). */
+static int64_t memory_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                              uint64_t a3, uint64_t a4)
+{
+    int64_t ret = -ENOSYS;
+    switch (nr) {
+    case SYS_mmap: {
+        int flags = (int)a3;
+        if (!(flags & 0x20 /* MAP_ANONYMOUS */)) {
+            ret = (int64_t)a4 < 0 ? -EINVAL : -ENODEV; /* no files in the guest */
+            break;
+        }
+        if ((flags & 3) == 0 || (a2 & ~7ULL)) {
+            ret = -EINVAL;
+            break;
+        }
+        enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE /* MAP_FIXED_NOREPLACE */
+                            : (flags & 0x10) ? MM_FIXED : MM_HINT;
+        ret = mm_map_mode(&vm->mm, a0, a1, prot_from_linux(a2), mode);
+        if (ret > 0)
+            vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
+        break;
+    }
+    case SYS_munmap:
+        ret = mm_unmap(&vm->mm, a0, a1);
+        break;
+    case SYS_mprotect:
+        ret = mm_protect(&vm->mm, a0, a1, (int)a2);
+        if (ret == 0)
+            vm_note_mapped(vm, a0, a0 + a1);
+        break;
+    case SYS_mremap:
+        ret = mm_mremap(&vm->mm, a0, a1, a2, (int)a3);
+        break;
+    case SYS_brk: {
+        uint64_t before = vm->mm.brk_cur;
+        ret = mm_brk(&vm->mm, a0);
+        if ((uint64_t)ret > before)
+            vm_note_mapped(vm, before, (uint64_t)ret);
+        break;
+    }
+    }
+    return ret;
+}
+
+/* clock_getres, gettimeofday, time: virtual time (vm_vtime) from VTIME_EPOCH_NS. */
+static int64_t time_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t a1)
+{
+    int64_t ret = -ENOSYS;
+    switch (nr) {
+    case SYS_clock_getres: {
+        int64_t ts[2] = {0, 1};
+        ret = (!a1 || copy_to_user(&vm->gm, a1, ts, sizeof ts)) ? 0 : -EFAULT;
+        break;
+    }
+    case SYS_gettimeofday: {
+        uint64_t t = VTIME_EPOCH_NS + vm_vtime(vm);
+        int64_t tv[2] = {(int64_t)(t / 1000000000ULL), (int64_t)(t % 1000000000ULL) / 1000};
+        ret = (!a0 || copy_to_user(&vm->gm, a0, tv, sizeof tv)) ? 0 : -EFAULT;
+        break;
+    }
+    case SYS_time: {
+        int64_t t = (int64_t)((VTIME_EPOCH_NS + vm_vtime(vm)) / 1000000000ULL);
+        ret = (!a0 || copy_to_user(&vm->gm, a0, &t, 8)) ? t : -EFAULT;
+        break;
+    }
+    }
+    return ret;
+}
+
+/* Guest RAM ran out during syscall nr (mmap, brk, mprotect, mremap, ...) if
+ * gm.exhausted moved past exhausted: a limit of jinx (--mem), not of the program; Linux
+ * would have had the memory. */
+static void note_memory_limit(struct vm *vm, uint64_t nr, int64_t ret, uint64_t exhausted)
+{
+    if (ret == -ENOMEM || (nr == SYS_brk && ret >= 0)) {
+        if (atomic_load_explicit(&vm->gm.exhausted, memory_order_relaxed) != exhausted &&
+            !vm->sandbox) {
+            char opt[LIMIT_OPTION_LEN];
+            snprintf(opt, sizeof opt, "raise it with --mem SIZE (now %lluM, at most %lluM)",
+                     (unsigned long long)(vm->opt.mem >> 20),
+                     (unsigned long long)(MAX_GUEST_MEM >> 20));
+            limits_note(&vm->limits, LIMIT_MEMORY, 0, opt, "guest memory exhausted: the "
+                        "program's %s needed more than the %lluM of guest RAM",
+                        syscall_name((unsigned)nr), (unsigned long long)(vm->opt.mem >> 20));
+        }
+    }
+}
+
 int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
 {
     struct kvm_regs *r = &v->run->s.regs.regs;
@@ -375,41 +465,9 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         } else
             ret = -ENOTTY;
         break;
-    case SYS_mmap: {
-        int flags = (int)a3;
-        if (!(flags & 0x20 /* MAP_ANONYMOUS */)) {
-            ret = (int64_t)a4 < 0 ? -EINVAL : -ENODEV; /* no files in the guest */
-            break;
-        }
-        if ((flags & 3) == 0 || (a2 & ~7ULL)) {
-            ret = -EINVAL;
-            break;
-        }
-        enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE /* MAP_FIXED_NOREPLACE */
-                            : (flags & 0x10) ? MM_FIXED : MM_HINT;
-        ret = mm_map_mode(&vm->mm, a0, a1, prot_from_linux(a2), mode);
-        if (ret > 0)
-            vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
+    case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_brk:
+        ret = memory_syscall(vm, nr, a0, a1, a2, a3, a4);
         break;
-    }
-    case SYS_munmap:
-        ret = mm_unmap(&vm->mm, a0, a1);
-        break;
-    case SYS_mprotect:
-        ret = mm_protect(&vm->mm, a0, a1, (int)a2);
-        if (ret == 0)
-            vm_note_mapped(vm, a0, a0 + a1);
-        break;
-    case SYS_mremap:
-        ret = mm_mremap(&vm->mm, a0, a1, a2, (int)a3);
-        break;
-    case SYS_brk: {
-        uint64_t before = vm->mm.brk_cur;
-        ret = mm_brk(&vm->mm, a0);
-        if ((uint64_t)ret > before)
-            vm_note_mapped(vm, before, (uint64_t)ret);
-        break;
-    }
     case SYS_madvise: ret = do_madvise(vm, a0, a1, (int)a2); break;
     case SYS_mlock: case SYS_munlock: case SYS_mlockall: case SYS_munlockall: ret = 0; break;
     case SYS_rt_sigaction: ret = do_rt_sigaction(vm, (int)a0, a1, a2, a3); break;
@@ -419,22 +477,9 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_nanosleep: ret = do_nanosleep(vm, v, 1, 0, a0); break;
     case SYS_clock_nanosleep: ret = do_nanosleep(vm, v, (int)a0, (int)a1, a2); break;
     case SYS_clock_gettime: ret = do_clock_gettime(vm, (int)a0, a1); break;
-    case SYS_clock_getres: {
-        int64_t ts[2] = {0, 1};
-        ret = (!a1 || copy_to_user(&vm->gm, a1, ts, sizeof ts)) ? 0 : -EFAULT;
+    case SYS_clock_getres: case SYS_gettimeofday: case SYS_time:
+        ret = time_syscall(vm, nr, a0, a1);
         break;
-    }
-    case SYS_gettimeofday: {
-        uint64_t t = VTIME_EPOCH_NS + vm_vtime(vm);
-        int64_t tv[2] = {(int64_t)(t / 1000000000ULL), (int64_t)(t % 1000000000ULL) / 1000};
-        ret = (!a0 || copy_to_user(&vm->gm, a0, tv, sizeof tv)) ? 0 : -EFAULT;
-        break;
-    }
-    case SYS_time: {
-        int64_t t = (int64_t)((VTIME_EPOCH_NS + vm_vtime(vm)) / 1000000000ULL);
-        ret = (!a0 || copy_to_user(&vm->gm, a0, &t, 8)) ? t : -EFAULT;
-        break;
-    }
     case SYS_getpid: case SYS_getpgrp: ret = 1; break;
     case SYS_getppid: ret = 0; break;
     case SYS_gettid: ret = v->tid; break;
@@ -503,20 +548,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         ret = -ENOSYS;
         break;
     }
-    /* Guest RAM ran out during this call (mmap, brk, mprotect, mremap, ...): a limit of
-     * jinx (--mem), not of the program; Linux would have had the memory. */
-    if (ret == -ENOMEM || (nr == SYS_brk && ret >= 0)) {
-        if (atomic_load_explicit(&vm->gm.exhausted, memory_order_relaxed) != exhausted &&
-            !vm->sandbox) {
-            char opt[LIMIT_OPTION_LEN];
-            snprintf(opt, sizeof opt, "raise it with --mem SIZE (now %lluM, at most %lluM)",
-                     (unsigned long long)(vm->opt.mem >> 20),
-                     (unsigned long long)(MAX_GUEST_MEM >> 20));
-            limits_note(&vm->limits, LIMIT_MEMORY, 0, opt, "guest memory exhausted: the "
-                        "program's %s needed more than the %lluM of guest RAM",
-                        syscall_name((unsigned)nr), (unsigned long long)(vm->opt.mem >> 20));
-        }
-    }
+    note_memory_limit(vm, nr, ret, exhausted);
     if (gone)
         return SYSCALL_THREAD_GONE;
     if (ret == SYSRET_BLOCKED)

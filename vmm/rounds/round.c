@@ -16,6 +16,7 @@
  * round_time * (100 - max_duty_pct) / max_duty_pct after each round, so however slow
  * rounds are, the program keeps (by default) at least half of the wall time. */
 #include "rounds/round.h"
+#include "rounds/driver.h"
 #include "rounds/round_config.h"
 #include "explorer/explorer.h"
 #include "rounds/simulation.h"
@@ -32,23 +33,6 @@
 #include <string.h>
 #include <time.h>
 
-struct round_driver {
-    struct vm *vm;
-    pthread_t thread;
-    pthread_mutex_t mu;         /* guards cfg, st, attached, quit, busy */
-    pthread_cond_t cv;
-    bool attached, quit, busy;
-    struct round_config cfg;
-    struct round_stats st;
-    uint64_t attach_ns, last_progress_ns;
-    struct snapshot snap;
-    bool snap_ready;
-    bool serial_ready;
-    struct ex_coverage cov;
-    struct worker *workers[WORKER_MAX]; /* created at the first round that wants them */
-    bool have_retired;          /* a retired bug ended the program: `retired` holds it */
-    struct round_retired retired;
-};
 
 static void describe_outcome(const struct sim_result *r, char *buf, size_t len)
 {
@@ -68,9 +52,7 @@ static void send_event(struct round_driver *d, const char *kind, const char *lin
 }
 
 /* A notable event: a line on stderr and a JSON event on the control socket. */
-static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void notable(struct round_driver *d, const char *kind, const char *fmt, ...)
+void round_notable(struct round_driver *d, const char *kind, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -85,8 +67,6 @@ static void notable(struct round_driver *d, const char *kind, const char *fmt, .
     pthread_mutex_unlock(&d->mu);
     send_event(d, kind, line);
 }
-
-static bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
 
 /* The retired simulation's live replay ended the program with its bug: keep what the
  * crash dump needs (the snapshot itself stays in d->snap until round_shutdown). */
@@ -145,176 +125,40 @@ const struct round_retired *round_retired(struct vm *vm)
     return have ? &d->retired : NULL;
 }
 
-/* Checks every simulation against a run of the same schedule in another VM (workers'
- * results in the program's VM, the program's VM's on worker 1), for exactly the first
- * run's length: --check-workers. Returns the simulations compared; *mismatches counts
- * the differences, each reported. */
-static int check_workers(struct round_driver *d, int nw, uint64_t round_no,
-                         const struct ex_schedule *const *sp, struct sim_result *res, int n,
-                         uint64_t want, uint64_t vtime, uint64_t *mismatches, bool *ok)
-{
-    struct vm *vm = d->vm;
-    const struct ex_schedule **sa = calloc((size_t)n + 1, sizeof *sa), **sb = calloc((size_t)n + 1, sizeof *sb);
-    const struct sim_result **ra = calloc((size_t)n + 1, sizeof *ra), **rb = calloc((size_t)n + 1, sizeof *rb);
-    struct sim_result *oa = calloc((size_t)n + 1, sizeof *oa), *ob = calloc((size_t)n + 1, sizeof *ob);
-    int ia[ROUND_MAX_SIMS], ib[ROUND_MAX_SIMS], na = 0, nb = 0, checked = 0;
-    if (!sa || !sb || !ra || !rb || !oa || !ob)
-        goto out;
-    for (int i = 0; i < n; i++) {
-        ex_trace_init(&oa[i].trace);
-        ex_trace_init(&ob[i].trace);
-        if (!res[i].done)
-            continue;
-        if (res[i].vm_id != 0) { /* ran on a worker: again in the program's VM */
-            sa[na] = sp[i];
-            ra[na] = &res[i];
-            ia[na++] = i;
-        } else if (nw > 0) {     /* ran in the program's VM: again on worker 1 */
-            sb[nb] = sp[i];
-            rb[nb] = &res[i];
-            ib[nb++] = i;
-        }
-    }
-    struct sim_batch ba = {.sched = sa, .out = oa, .n = (size_t)na, .want = want, .vtime = vtime,
-                           .ref = ra};
-    struct sim_batch bb = {.sched = sb, .out = ob, .n = (size_t)nb, .want = want, .vtime = vtime,
-                           .ref = rb};
-    atomic_init(&ba.next, 0);
-    atomic_init(&bb.next, 0);
-    if (nb)
-        worker_start(d->workers[0], &bb);
-    if (sim_batch_work(&ba, vm, &d->snap, 0) < 0)
-        *ok = false;
-    if (nb)
-        worker_wait(d->workers[0]);
-    for (int j = 0; j < na + nb; j++) {
-        bool a = j < na;
-        const struct sim_result *ref = a ? ra[j] : rb[j - na], *got = a ? &oa[j] : &ob[j - na];
-        if (!got->done)
-            continue;
-        checked++;
-        if (!sim_same(ref, got)) {
-            (*mismatches)++;
-            long diff = ex_trace_first_difference(&ref->trace, &got->trace);
-            notable(d, "divergence", "round %llu: simulation %d gave another result in %s than "
-                    "on %s %d (cue points %llu vs %llu, first difference at %ld; a bug in jinx: "
-                    "please report it)", (unsigned long long)round_no, (a ? ia[j] : ib[j - na]) + 1,
-                    a ? "the program's VM" : "worker 1", a ? "worker" : "the program's VM",
-                    ref->vm_id, (unsigned long long)got->cues, (unsigned long long)ref->cues, diff);
-        }
-    }
-out:
-    for (int i = 0; oa && ob && i < n; i++) {
-        ex_trace_free(&oa[i].trace);
-        ex_trace_free(&ob[i].trace);
-    }
-    free(sa);
-    free(sb);
-    free(ra);
-    free(rb);
-    free(oa);
-    free(ob);
-    return checked;
-}
-
-/* Runs the round's schedules from the snapshot: in the program's VM and on the workers
- * at once when there are any (worker.h), else one after the other here. Returns the
- * simulations run (results in res[1..]); *ok goes false if the program's VM failed. */
-static int simulate(struct round_driver *d, const struct round_config *cfg,
-                    const struct ex_schedule_set *ss, int k, uint64_t want, uint64_t vtime,
-                    struct sim_result *res, uint64_t *ns_sync, bool *ok)
-{
-    struct vm *vm = d->vm;
-    int n = (int)ss->n < k ? (int)ss->n : k;
-    if (n <= 0)
-        return 0;
-    const struct ex_schedule **sp = calloc((size_t)n, sizeof *sp);
-    if (!sp) {
-        *ok = false;
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        sp[i] = &ss->v[i];
-    /* Workers, brought to the snapshot while the program's VM is stopped at it. */
-    int nw = n > 1 ? worker_count(cfg->workers) : 0, usable = 0;
-    struct worker *ready[WORKER_MAX];
-    uint64_t t0 = mono_ns();
-    for (int i = 0; i < nw; i++) {
-        if (!d->workers[i] && !(d->workers[i] = worker_new(vm, i + 1)))
-            break;
-        if (worker_sync(d->workers[i], &d->snap) == 0)
-            ready[usable++] = d->workers[i];
-        else
-            break; /* keep the usable ones a prefix: check mode uses worker 1 */
-    }
-    *ns_sync = mono_ns() - t0;
-    struct sim_batch b = {.sched = sp, .out = res + 1, .n = (size_t)n, .want = want,
-                          .wall = cfg->fragment_wall_ns, .vtime = vtime};
-    atomic_init(&b.next, 0);
-    for (int i = 0; i < usable; i++)
-        worker_start(ready[i], &b);
-    if (sim_batch_work(&b, vm, &d->snap, 0) < 0)
-        *ok = false;
-    for (int i = 0; i < usable; i++)
-        worker_wait(ready[i]);
-    /* What a failed worker left undone runs here. */
-    for (int i = 0; i < n && *ok; i++)
-        if (!res[i + 1].done) {
-            sim_run_fragment(vm, sp[i], want, cfg->fragment_wall_ns, vtime, false, &res[i + 1]);
-            if (vm_over(vm) || sim_rewind(vm, &d->snap) < 0)
-                *ok = false;
-            res[i + 1].done = true;
-            res[i + 1].vm_id = 0;
-        }
-    uint64_t on_workers = 0, checked = 0, mismatches = 0;
-    for (int i = 1; i <= n; i++)
-        on_workers += res[i].done && res[i].vm_id != 0;
-    if (*ok && cfg->check_workers && usable) {
-        pthread_mutex_lock(&d->mu);
-        uint64_t round_no = d->st.rounds + 1;
-        pthread_mutex_unlock(&d->mu);
-        checked = (uint64_t)check_workers(d, usable, round_no, sp, res + 1, n, want, vtime,
-                                          &mismatches, ok);
-    }
-    free(sp);
-    pthread_mutex_lock(&d->mu);
-    struct round_stats *st = &d->st;
-    st->workers = usable;
-    st->worker_sims += on_workers;
-    st->worker_checked += checked;
-    st->worker_mismatches += mismatches;
-    st->ns_worker_sync = *ns_sync;
-    st->sum_worker_sync += *ns_sync;
-    st->worker_builds = st->worker_syncs = st->worker_pages = 0;
-    for (int i = 0; i < WORKER_MAX && d->workers[i]; i++) {
-        const struct worker_stats *ws = worker_stats(d->workers[i]);
-        st->worker_builds += ws->builds;
-        st->worker_syncs += ws->syncs;
-        st->worker_pages += ws->pages;
-    }
-    pthread_mutex_unlock(&d->mu);
-    return *ok ? n : 0;
-}
-
-/* One round. Returns false when the VM is over (stopped by an outcome). */
-static bool do_round(struct round_driver *d)
-{
-    struct vm *vm = d->vm;
+/* One round's state, handed from phase to phase (do_round). t[0..8]: when each phase
+ * began and the last ended (stop, snapshot, record, explore, simulate, score, retire,
+ * resume). */
+struct round_work {
+    struct vm *vm;
     struct round_config cfg;
-    pthread_mutex_lock(&d->mu);
-    cfg = d->cfg;
-    uint64_t round_no = d->st.rounds + 1;
-    pthread_mutex_unlock(&d->mu);
-    uint64_t want = cfg.fragment_ns / SERIAL_CUE_NS;
-    char err[256];
+    uint64_t round_no, want, vtime;
+    uint64_t t[9];
+    struct ex_schedule rec_sched;
+    int k;                      /* simulations the strategy may ask for */
+    struct sim_result *res;     /* [0] the recording, [1..nsim] the simulations */
+    struct ex_schedule_set ss;
+    struct ex_analysis a;
+    bool analysed;
+    struct ex_rng rng;
+    int nsim, on_workers, best;
+    uint64_t ns_sync;
+    bool ok, bug, retire, tail_crash, over;
+    uint64_t divergences, tail_cues;
+};
 
-    uint64_t t0 = mono_ns();
+/* Stops the world and takes the round's snapshot (the serialized machinery is set up
+ * the first time). False when the round cannot go on (the VM resumed if it can). */
+static bool round_stop(struct round_driver *d, struct round_work *rw)
+{
+    struct vm *vm = rw->vm;
+    char err[256];
+    rw->t[0] = mono_ns();
     vm_pause(vm);
     if (vm_over(vm)) {
         vm_resume(vm);
         return false;
     }
-    uint64_t t1 = mono_ns();
+    rw->t[1] = mono_ns();
     if (!d->serial_ready) {
         /* The serialized machinery, set up while the world is stopped. */
         if (serial_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0) {
@@ -338,76 +182,76 @@ static bool do_round(struct round_driver *d)
         vm_resume(vm);
         return false;
     }
-    uint64_t vtime = d->snap.vtime;
-    uint64_t t2 = mono_ns();
+    rw->vtime = d->snap.vtime;
+    rw->t[2] = mono_ns();
+    return true;
+}
 
-    /* Record. */
-    struct ex_schedule rec_sched;
-    ex_schedule_init(&rec_sched);
-    rec_sched.policy = EX_DEFAULT_ROUNDROBIN;
-    rec_sched.quantum = cfg.record_quantum ? cfg.record_quantum : 1;
-    ex_schedule_set_note(&rec_sched, "recording (roundrobin %u)", rec_sched.quantum);
-    int k = (int)cfg.params.max_schedules;
-    struct sim_result *res = calloc((size_t)k + 1, sizeof *res);
-    struct ex_schedule_set ss;
-    ex_schedule_set_init(&ss);
-    if (!res) {
+/* Records the fragment from the snapshot (round-robin) into res[0] and rewinds. False
+ * when out of memory (the VM resumed). */
+static bool round_record(struct round_driver *d, struct round_work *rw)
+{
+    struct vm *vm = rw->vm;
+    ex_schedule_init(&rw->rec_sched);
+    rw->rec_sched.policy = EX_DEFAULT_ROUNDROBIN;
+    rw->rec_sched.quantum = rw->cfg.record_quantum ? rw->cfg.record_quantum : 1;
+    ex_schedule_set_note(&rw->rec_sched, "recording (roundrobin %u)", rw->rec_sched.quantum);
+    rw->k = (int)rw->cfg.params.max_schedules;
+    rw->res = calloc((size_t)rw->k + 1, sizeof *rw->res);
+    ex_schedule_set_init(&rw->ss);
+    if (!rw->res) {
         vm_resume(vm);
-        return true;
+        return false;
     }
-    for (int i = 0; i <= k; i++)
-        ex_trace_init(&res[i].trace);
-    sim_run_fragment(vm, &rec_sched, want, cfg.fragment_wall_ns, vtime, false, &res[0]);
-    uint64_t t3 = mono_ns();
-    bool ok = !vm_over(vm) && sim_rewind(vm, &d->snap) == 0;
+    for (int i = 0; i <= rw->k; i++)
+        ex_trace_init(&rw->res[i].trace);
+    sim_run_fragment(vm, &rw->rec_sched, rw->want, rw->cfg.fragment_wall_ns, rw->vtime, false,
+                     &rw->res[0]);
+    rw->t[3] = mono_ns();
+    rw->ok = !vm_over(vm) && sim_rewind(vm, &d->snap) == 0;
+    return true;
+}
 
-    /* Explore. */
-    struct ex_analysis a;
-    bool analysed = false;
-    struct ex_rng rng;
-    ex_rng_seed(&rng, cfg.seed ^ ex_hash_mix(round_no));
-    if (ok && !res[0].ended) {
+/* The strategy's schedules for the recorded trace (rw->ss). */
+static void round_explore(struct round_work *rw)
+{
+    ex_rng_seed(&rw->rng, rw->cfg.seed ^ ex_hash_mix(rw->round_no));
+    if (rw->ok && !rw->res[0].ended) {
         char why[160];
-        if (ex_analyze(&res[0].trace, &a, why, sizeof why) == EX_OK) {
-            analysed = true;
-            struct ex_params p = cfg.params;
+        if (ex_analyze(&rw->res[0].trace, &rw->a, why, sizeof why) == EX_OK) {
+            rw->analysed = true;
+            struct ex_params p = rw->cfg.params;
             ex_params_sanitize(&p);
-            if (ex_generate(cfg.strategy, &a, &p, &rng, &ss) < 0)
-                ss.n = 0;
+            if (ex_generate(rw->cfg.strategy, &rw->a, &p, &rw->rng, &rw->ss) < 0)
+                rw->ss.n = 0;
             /* Past its segments, every other simulation interleaves as finely as it
              * can (round-robin, one cue point a turn), the others keep the strategy's
              * `continue` (the running thread runs on). Fine interleaving shows an
              * atomicity violation's consequences within the fragment (circle: 11 of 12
              * runs failed, against 2 of 12 with `continue` alone), but an order bug that
              * needs one thread to run far ahead (race-lock-x) wants `continue`. */
-            for (size_t i = 1; i < ss.n; i += 2) {
-                ss.v[i].policy = EX_DEFAULT_ROUNDROBIN;
-                ss.v[i].quantum = 1;
+            for (size_t i = 1; i < rw->ss.n; i += 2) {
+                rw->ss.v[i].policy = EX_DEFAULT_ROUNDROBIN;
+                rw->ss.v[i].quantum = 1;
             }
         } else {
-            jx_err("round %llu: recorded trace not usable: %s", (unsigned long long)round_no, why);
+            jx_err("round %llu: recorded trace not usable: %s",
+                   (unsigned long long)rw->round_no, why);
         }
     }
-    uint64_t t4 = mono_ns();
+    rw->t[4] = mono_ns();
+}
 
-    /* Simulate: the program's VM and the workers work off one batch together. */
-    int nsim = 0;
-    uint64_t ns_sync = 0;
-    if (ok)
-        nsim = simulate(d, &cfg, &ss, k, want, vtime, res, &ns_sync, &ok);
-    int on_workers = 0;
-    for (int i = 1; i <= nsim; i++)
-        on_workers += res[i].vm_id != 0;
-    uint64_t t5 = mono_ns();
-
-    /* Score: the recording competes too (a crash in it is a bug like any other). */
-    int best = 0;
-    if (ok) {
+/* Scores every simulation (the recording competes too: a crash in it is a bug like any
+ * other) and picks the best (rw->best). */
+static void round_score(struct round_driver *d, struct round_work *rw)
+{
+    if (rw->ok) {
         struct ex_baseline base;
-        bool have_base = analysed && ex_baseline_build(&base, &a, NULL) == 0;
-        struct ex_score *sc = calloc((size_t)nsim + 1, sizeof *sc);
-        for (int i = 0; sc && i <= nsim; i++) {
-            struct sim_result *r = &res[i];
+        bool have_base = rw->analysed && ex_baseline_build(&base, &rw->a, NULL) == 0;
+        struct ex_score *sc = calloc((size_t)rw->nsim + 1, sizeof *sc);
+        for (int i = 0; sc && i <= rw->nsim; i++) {
+            struct sim_result *r = &rw->res[i];
             if (have_base && i > 0)
                 ex_score_simulation(&base, &r->trace, r->outcome, &d->cov, &r->score);
             else {
@@ -419,90 +263,107 @@ static bool do_round(struct round_driver *d)
             sc[i] = r->score;
         }
         if (sc)
-            best = (int)ex_select_best(sc, (size_t)nsim + 1, &rng);
+            rw->best = (int)ex_select_best(sc, (size_t)rw->nsim + 1, &rw->rng);
         free(sc);
         if (have_base)
             ex_baseline_free(&base);
-        for (int i = 0; i <= nsim; i++)
-            ex_coverage_add_trace(&d->cov, &res[i].trace);
+        for (int i = 0; i <= rw->nsim; i++)
+            ex_coverage_add_trace(&d->cov, &rw->res[i].trace);
     }
-    uint64_t t6 = mono_ns();
+    rw->t[6] = mono_ns();
+}
 
-    /* Retire. */
-    struct sim_result *w = &res[best];
-    bool bug = ok && w->score.bug;
-    bool retire = ok && w->score.rank > 0;
-    uint64_t divergences = 0;
-    if (ok && bug) {
+/* Replays the retired simulation live: exactly its cue points, then (when it did not
+ * end) the tail. A bug that ends the program is kept for the dump (keep_retired). */
+static void round_replay_retired(struct round_driver *d, struct round_work *rw)
+{
+    struct vm *vm = rw->vm;
+    struct sim_result *w = &rw->res[rw->best];
+    struct sim_result live;
+    memset(&live, 0, sizeof live);
+    ex_trace_init(&live.trace);
+    /* Exactly the simulation's cue points: a simulation cut by the wall budget
+     * stopped a thread mid-computation, which the replay need not repeat. Then, for
+     * a simulation that did not end, the tail: the same schedule's default policy
+     * goes on serialized, so a crash that the retired interleaving causes a little
+     * later still happens at a known cue point of a known schedule, and the dump's
+     * replay (the same schedule up to the same limit) reproduces it. */
+    uint64_t exact = w->ended ? rw->want : w->cues;
+    uint64_t tail = w->ended ? 0 : rw->cfg.tail_ns / SERIAL_CUE_NS;
+    const struct ex_schedule *ws = rw->best ? &rw->ss.v[rw->best - 1] : &rw->rec_sched;
+    sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0,
+                          tail ? rw->cfg.tail_wall_ns : 0, rw->vtime, true, &live);
+    long diff = ex_trace_first_difference(&live.trace, &w->trace);
+    bool same = diff < 0 || (size_t)diff >= w->trace.n; /* the simulation's part */
+    if (!vm_over(vm)) {
+        if (!same || live.cues < w->cues) {
+            rw->divergences++;
+            round_notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
+                    "point %ld (a bug in jinx: please report it)",
+                    (unsigned long long)rw->round_no, rw->best, diff);
+        }
+        rw->tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
+        serial_fragment_end(vm);
+    } else if (rw->bug) {
+        keep_retired(d, &rw->cfg, rw->round_no, rw->best, rw->nsim, ws, &rw->res[0].trace,
+                     &live, w, exact + tail, false);
+    } else if (same && live.cues >= w->cues) {
+        /* Past the simulation's end: the tail met the program's end. */
+        rw->tail_cues = live.cues - w->cues;
+        if (ex_outcome_is_bug(sim_outcome_class(&vm->out, true))) {
+            rw->tail_crash = true;
+            live.out = vm->out;
+            keep_retired(d, &rw->cfg, rw->round_no, rw->best, rw->nsim, ws, &rw->res[0].trace,
+                         &live, w, exact + tail, true);
+        }
+    } else {
+        rw->divergences++; /* the simulation did not end there, the replay did */
+        round_notable(d, "divergence", "round %llu: the replay of simulation %d ended the program "
+                "at cue point %llu (trace differs at %ld), the simulation ran on to cue point "
+                "%llu (a bug in jinx: please report it)", (unsigned long long)rw->round_no,
+                rw->best, (unsigned long long)live.cues, diff, (unsigned long long)w->cues);
+    }
+    ex_trace_free(&live.trace);
+}
+
+/* Retires the best simulation if it scored (a bug, or with --verbose-rounds anything
+ * ranked), replaying it live; else free execution goes on from the snapshot. */
+static void round_retire(struct round_driver *d, struct round_work *rw)
+{
+    struct vm *vm = rw->vm;
+    struct sim_result *w = &rw->res[rw->best];
+    rw->bug = rw->ok && w->score.bug;
+    rw->retire = rw->ok && w->score.rank > 0;
+    if (rw->ok && rw->bug) {
         char what[400];
         describe_outcome(w, what, sizeof what);
-        notable(d, "bug", "round %llu: simulation %d/%d %s -> retired", (unsigned long long)round_no,
-                best, nsim, what);
-    } else if (ok && retire && cfg.verbose) {
-        notable(d, "retire", "round %llu: simulation %d/%d scored %llu (races made adjacent %u, "
+        round_notable(d, "bug", "round %llu: simulation %d/%d %s -> retired",
+                (unsigned long long)rw->round_no, rw->best, rw->nsim, what);
+    } else if (rw->ok && rw->retire && rw->cfg.verbose) {
+        round_notable(d, "retire", "round %llu: simulation %d/%d scored %llu (races made adjacent %u, "
                 "unserializable %u, new writers %u, novel pairs %u) -> retired",
-                (unsigned long long)round_no, best, nsim, (unsigned long long)w->score.suspicion,
-                w->score.races_adjacent, w->score.avio_new, w->score.new_writers,
-                w->score.novel_pairs);
+                (unsigned long long)rw->round_no, rw->best, rw->nsim,
+                (unsigned long long)w->score.suspicion, w->score.races_adjacent,
+                w->score.avio_new, w->score.new_writers, w->score.novel_pairs);
     }
-    bool tail_crash = false;
-    uint64_t tail_cues = 0;
-    if (retire) {
-        struct sim_result live;
-        memset(&live, 0, sizeof live);
-        ex_trace_init(&live.trace);
-        /* Exactly the simulation's cue points: a simulation cut by the wall budget
-         * stopped a thread mid-computation, which the replay need not repeat. Then, for
-         * a simulation that did not end, the tail: the same schedule's default policy
-         * goes on serialized, so a crash that the retired interleaving causes a little
-         * later still happens at a known cue point of a known schedule, and the dump's
-         * replay (the same schedule up to the same limit) reproduces it. */
-        uint64_t exact = w->ended ? want : w->cues;
-        uint64_t tail = w->ended ? 0 : cfg.tail_ns / SERIAL_CUE_NS;
-        const struct ex_schedule *ws = best ? &ss.v[best - 1] : &rec_sched;
-        sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0, tail ? cfg.tail_wall_ns : 0,
-                              vtime, true, &live);
-        long diff = ex_trace_first_difference(&live.trace, &w->trace);
-        bool same = diff < 0 || (size_t)diff >= w->trace.n; /* the simulation's part */
-        if (!vm_over(vm)) {
-            if (!same || live.cues < w->cues) {
-                divergences++;
-                notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
-                        "point %ld (a bug in jinx: please report it)", (unsigned long long)round_no,
-                        best, diff);
-            }
-            tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
-            serial_fragment_end(vm);
-        } else if (bug) {
-            keep_retired(d, &cfg, round_no, best, nsim, ws, &res[0].trace, &live, w, exact + tail,
-                         false);
-        } else if (same && live.cues >= w->cues) {
-            /* Past the simulation's end: the tail met the program's end. */
-            tail_cues = live.cues - w->cues;
-            if (ex_outcome_is_bug(sim_outcome_class(&vm->out, true))) {
-                tail_crash = true;
-                live.out = vm->out;
-                keep_retired(d, &cfg, round_no, best, nsim, ws, &res[0].trace, &live, w,
-                             exact + tail, true);
-            }
-        } else {
-            divergences++; /* the simulation did not end there, the replay did */
-            notable(d, "divergence", "round %llu: the replay of simulation %d ended the program "
-                    "at cue point %llu (trace differs at %ld), the simulation ran on to cue point "
-                    "%llu (a bug in jinx: please report it)", (unsigned long long)round_no, best,
-                    (unsigned long long)live.cues, diff, (unsigned long long)w->cues);
-        }
-        ex_trace_free(&live.trace);
-    } else if (ok) {
+    if (rw->retire) {
+        round_replay_retired(d, rw);
+    } else if (rw->ok) {
         /* Nothing worth retiring: free execution goes on from the snapshot. */
         pthread_mutex_lock(&vm->lock);
         vm->ser->on = false;
         vm->ser->limit = 0;
         pthread_mutex_unlock(&vm->lock);
     }
-    uint64_t t7 = mono_ns();
-    bool over = vm_over(vm);
-    if (!over) {
+    rw->t[7] = mono_ns();
+}
+
+/* Free execution again, unless the program ended. */
+static void round_resume(struct round_work *rw)
+{
+    struct vm *vm = rw->vm;
+    rw->over = vm_over(vm);
+    if (!rw->over) {
         pthread_mutex_lock(&vm->lock);
         vm->ser->on = false;
         vm->ser->limit = 0;
@@ -511,34 +372,40 @@ static bool do_round(struct round_driver *d)
         pthread_mutex_unlock(&vm->lock);
         vm_resume(vm);
     }
-    uint64_t t8 = mono_ns();
+    rw->t[8] = mono_ns();
+}
 
+/* The round's counts and phase times into d->st (round_status). */
+static void round_account(struct round_driver *d, const struct round_work *rw)
+{
+    const uint64_t *t = rw->t;
+    const struct sim_result *w = &rw->res[rw->best];
     pthread_mutex_lock(&d->mu);
     struct round_stats *st = &d->st;
     st->rounds++;
-    st->simulations += (uint64_t)nsim;
-    st->cues_total += res[0].cues;
-    st->last_cues = res[0].cues;
-    st->last_sims = (uint64_t)nsim;
-    for (int i = 0; i <= nsim; i++)
-        st->sim_bugs += res[i].score.bug;
-    st->retired += retire && best > 0;
-    st->divergences += divergences;
-    st->tail_cues += tail_cues;
-    st->tail_crashes += tail_crash;
-    if (ok && w->score.rank > st->best_rank)
+    st->simulations += (uint64_t)rw->nsim;
+    st->cues_total += rw->res[0].cues;
+    st->last_cues = rw->res[0].cues;
+    st->last_sims = (uint64_t)rw->nsim;
+    for (int i = 0; i <= rw->nsim; i++)
+        st->sim_bugs += rw->res[i].score.bug;
+    st->retired += rw->retire && rw->best > 0;
+    st->divergences += rw->divergences;
+    st->tail_cues += rw->tail_cues;
+    st->tail_crashes += rw->tail_crash;
+    if (rw->ok && w->score.rank > st->best_rank)
         st->best_rank = w->score.rank;
-    if (bug)
-        st->last_bug_round = round_no;
-    st->ns_stop = t1 - t0;
-    st->ns_snapshot = t2 - t1;
-    st->ns_record = t3 - t2;
-    st->ns_explore = t4 - t3;
-    st->ns_simulate = t5 - t4;
-    st->ns_score = t6 - t5;
-    st->ns_retire = t7 - t6;
-    st->ns_resume = t8 - t7;
-    st->ns_round = t8 - t0;
+    if (rw->bug)
+        st->last_bug_round = rw->round_no;
+    st->ns_stop = t[1] - t[0];
+    st->ns_snapshot = t[2] - t[1];
+    st->ns_record = t[3] - t[2];
+    st->ns_explore = t[4] - t[3];
+    st->ns_simulate = t[5] - t[4];
+    st->ns_score = t[6] - t[5];
+    st->ns_retire = t[7] - t[6];
+    st->ns_resume = t[8] - t[7];
+    st->ns_round = t[8] - t[0];
     st->sum_stop += st->ns_stop;
     st->sum_snapshot += st->ns_snapshot;
     st->sum_record += st->ns_record;
@@ -549,34 +416,76 @@ static bool do_round(struct round_driver *d)
     st->sum_resume += st->ns_resume;
     st->sum_round += st->ns_round;
     pthread_mutex_unlock(&d->mu);
+}
 
-    if (over && (bug || tail_crash))
-        notable(d, "crash", "guest %s in real execution (round %llu, %s%s)",
+/* A crash in real execution, and with --verbose-rounds the round's line. */
+static void round_report(struct round_driver *d, const struct round_work *rw)
+{
+    const struct vm *vm = rw->vm;
+    const uint64_t *t = rw->t;
+    if (rw->over && (rw->bug || rw->tail_crash))
+        round_notable(d, "crash", "guest %s in real execution (round %llu, %s%s)",
                 vm->out.kind == OUT_DEADLOCK ? "deadlocked" : "crashed",
-                (unsigned long long)round_no,
+                (unsigned long long)rw->round_no,
                 vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock",
-                tail_crash ? ", in the serialized tail after the retired schedule" : "");
+                rw->tail_crash ? ", in the serialized tail after the retired schedule" : "");
     uint64_t sim_cues = 0;
-    for (int i = 1; i <= nsim; i++)
-        sim_cues += res[i].cues;
-    if (cfg.verbose)
+    for (int i = 1; i <= rw->nsim; i++)
+        sim_cues += rw->res[i].cues;
+    if (rw->cfg.verbose)
         fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, tail %llu "
                 "cue points, %.2f ms (stop %.3f snapshot %.3f record %.3f explore %.3f simulate "
                 "%.3f score %.3f retire %.3f resume %.3f ms; worker sync %.3f ms; %llu cue points "
                 "a simulation, %d on workers)\n",
-                (unsigned long long)round_no, (unsigned long long)res[0].cues, nsim, best,
-                (unsigned long long)tail_cues, (t8 - t0) / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
-                (t4 - t3) / 1e6, (t5 - t4) / 1e6, (t6 - t5) / 1e6, (t7 - t6) / 1e6,
-                (t8 - t7) / 1e6, ns_sync / 1e6,
-                (unsigned long long)(nsim ? sim_cues / (uint64_t)nsim : 0), on_workers);
-    if (analysed)
-        ex_analysis_free(&a);
-    ex_schedule_set_free(&ss);
-    ex_schedule_free(&rec_sched);
-    for (int i = 0; i <= k; i++)
-        ex_trace_free(&res[i].trace);
-    free(res);
-    return !over;
+                (unsigned long long)rw->round_no, (unsigned long long)rw->res[0].cues, rw->nsim,
+                rw->best, (unsigned long long)rw->tail_cues, (t[8] - t[0]) / 1e6,
+                (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (t[3] - t[2]) / 1e6,
+                (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6, (t[6] - t[5]) / 1e6,
+                (t[7] - t[6]) / 1e6, (t[8] - t[7]) / 1e6, rw->ns_sync / 1e6,
+                (unsigned long long)(rw->nsim ? sim_cues / (uint64_t)rw->nsim : 0),
+                rw->on_workers);
+}
+
+/* One round: stop, snapshot, record, explore, simulate, score, retire, resume. False
+ * when the program is over (no more rounds). */
+static bool do_round(struct round_driver *d)
+{
+    struct round_work work;
+    struct round_work *rw = &work;
+    memset(rw, 0, sizeof *rw);
+    rw->vm = d->vm;
+    pthread_mutex_lock(&d->mu);
+    rw->cfg = d->cfg;
+    rw->round_no = d->st.rounds + 1;
+    pthread_mutex_unlock(&d->mu);
+    rw->want = rw->cfg.fragment_ns / SERIAL_CUE_NS;
+    bool go_on = true;
+    if (!round_stop(d, rw)) {
+        go_on = false;
+    } else if (round_record(d, rw)) {
+        round_explore(rw);
+        /* Simulate: the program's VM and the workers work off one batch together. */
+        if (rw->ok)
+            rw->nsim = round_simulate(d, &rw->cfg, &rw->ss, rw->k, rw->want, rw->vtime, rw->res,
+                                &rw->ns_sync, &rw->ok);
+        for (int i = 1; i <= rw->nsim; i++)
+            rw->on_workers += rw->res[i].vm_id != 0;
+        rw->t[5] = mono_ns();
+        round_score(d, rw);
+        round_retire(d, rw);
+        round_resume(rw);
+        round_account(d, rw);
+        round_report(d, rw);
+        go_on = !rw->over;
+        if (rw->analysed)
+            ex_analysis_free(&rw->a);
+        ex_schedule_set_free(&rw->ss);
+        ex_schedule_free(&rw->rec_sched);
+        for (int i = 0; i <= rw->k; i++)
+            ex_trace_free(&rw->res[i].trace);
+        free(rw->res);
+    }
+    return go_on;
 }
 
 static void progress(struct round_driver *d, uint64_t now)
