@@ -413,6 +413,44 @@ static void fill_outcome(struct dump_outcome *d, const struct outcome *o)
 
 #define KIB(n) ((unsigned long long)(((n) + 1023) >> 10)) /* rounded up */
 
+/* The core's signal information (siginfo) for a fatal signal, as Linux fills it. */
+static void signal_info(struct core_desc *cd, const struct outcome *o)
+{
+    if (o->kind != OUT_SIGNAL)
+        return;
+    cd->signo = o->signal;
+    if (o->vector < 0) {
+        cd->si_code = SI_TKILL_CODE;
+    } else if (o->vector == 14) {
+        cd->si_code = (o->errcode & 1) ? 2 /* SEGV_ACCERR */ : 1 /* SEGV_MAPERR */;
+        cd->fault_addr = o->cr2;
+    } else {
+        cd->si_code = SI_KERNEL_CODE;
+        cd->fault_addr = o->rip;
+    }
+}
+
+/* Jinx's own records of the dump: OUTCOME, IMAGE and RUN. */
+static void fill_records(struct dumpfile *d, struct vm *vm, const struct outcome *o,
+                         const struct proc_info *pi)
+{
+    fill_outcome(&d->outcome, o);
+    sha256(vm->img.data, vm->img.size, d->image.sha256);
+    d->image.bias = vm->bias;
+    d->image.size = vm->img.size;
+    char *abs = realpath(vm->image_path, NULL);
+    snprintf(d->image.path, sizeof d->image.path, "%s", abs ? abs : vm->image_path);
+    free(abs);
+    d->has_run = true;
+    d->run.created = (uint64_t)time(NULL);
+    d->run.seed = vm->opt.seed;
+    d->run.mem = vm->opt.mem;
+    d->run.max_vcpus = (uint32_t)vm->opt.max_vcpus;
+    d->run.flags = vm->opt.serial ? DRUN_F_SERIAL : 0;
+    snprintf(d->run.cmdline, sizeof d->run.cmdline, "%s", pi->cmdline);
+    snprintf(d->run.jinx_version, sizeof d->run.jinx_version, "%s", JINX_VERSION);
+}
+
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                const struct dump_record *extra, size_t nextra, struct dump_result *res,
                char *err, size_t errlen)
@@ -453,18 +491,7 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                            .auxv = pi->auxv, .nauxv = pi->nauxv, .fname = base,
                            .psargs = pi->cmdline, .pid = 1, .read = read_guest_page,
                            .ctx = &vm->gm};
-    if (o->kind == OUT_SIGNAL) {
-        cd.signo = o->signal;
-        if (o->vector < 0) {
-            cd.si_code = SI_TKILL_CODE;
-        } else if (o->vector == 14) {
-            cd.si_code = (o->errcode & 1) ? 2 /* SEGV_ACCERR */ : 1 /* SEGV_MAPERR */;
-            cd.fault_addr = o->cr2;
-        } else {
-            cd.si_code = SI_KERNEL_CODE;
-            cd.fault_addr = o->rip;
-        }
-    }
+    signal_info(&cd, o);
     if (tmp_open(dir, &core, err, errlen) < 0)
         goto out;
     if (core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)
@@ -477,21 +504,7 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
         core_disk = (uint64_t)cst.st_blocks * 512;
 
     /* Jinx's record. */
-    fill_outcome(&d.outcome, o);
-    sha256(vm->img.data, vm->img.size, d.image.sha256);
-    d.image.bias = vm->bias;
-    d.image.size = vm->img.size;
-    char *abs = realpath(vm->image_path, NULL);
-    snprintf(d.image.path, sizeof d.image.path, "%s", abs ? abs : vm->image_path);
-    free(abs);
-    d.has_run = true;
-    d.run.created = (uint64_t)time(NULL);
-    d.run.seed = vm->opt.seed;
-    d.run.mem = vm->opt.mem;
-    d.run.max_vcpus = (uint32_t)vm->opt.max_vcpus;
-    d.run.flags = vm->opt.serial ? DRUN_F_SERIAL : 0;
-    snprintf(d.run.cmdline, sizeof d.run.cmdline, "%s", pi->cmdline);
-    snprintf(d.run.jinx_version, sizeof d.run.jinx_version, "%s", JINX_VERSION);
+    fill_records(&d, vm, o, pi);
     for (size_t i = 0; i < nextra; i++)
         if (dumpfile_add_record(&d, extra[i].type, extra[i].flags, extra[i].data,
                                 extra[i].len) < 0) {

@@ -227,6 +227,77 @@ static int parse_thread(struct bcur *c, struct dumpfile *d, char *err, size_t er
     return 0;
 }
 
+/* The IMAGE record's payload (the caller checks c->bad). 0, or -1 with a message. */
+static int parse_image(struct bcur *c, struct dumpfile *d, bool *seen, char *err, size_t errlen)
+{
+    if (*seen)
+        return jx_fail(err, errlen, "two IMAGE records");
+    *seen = true;
+    bget(c, d->image.sha256, SHA256_LEN);
+    d->image.bias = bget_u64(c);
+    d->image.size = bget_u64(c);
+    if (!bget_str(c, d->image.path, sizeof d->image.path) || !d->image.path[0])
+        return jx_fail(err, errlen, "IMAGE record malformed (path)");
+    return 0;
+}
+
+/* The RUN record's payload (the caller checks c->bad). 0, or -1 with a message. */
+static int parse_run(struct bcur *c, struct dumpfile *d, char *err, size_t errlen)
+{
+    if (d->has_run)
+        return jx_fail(err, errlen, "two RUN records");
+    d->has_run = true;
+    d->run.created = bget_u64(c);
+    d->run.seed = bget_u64(c);
+    d->run.mem = bget_u64(c);
+    d->run.max_vcpus = bget_u32(c);
+    d->run.flags = bget_u32(c);
+    if (!bget_str(c, d->run.jinx_version, sizeof d->run.jinx_version) ||
+        !bget_str(c, d->run.cmdline, sizeof d->run.cmdline))
+        return jx_fail(err, errlen, "RUN record malformed");
+    return 0;
+}
+
+/* The OUTCOME record's payload (the caller checks c->bad). 0, or -1 with a message. */
+static int parse_outcome(struct bcur *c, struct dumpfile *d, bool *seen, char *err, size_t errlen)
+{
+    if (*seen)
+        return jx_fail(err, errlen, "two OUTCOME records");
+    *seen = true;
+    struct dump_outcome *o = &d->outcome;
+    o->kind = bget_u32(c);
+    o->signal = (int32_t)bget_u32(c);
+    o->thread = bget_u32(c);
+    o->vector = (int32_t)bget_u32(c);
+    o->exit_status = (int32_t)bget_u32(c);
+    bget_u32(c);
+    o->rip = bget_u64(c);
+    o->errcode = bget_u64(c);
+    o->cr2 = bget_u64(c);
+    if (!bget_str(c, o->detail, sizeof o->detail))
+        return jx_fail(err, errlen, "OUTCOME record malformed");
+    if (o->kind < DOUT_EXIT || o->kind > DOUT_ERROR || o->signal < 0 || o->signal > 64 ||
+        o->vector < -1 || o->vector > 31 || o->exit_status < 0 || o->exit_status > 255)
+        return jx_fail(err, errlen, "OUTCOME record has out-of-range values");
+    return 0;
+}
+
+/* The CORE record's payload (the caller checks c->bad). 0, or -1 with a message. */
+static int parse_core(struct bcur *c, struct dumpfile *d, bool *seen, char *err, size_t errlen)
+{
+    if (*seen)
+        return jx_fail(err, errlen, "two CORE records");
+    *seen = true;
+    bget(c, d->core.sha256, SHA256_LEN);
+    d->core.size = bget_u64(c);
+    if (!bget_str(c, d->core.name, sizeof d->core.name) || !d->core.name[0] ||
+        strchr(d->core.name, '/') || !strcmp(d->core.name, ".") ||
+        !strcmp(d->core.name, ".."))
+        return jx_fail(err, errlen, "CORE record malformed (the core file name must be a "
+                               "plain file name)");
+    return 0;
+}
+
 int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfile *d,
                    char *err, size_t errlen)
 {
@@ -297,63 +368,23 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             break;
         }
         case DREC_IMAGE:
-            if (seen_image) {
-                rc = jx_fail(err, errlen, "two IMAGE records");
-                goto out;
-            }
-            seen_image = true;
-            bget(&c, d->image.sha256, SHA256_LEN);
-            d->image.bias = bget_u64(&c);
-            d->image.size = bget_u64(&c);
-            if (!bget_str(&c, d->image.path, sizeof d->image.path) || !d->image.path[0]) {
-                rc = jx_fail(err, errlen, "IMAGE record malformed (path)");
+            if (parse_image(&c, d, &seen_image, err, errlen) < 0) {
+                rc = -1;
                 goto out;
             }
             break;
         case DREC_RUN:
-            if (d->has_run) {
-                rc = jx_fail(err, errlen, "two RUN records");
-                goto out;
-            }
-            d->has_run = true;
-            d->run.created = bget_u64(&c);
-            d->run.seed = bget_u64(&c);
-            d->run.mem = bget_u64(&c);
-            d->run.max_vcpus = bget_u32(&c);
-            d->run.flags = bget_u32(&c);
-            if (!bget_str(&c, d->run.jinx_version, sizeof d->run.jinx_version) ||
-                !bget_str(&c, d->run.cmdline, sizeof d->run.cmdline)) {
-                rc = jx_fail(err, errlen, "RUN record malformed");
+            if (parse_run(&c, d, err, errlen) < 0) {
+                rc = -1;
                 goto out;
             }
             break;
-        case DREC_OUTCOME: {
-            if (seen_outcome) {
-                rc = jx_fail(err, errlen, "two OUTCOME records");
-                goto out;
-            }
-            seen_outcome = true;
-            struct dump_outcome *o = &d->outcome;
-            o->kind = bget_u32(&c);
-            o->signal = (int32_t)bget_u32(&c);
-            o->thread = bget_u32(&c);
-            o->vector = (int32_t)bget_u32(&c);
-            o->exit_status = (int32_t)bget_u32(&c);
-            bget_u32(&c);
-            o->rip = bget_u64(&c);
-            o->errcode = bget_u64(&c);
-            o->cr2 = bget_u64(&c);
-            if (!bget_str(&c, o->detail, sizeof o->detail)) {
-                rc = jx_fail(err, errlen, "OUTCOME record malformed");
-                goto out;
-            }
-            if (o->kind < DOUT_EXIT || o->kind > DOUT_ERROR || o->signal < 0 || o->signal > 64 ||
-                o->vector < -1 || o->vector > 31 || o->exit_status < 0 || o->exit_status > 255) {
-                rc = jx_fail(err, errlen, "OUTCOME record has out-of-range values");
+        case DREC_OUTCOME:
+            if (parse_outcome(&c, d, &seen_outcome, err, errlen) < 0) {
+                rc = -1;
                 goto out;
             }
             break;
-        }
         case DREC_THREAD:
             if (parse_thread(&c, d, err, errlen) < 0) {
                 rc = -1;
@@ -361,18 +392,8 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             }
             break;
         case DREC_CORE:
-            if (seen_core) {
-                rc = jx_fail(err, errlen, "two CORE records");
-                goto out;
-            }
-            seen_core = true;
-            bget(&c, d->core.sha256, SHA256_LEN);
-            d->core.size = bget_u64(&c);
-            if (!bget_str(&c, d->core.name, sizeof d->core.name) || !d->core.name[0] ||
-                strchr(d->core.name, '/') || !strcmp(d->core.name, ".") ||
-                !strcmp(d->core.name, "..")) {
-                rc = jx_fail(err, errlen, "CORE record malformed (the core file name must be a "
-                          "plain file name)");
+            if (parse_core(&c, d, &seen_core, err, errlen) < 0) {
+                rc = -1;
                 goto out;
             }
             break;
