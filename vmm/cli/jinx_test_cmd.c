@@ -529,6 +529,80 @@ static int write_junit(const char *path, const char *image, const struct result 
     return fclose(f) == 0 ? 0 : -1;
 }
 
+enum { RUN_AGAIN, RUN_DONE, RUN_FAILED };
+
+/* Judges run `seed` of the test (jinx-vmm's status s; killed: the signal that killed
+ * jinx-vmm itself, 0 if none) into r: RUN_AGAIN when nothing was found (another seed),
+ * RUN_DONE with a verdict or a reason it cannot be tested, RUN_FAILED when jinx-vmm
+ * could not run the image at all (its log was shown). */
+static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed, int s,
+                     int killed)
+{
+    r->runs++;
+    r->seed = seed;
+    struct jt_limit lim[LIMITS_MAX];
+    int nlim = 0;
+    char vmm_error[LIMIT_WHAT_LEN];
+    bool have_report = read_report(ro->report, lim, &nlim, r->stderr_tail,
+                                   sizeof r->stderr_tail, vmm_error, sizeof vmm_error) == 0;
+    if (s == 125 && have_report && vmm_error[0]) {
+        /* The program ran, and jinx-vmm stopped it for a reason of its own (status
+         * 125 with an outcome report): no verdict on the program. */
+        r->status = s;
+        snprintf(r->outcome, sizeof r->outcome, "jinx-vmm error");
+        r->could_not_test = true;
+        memcpy(r->lim, lim, sizeof lim);
+        r->nlim = nlim;
+        snprintf(r->reason, sizeof r->reason, "%s, no option raises it", vmm_error);
+        return RUN_DONE;
+    }
+    if (s < 0 || s == 125 || s == 127) {
+        if (isatty(2))
+            fprintf(stderr, "\n");
+        jx_err("jinx-vmm could not run %s (status %d); its report (%s):", ro->image, s, ro->log);
+        FILE *lf = fopen(ro->log, "r");
+        char line[512];
+        while (lf && fgets(line, sizeof line, lf))
+            fputs(line, stderr);
+        if (lf)
+            fclose(lf);
+        return RUN_FAILED;
+    }
+    if (s == 0 || s == 124) {
+        /* A normal end, or the budget ran out mid-run: limits met on the way are
+         * notes, not verdicts. */
+        add_notes(r->notes, &r->nnotes, lim, nlim);
+        return RUN_AGAIN;
+    }
+    r->status = s;
+    classify(s, r);
+    if (killed || !have_report) {
+        /* jinx-vmm itself died (its status looks like a guest signal's) or left no
+         * outcome: nothing to judge the program by. */
+        r->could_not_test = true;
+        if (killed)
+            snprintf(r->reason, sizeof r->reason, "jinx-vmm itself was killed by SIG%s, "
+                     "without an outcome report (its log: %.200s)",
+                     sigabbrev_np(killed) ? sigabbrev_np(killed) : "?", ro->log);
+        else
+            snprintf(r->reason, sizeof r->reason, "jinx-vmm ended with status %d but no "
+                     "outcome report (its log: %.200s)", s, ro->log);
+        return RUN_DONE;
+    }
+    if (nlim) {
+        r->could_not_test = true;
+        memcpy(r->lim, lim, sizeof lim);
+        r->nlim = nlim;
+        snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
+                 lim[0].option[0] ? lim[0].option : "no option raises it");
+        return RUN_DONE;
+    }
+    r->found = true;
+    read_log(ro->log, r);
+    read_dump(ro->image, r);
+    return RUN_DONE;
+}
+
 static int cmd_test(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -644,68 +718,11 @@ static int cmd_test(int argc, char **argv)
         }
         int killed;
         int s = run_once(&ro, seed, left_ms, &killed);
-        r.runs++;
-        r.seed = seed;
-        struct jt_limit lim[LIMITS_MAX];
-        int nlim = 0;
-        char vmm_error[LIMIT_WHAT_LEN];
-        bool have_report = read_report(report, lim, &nlim, r.stderr_tail,
-                                       sizeof r.stderr_tail, vmm_error, sizeof vmm_error) == 0;
-        if (s == 125 && have_report && vmm_error[0]) {
-            /* The program ran, and jinx-vmm stopped it for a reason of its own (status
-             * 125 with an outcome report): no verdict on the program. */
-            r.status = s;
-            snprintf(r.outcome, sizeof r.outcome, "jinx-vmm error");
-            r.could_not_test = true;
-            memcpy(r.lim, lim, sizeof lim);
-            r.nlim = nlim;
-            snprintf(r.reason, sizeof r.reason, "%s, no option raises it", vmm_error);
-            break;
-        }
-        if (s < 0 || s == 125 || s == 127) {
-            if (tty)
-                fprintf(stderr, "\n");
-            jx_err("jinx-vmm could not run %s (status %d); its report (%s):", image, s, log);
-            FILE *lf = fopen(log, "r");
-            char line[512];
-            while (lf && fgets(line, sizeof line, lf))
-                fputs(line, stderr);
-            if (lf)
-                fclose(lf);
-            return EXIT_USAGE;
-        }
-        if (s == 0 || s == 124) {
-            /* A normal end, or the budget ran out mid-run: limits met on the way are
-             * notes, not verdicts. */
-            add_notes(r.notes, &r.nnotes, lim, nlim);
+        int verdict = judge_run(&r, &ro, seed, s, killed);
+        if (verdict == RUN_AGAIN)
             continue;
-        }
-        r.status = s;
-        classify(s, &r);
-        if (killed || !have_report) {
-            /* jinx-vmm itself died (its status looks like a guest signal's) or left no
-             * outcome: nothing to judge the program by. */
-            r.could_not_test = true;
-            if (killed)
-                snprintf(r.reason, sizeof r.reason, "jinx-vmm itself was killed by SIG%s, "
-                         "without an outcome report (its log: %.200s)",
-                         sigabbrev_np(killed) ? sigabbrev_np(killed) : "?", log);
-            else
-                snprintf(r.reason, sizeof r.reason, "jinx-vmm ended with status %d but no "
-                         "outcome report (its log: %.200s)", s, log);
-            break;
-        }
-        if (nlim) {
-            r.could_not_test = true;
-            memcpy(r.lim, lim, sizeof lim);
-            r.nlim = nlim;
-            snprintf(r.reason, sizeof r.reason, "%s, %s", lim[0].what,
-                     lim[0].option[0] ? lim[0].option : "no option raises it");
-            break;
-        }
-        r.found = true;
-        read_log(log, &r);
-        read_dump(image, &r);
+        if (verdict == RUN_FAILED)
+            return EXIT_USAGE;
         break;
     }
     r.seconds = (mono_ns() - t0) / 1e9;
