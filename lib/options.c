@@ -1,4 +1,4 @@
-#include "cli/options.h"
+#include "lib/options.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/cli/options.c: options before or after the positional arguments, "--",
+/* Unit tests for lib/options.c: options before or after the positional arguments, "--",
  * and refusals (unknown, ambiguous, missing value, value given to a flag). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/options.h"
+#include "lib/options.h"
 
 static const struct option LO[] = {
     {"budget", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},

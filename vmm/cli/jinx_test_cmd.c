@@ -12,7 +12,7 @@
  * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
-#include "cli/options.h"
+#include "lib/options.h"
 #include "dump/dumpfile.h"
 #include "linux/elfparse.h"
 #include "kvm/layout.h"

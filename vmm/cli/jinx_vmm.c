@@ -1,7 +1,7 @@
 /* jinx-vmm: the command dispatch and its usage; each command has its file (run.c,
  * dump/replay.c). */
 #include "cli/commands.h"
-#include "dump/replay.h"
+#include "cli/replay.h"
 #include "kvm/layout.h"
 #include "lib/util.h"
 #include "linux/outcome.h"

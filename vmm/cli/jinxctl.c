@@ -11,7 +11,7 @@
 #include "lib/util.h"
 #include <dirent.h>
 #include <errno.h>
-#include "cli/options.h"
+#include "lib/options.h"
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 /* jinx-vmm replay (replay.h). */
-#include "dump/replay.h"
+#include "cli/replay.h"
 #include "dump/dumpfile.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
@@ -8,7 +8,7 @@
 #include "lib/util.h"
 #include "kvm/vm.h"
 #include "sched/serialize.h"
-#include "cli/options.h"
+#include "lib/options.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* `jinx-vmm run`: the options, the VM with the mode they ask for, the run, then the
  * reports. cmd_run reads as its phases: parse, check, set up, run, end, report. */
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "lib/options.h"
 #include "control/control.h"
 #include "control/shutdown.h"
 #include "dump/dump.h"

@@ -13,7 +13,7 @@
 #include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include "cli/options.h"
+#include "lib/options.h"
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>

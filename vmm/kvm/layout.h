@@ -1,9 +1,16 @@
 /* Guest physical and virtual memory layout, segment selectors and hypercall ports.
- * Shared by the VMM and (through guest-agent/agent.S, which repeats the port numbers)
- * the guest-agent. The VMM owns every page table: the guest program never sees them,
+ * Shared by the VMM and the guest-agent (guest-agent/agent.S includes it: constants it
+ * uses carry their C suffix through JX_ULL, C-only parts sit under
+ * #ifndef __ASSEMBLER__). The VMM owns every page table: the guest program never sees them,
  * since the kernel half is supervisor-only. */
 #ifndef JINX_LAYOUT_H
 #define JINX_LAYOUT_H
+
+#ifdef __ASSEMBLER__
+#define JX_ULL(x) x
+#else
+#define JX_ULL(x) x##ULL
+#endif
 
 #define PAGE_SIZE 4096ULL
 #define PAGE_MASK (~(PAGE_SIZE - 1))
@@ -34,7 +41,7 @@
  * USER_TOP below the last page also means sysret can never return to a non-canonical
  * address. */
 #define USER_TOP       0x00007FFFFFFFC000ULL
-#define UVA_MMIO       0x00007FFFFFFFC000ULL
+#define UVA_MMIO       JX_ULL(0x00007FFFFFFFC000)
 #define UVA_AGENT      0x00007FFFFFFFD000ULL
 #define STACK_TOP      0x00007FFFFFF00000ULL
 #define STACK_SIZE     (8ULL << 20)
@@ -54,7 +61,8 @@
 #define HC_INSN_LEN   2
 
 /* Agent image header (guest-agent/agent.S): offsets from GPA_AGENT. */
-#define AGENT_MAGIC   0x544E4741584E494AULL /* "JINXAGNT" */
+#define AGENT_MAGIC   JX_ULL(0x544E4741584E494A) /* "JINXAGNT" */
+#ifndef __ASSEMBLER__
 struct agent_header {
     unsigned long long magic;
     unsigned int syscall_ring0;  /* LSTAR where SYSCALL enters ring 0 (VMX, SVM) */
@@ -62,5 +70,6 @@ struct agent_header {
     unsigned int syscall_mmio;   /* the MMIO read in either entry */
     unsigned int exc_stubs;      /* 32 stubs, 16 bytes apart */
 };
+#endif
 
 #endif
