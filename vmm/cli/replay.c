@@ -188,8 +188,8 @@ int cmd_replay(int argc, char **argv)
     }
     uint64_t t0 = mono_ns();
     if (snapshot_load_into(&vm, &r.snap, err, sizeof err) < 0 ||
-        serial_init(&vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0 ||
-        serial_set_schedule(&vm, &r.sched) < 0) {
+        serialize_init(&vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0 ||
+        serialize_set_schedule(&vm, &r.sched) < 0) {
         jx_err("replay: cannot rebuild the VM from the dump: %s", err[0] ? err : "out of memory");
         status = EXIT_VMM_ERROR;
         goto out_serial;
@@ -202,8 +202,8 @@ int cmd_replay(int argc, char **argv)
 
     /* The retired fragment, serialized, exactly as the round driver retired it. */
     vm.sandbox = false;
-    serial_fragment_begin(&vm, r.snap.vtime);
-    serial_fragment_run(&vm, r.score.cue_limit, 0);
+    serialize_fragment_begin(&vm, r.snap.vtime);
+    serialize_fragment_run(&vm, r.score.cue_limit, 0);
     bool ended = atomic_load(&vm.stopping);
     pthread_mutex_lock(&vm.lock);
     struct ex_trace got;
@@ -216,7 +216,7 @@ int cmd_replay(int argc, char **argv)
     ex_trace_free(&got);
     if (!ended) {
         /* The bug did not happen inside the fragment: free execution, as after a round. */
-        serial_fragment_end(&vm);
+        serialize_fragment_end(&vm);
         vm_resume(&vm);
     }
     vm_wait(&vm);
@@ -242,7 +242,7 @@ int cmd_replay(int argc, char **argv)
                (unsigned long long)d.outcome.rip, status);
     }
 out_serial:
-    serial_free(&vm);
+    serialize_free(&vm);
 out_vm:
     vm_destroy(&vm);
 out_round:

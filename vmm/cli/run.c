@@ -80,10 +80,10 @@ static void run_vm(struct vm *vm)
         return;
     if (vm->opt.record_ns) {
         if (vm->opt.simulate)
-            vm->simulations_same = serial_simulate(vm, vm->opt.after_ns, vm->opt.record_ns,
+            vm->simulations_same = serialize_repeat_fragment(vm, vm->opt.after_ns, vm->opt.record_ns,
                                                    vm->opt.simulate);
         else
-            serial_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
+            serialize_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
     }
     if (vm->opt.selftest_rounds)
         vm->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
@@ -330,7 +330,7 @@ static int set_up(struct run *r, struct vm *vm)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
                "shows (glibc's startup reads it), is not deterministic here");
-    if (r->want_serial && serial_init(vm, r->opt.schedule_path, r->opt.roundrobin,
+    if (r->want_serial && serialize_init(vm, r->opt.schedule_path, r->opt.roundrobin,
                                       r->opt.spin_threshold, r->err, sizeof r->err) < 0) {
         jx_err("%s", r->err);
         vm_destroy(vm);
@@ -471,7 +471,7 @@ static void report_and_free(struct run *r, struct vm *vm)
                 (unsigned long long)vm->gm.used);
     }
     if (r->want_serial || r->had_rounds)
-        serial_free(vm);
+        serialize_free(vm);
     vm_destroy(vm);
 }
 

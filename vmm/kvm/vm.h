@@ -20,7 +20,7 @@ enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
 
 struct round_driver;
 struct control;
-struct serial;
+struct serializer;
 struct crew;
 struct vm_mode_ops;
 
@@ -154,7 +154,7 @@ struct vm {
      * in free execution. The core reaches a mode only through these hooks; ser and crew
      * are the serialized mode's state, allocated and freed by sched/ (opaque here). */
     const struct vm_mode_ops *mode;
-    struct serial *ser;
+    struct serializer *ser;
     struct crew *crew;
     /* Simulations (round.c) run in a sandbox: a guest outcome (exit, fatal signal,
      * deadlock) ends the simulation instead of the VM; it lands in sim_out and the

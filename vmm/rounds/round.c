@@ -161,7 +161,7 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
     rw->t[1] = mono_ns();
     if (!d->serial_ready) {
         /* The serialized machinery, set up while the world is stopped. */
-        if (serial_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0) {
+        if (serialize_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0) {
             jx_err("round: %s", err);
             vm_resume(vm);
             return false;
@@ -289,7 +289,7 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
      * later still happens at a known cue point of a known schedule, and the dump's
      * replay (the same schedule up to the same limit) reproduces it. */
     uint64_t exact = w->ended ? rw->want : w->cues;
-    uint64_t tail = w->ended ? 0 : rw->cfg.tail_ns / SERIAL_CUE_NS;
+    uint64_t tail = w->ended ? 0 : rw->cfg.tail_ns / SERIALIZE_CUE_NS;
     const struct ex_schedule *ws = rw->best ? &rw->ss.v[rw->best - 1] : &rw->rec_sched;
     sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0,
                           tail ? rw->cfg.tail_wall_ns : 0, rw->vtime, true, &live);
@@ -303,7 +303,7 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
                     (unsigned long long)rw->round_no, rw->best, diff);
         }
         rw->tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
-        serial_fragment_end(vm);
+        serialize_fragment_end(vm);
     } else if (rw->bug) {
         keep_retired(d, &rw->cfg, rw->round_no, rw->best, rw->nsim, ws, &rw->res[0].trace,
                      &live, w, exact + tail, false);
@@ -458,7 +458,7 @@ static bool do_round(struct round_driver *d)
     rw->cfg = d->cfg;
     rw->round_no = d->st.rounds + 1;
     pthread_mutex_unlock(&d->mu);
-    rw->want = rw->cfg.fragment_ns / SERIAL_CUE_NS;
+    rw->want = rw->cfg.fragment_ns / SERIALIZE_CUE_NS;
     bool go_on = true;
     if (!round_stop(d, rw)) {
         go_on = false;

@@ -29,13 +29,13 @@ void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t 
                            uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
                            struct sim_result *r)
 {
-    serial_set_schedule(vm, s);
+    serialize_set_schedule(vm, s);
     pthread_mutex_lock(&vm->lock);
     vm->sandbox = !live;
     vm->sim_ended = false;
     pthread_mutex_unlock(&vm->lock);
-    serial_fragment_begin(vm, vtime);
-    r->cut = serial_fragment_run_from(vm, want, exact, wall);
+    serialize_fragment_begin(vm, vtime);
+    r->cut = serialize_fragment_run_from(vm, want, exact, wall);
     pthread_mutex_lock(&vm->lock);
     r->ended = vm->sim_ended;
     if (r->ended)

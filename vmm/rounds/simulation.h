@@ -41,7 +41,7 @@ enum ex_outcome sim_outcome_class(const struct outcome *o, bool ended);
 void sim_run_fragment(struct vm *vm, const struct ex_schedule *s, uint64_t want, uint64_t wall,
                       uint64_t vtime, bool live, struct sim_result *r);
 /* The same, with the first `exact` cue points run without a wall budget and `wall`
- * counted from there (serial_fragment_run_from): a retirement replays the simulation's
+ * counted from there (serialize_fragment_run_from): a retirement replays the simulation's
  * cue points exactly, then goes on serialized for its tail. */
 void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t want,
                            uint64_t exact, uint64_t wall, uint64_t vtime, bool live,

@@ -78,7 +78,7 @@ static void end_vm(struct worker *w, struct vm *vm)
     if (w->snap_ready)
         snapshot_free(&w->snap);
     w->snap_ready = false;
-    serial_free(vm);
+    serialize_free(vm);
     vm_destroy(vm);
     free(vm);
 }
@@ -129,7 +129,7 @@ static int build(struct worker *w, struct snapshot *snap)
     if (vm_load(vm, m->image_path, m->argc, m->argv, m->envc, m->envp, err, sizeof err) < 0 ||
         snapshot_export(snap, &img, err, sizeof err) < 0 ||
         snapshot_load_into(vm, &img, err, sizeof err) < 0 ||
-        serial_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0)
+        serialize_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0)
         goto out;
     vm->ser->on = false;
     w->vm = vm;

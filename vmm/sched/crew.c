@@ -477,7 +477,7 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     ACC(v)->len = (uint8_t)info.len;
     ACC(v)->esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
     enum crew_verdict verdict;
-    if (serial_pick_locked(vm, v->tid) == v->tid) {
+    if (serialize_pick_locked(vm, v->tid) == v->tid) {
         verdict = perform_locked(vm, v) ? CREW_GO_STEP : CREW_GO;
     } else {
         v->acc_pending = true;

@@ -17,14 +17,14 @@
 
 #define SCHEDULE_MAX_FILE (16u << 20)
 
-int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
+int serialize_init(struct vm *vm, const char *schedule_path, bool roundrobin,
                 uint32_t spin_threshold, char *err, size_t errlen)
 {
-    if (serial_mode_install(vm) < 0) {
+    if (serialize_mode_install(vm) < 0) {
         snprintf(err, errlen, "serialized execution: out of memory");
         return -1;
     }
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     memset(s, 0, sizeof *s);
     ex_schedule_init(&s->sched);
     ex_trace_init(&s->trace);
@@ -66,7 +66,7 @@ int serial_init(struct vm *vm, const char *schedule_path, bool roundrobin,
     return 0;
 }
 
-void serial_free(struct vm *vm)
+void serialize_free(struct vm *vm)
 {
     if (!vm->ser)
         return;
@@ -74,7 +74,7 @@ void serial_free(struct vm *vm)
     ex_trace_free(&vm->ser->trace);
 }
 
-int serial_set_schedule(struct vm *vm, const struct ex_schedule *src)
+int serialize_set_schedule(struct vm *vm, const struct ex_schedule *src)
 {
     struct ex_schedule copy;
     ex_schedule_init(&copy);
@@ -88,14 +88,14 @@ int serial_set_schedule(struct vm *vm, const struct ex_schedule *src)
     return 0;
 }
 
-uint64_t serial_vtime(const struct vm *vm)
+uint64_t serialize_vtime(const struct vm *vm)
 {
-    return vm->ser->base_ns + vm->ser->cues * SERIAL_CUE_NS + (uint64_t)vm->skipped_ns;
+    return vm->ser->base_ns + vm->ser->cues * SERIALIZE_CUE_NS + (uint64_t)vm->skipped_ns;
 }
 
-bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
+bool serialize_may_run_locked(struct vm *vm, struct vcpu *v)
 {
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     if (!s->on)
         return true;
     if (s->current < 0)
@@ -109,10 +109,10 @@ bool serial_may_run_locked(struct vm *vm, struct vcpu *v)
     return v->tid == s->current;
 }
 
-void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
+void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags)
 {
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     if (!s->on)
         return;
     s->cues++;
@@ -126,12 +126,12 @@ void serial_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind
     }
     if (x)
         ex_spin_observe(&s->spin, x, kind, addr, 0, 0);
-    serial_pick_locked(vm, tid);
+    serialize_pick_locked(vm, tid);
 }
 
-int serial_pick_locked(struct vm *vm, int tid)
+int serialize_pick_locked(struct vm *vm, int tid)
 {
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     struct ex_tidset enabled;
     ex_tidset_clear(&enabled);
     for (int i = 0; i < vm->nvcpus; i++) {
@@ -140,13 +140,13 @@ int serial_pick_locked(struct vm *vm, int tid)
             ex_tidset_add(&enabled, (uint32_t)w->xid);
     }
     if (s->notify_at && s->cues == s->notify_at)
-        pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run_from's budget starts */
+        pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run_from's budget starts */
     if (s->cut || (s->limit && s->cues >= s->limit)) {
         /* Exactly `limit` cue points: stop here, at the same point every time. */
         if (tid > 0)
             crew_switch_locked(vm, 0);
         s->current = -1;
-        pthread_cond_broadcast(&vm->done_cv); /* serial_fragment_run waits for this */
+        pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run waits for this */
         return -1;
     }
     uint32_t nx = ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
@@ -166,7 +166,7 @@ int serial_pick_locked(struct vm *vm, int tid)
     return next;
 }
 
-void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+void serialize_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
                           bool blocked)
 {
     if (!vm->ser->on || atomic_load(&vm->stopping))
@@ -210,16 +210,16 @@ void serial_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, i
             if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0)
                 arg = (uint32_t)vm->vcpus[i]->xid;
     }
-    serial_cue_locked(vm, v, tid, kind, addr, arg, flags);
+    serialize_cue_locked(vm, v, tid, kind, addr, arg, flags);
     pthread_mutex_unlock(&vm->lock);
 }
 
 /* Starts a serialized fragment on a paused VM: the lowest runnable tid goes first,
  * time goes on as base + cues * step + skipped, pages are watched. */
-void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
+void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
 {
     pthread_mutex_lock(&vm->lock);
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     uint64_t now = start_vtime ? start_vtime : vm_vtime(vm);
     s->base_ns = now - (uint64_t)vm->skipped_ns;
     s->cues = 0;
@@ -241,15 +241,15 @@ void serial_fragment_begin(struct vm *vm, uint64_t start_vtime)
 
 /* Lets the fragment run until `want` cue points (or the program ends, or 5 s pass),
  * and pauses the VM again. */
-bool serial_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
+bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 {
-    return serial_fragment_run_from(vm, want, 0, wall_ns);
+    return serialize_fragment_run_from(vm, want, 0, wall_ns);
 }
 
-bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns)
+bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns)
 {
     uint64_t start = mono_ns();
-    uint64_t guard = start + SERIAL_WALL_GUARD_NS;
+    uint64_t guard = start + SERIALIZE_WALL_GUARD_NS;
     bool budget_on = exact == 0;
     uint64_t soft = budget_on && wall_ns ? start + wall_ns : guard;
     uint64_t hard = budget_on && wall_ns ? start + 5 * wall_ns : guard;
@@ -264,7 +264,7 @@ bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint
     while (!atomic_load(&vm->stopping) && vm->ser->current >= 0) {
         uint64_t now = mono_ns();
         if (!budget_on && vm->ser->cues >= exact) {
-            /* The exact part is done (serial_cue_locked woke us): the budget starts. */
+            /* The exact part is done (serialize_cue_locked woke us): the budget starts. */
             budget_on = true;
             if (wall_ns) {
                 soft = now + wall_ns;
@@ -295,11 +295,11 @@ bool serial_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint
 }
 
 /* Back to free execution, on a paused VM, at the same virtual time. */
-void serial_fragment_end(struct vm *vm)
+void serialize_fragment_end(struct vm *vm)
 {
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
-    uint64_t vt = serial_vtime(vm);
+    uint64_t vt = serialize_vtime(vm);
     vm->ser->on = false;
     vm->ser->limit = 0;
     vm->skipped_ns = (int64_t)vt - (int64_t)(mono_ns() - vm->start_ns);
@@ -323,20 +323,20 @@ static bool pause_after(struct vm *vm, uint64_t after_ns)
     return true;
 }
 
-int serial_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
+int serialize_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
 {
     if (!pause_after(vm, after_ns))
         return -1;
     uint64_t t0 = mono_ns();
-    serial_fragment_begin(vm, 0);
-    serial_fragment_run(vm, record_ns / SERIAL_CUE_NS, 0);
-    serial_fragment_end(vm);
+    serialize_fragment_begin(vm, 0);
+    serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
+    serialize_fragment_end(vm);
     uint64_t wall = mono_ns() - t0;
     vm_resume(vm);
-    struct serial *s = vm->ser;
+    struct serializer *s = vm->ser;
     fprintf(stderr, "jinx-vmm: recorded a fragment of %llu cue points (%.3f ms of virtual time) in "
             "%.2f ms wall; %llu memory accesses, %llu shared pages\n",
-            (unsigned long long)s->cues, (double)(s->cues * SERIAL_CUE_NS) / 1e6, wall / 1e6,
+            (unsigned long long)s->cues, (double)(s->cues * SERIALIZE_CUE_NS) / 1e6, wall / 1e6,
             (unsigned long long)vm->crew->accesses, (unsigned long long)vm->crew->shared_pages);
     return 0;
 }
@@ -371,7 +371,7 @@ static uint64_t memory_hash(struct vm *vm)
     return h;
 }
 
-int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
+int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
 {
     if (!pause_after(vm, after_ns))
         return -1;
@@ -386,8 +386,8 @@ int serial_simulate(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
     int same = 0;
     for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
         uint64_t t0 = mono_ns();
-        serial_fragment_begin(vm, snap.vtime); /* the same clock every time */
-        serial_fragment_run(vm, record_ns / SERIAL_CUE_NS, 0);
+        serialize_fragment_begin(vm, snap.vtime); /* the same clock every time */
+        serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
         if (atomic_load(&vm->stopping))
             break; /* the simulation ended the program: that is the outcome */
         crew_stop(vm);

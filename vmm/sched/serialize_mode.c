@@ -11,7 +11,7 @@ static bool ser_vtime(struct vm *vm, uint64_t *now)
 {
     if (!vm->ser->on)
         return false;
-    *now = serial_vtime(vm);
+    *now = serialize_vtime(vm);
     return true;
 }
 
@@ -51,7 +51,7 @@ static void ser_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t n
                               bool blocked)
 {
     if (vm->ser->on)
-        serial_after_syscall(vm, v, tid, nr, ret, blocked);
+        serialize_after_syscall(vm, v, tid, nr, ret, blocked);
 }
 
 static void ser_destroy(struct vm *vm)
@@ -67,7 +67,7 @@ static void ser_destroy(struct vm *vm)
 
 static const struct vm_mode_ops serialize_ops = {
     .vtime = ser_vtime,
-    .may_run_locked = serial_may_run_locked,
+    .may_run_locked = serialize_may_run_locked,
     .turn_elsewhere = ser_turn_elsewhere,
     .has_turn_locked = ser_has_turn_locked,
     .perform_pending_locked = crew_perform_pending_locked,
@@ -81,11 +81,11 @@ static const struct vm_mode_ops serialize_ops = {
     .destroy = ser_destroy,
 };
 
-int serial_mode_install(struct vm *vm)
+int serialize_mode_install(struct vm *vm)
 {
     if (vm->mode == &serialize_ops)
         return 0;
-    struct serial *s = calloc(1, sizeof *s);
+    struct serializer *s = calloc(1, sizeof *s);
     struct crew *c = calloc(1, sizeof *c);
     if (!s || !c) {
         free(s);
