@@ -1,6 +1,6 @@
-/* Strict flat-object JSON reader and bounded writer (json.h). explorer/schedule_json.c
- * has a parser too, but it is private to the schedule format (static, builds a
- * schedule as it goes); this one is generic over keys and meant for one-line messages. */
+/* Strict JSON reader and bounded writer (json.h): the one JSON lexer of the tree. The
+ * flat-object reader is meant for one-line messages; the lexer underneath (struct
+ * json_lex) also serves streaming parsers such as explorer/schedule_json.c's. */
 #include "lib/json.h"
 #include <errno.h>
 #include <math.h>
@@ -9,49 +9,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct jp {
-    const char *s;
-    size_t len, pos;
-    unsigned flags;
-    struct json_obj *o;
-    char *err;
-    size_t errlen;
-    bool failed;
-};
-
-static int fail(struct jp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct jp *p, const char *fmt, ...)
+static int fail(struct json_lex *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct json_lex *p, const char *fmt, ...)
 {
     if (p->failed)
         return -1;
     p->failed = true;
-    if (p->err && p->errlen) {
-        char m[160];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(m, sizeof m, fmt, ap);
-        va_end(ap);
-        snprintf(p->err, p->errlen, "column %zu: %s", p->pos + 1, m);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+    va_end(ap);
+    p->fail_line = p->line + 1;
+    p->fail_col = (int)(p->pos - p->line_start) + 1;
+    if (p->err && p->errlen)
+        snprintf(p->err, p->errlen, "column %zu: %s", p->pos + 1, p->msg);
     return -1;
 }
 
-static void ws(struct jp *p)
+static void ws(struct json_lex *p)
 {
     while (p->pos < p->len) {
         char c = p->s[p->pos];
-        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+        if (c == '\n') {
+            p->line++;
+            p->line_start = p->pos + 1;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
             return;
+        }
         p->pos++;
     }
 }
 
-static int peek(struct jp *p)
+static int peek(struct json_lex *p)
 {
     return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
 }
 
-static int expect(struct jp *p, char c, const char *what)
+static int expect(struct json_lex *p, char c, const char *what)
 {
     ws(p);
     if (peek(p) != (unsigned char)c) {
@@ -74,7 +68,7 @@ static int hexval(char c)
     return -1;
 }
 
-static int read_hex4(struct jp *p, unsigned *out)
+static int read_hex4(struct json_lex *p, unsigned *out)
 {
     if (p->len - p->pos < 4)
         return fail(p, "truncated \\u escape");
@@ -144,10 +138,12 @@ static size_t utf8_put(char *b, unsigned cp)
 }
 
 /* Parses a string literal at the cursor. With out, decodes it into out[0..cap)
- * (NUL-terminated; too long is an error naming `what`); without, only validates. */
-static int string(struct jp *p, char *out, size_t cap, size_t *outlen, const char *what)
+ * (NUL-terminated; too long is an error naming `what`, or with p->truncate the longest
+ * prefix of whole characters that fits); without, only validates. */
+static int string(struct json_lex *p, char *out, size_t cap, size_t *outlen, const char *what)
 {
     size_t n = 0;
+    bool full = false;
     if (peek(p) < 0)
         return fail(p, "unexpected end of input, expected a string (%s)", what);
     if (peek(p) != '"')
@@ -211,12 +207,18 @@ static int string(struct jp *p, char *out, size_t cap, size_t *outlen, const cha
             memcpy(buf, p->s + p->pos, k);
             p->pos += k;
         }
-        if (out) {
-            if (n + k >= cap)
-                return fail(p, "%s too long (at most %zu bytes)", what, cap - 1);
+        if (!out) {
+            n += k;
+        } else if (full) {
+            continue;
+        } else if (n + k < cap) {
             memcpy(out + n, buf, k);
+            n += k;
+        } else if (p->truncate) {
+            full = true; /* everything after is dropped too: a clean prefix */
+        } else {
+            return fail(p, "%s too long (at most %zu bytes)", what, cap - 1);
         }
-        n += k;
     }
     if (out)
         out[n] = 0;
@@ -228,7 +230,7 @@ static int string(struct jp *p, char *out, size_t cap, size_t *outlen, const cha
 static bool digit(int c) { return c >= '0' && c <= '9'; }
 
 /* The JSON number grammar, exactly: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int number(struct jp *p)
+static int number(struct json_lex *p)
 {
     if (peek(p) == '-')
         p->pos++;
@@ -261,7 +263,7 @@ static int number(struct jp *p)
     return 0;
 }
 
-static int literal(struct jp *p, const char *word)
+static int literal(struct json_lex *p, const char *word)
 {
     size_t n = strlen(word);
     if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0)
@@ -271,14 +273,15 @@ static int literal(struct jp *p, const char *word)
 }
 
 /* Validates any value (for nested objects and arrays), at most JSON_MAX_DEPTH deep. */
-static int skip_value(struct jp *p, int depth)
+static int skip_value(struct json_lex *p, int depth)
 {
     ws(p);
     int c = peek(p);
     if (c == '{' || c == '[') {
         char close = c == '{' ? '}' : ']';
-        if (depth >= JSON_MAX_DEPTH)
-            return fail(p, "nested more than %d levels deep", JSON_MAX_DEPTH);
+        int max = p->max_depth ? p->max_depth : JSON_MAX_DEPTH;
+        if (depth >= max)
+            return fail(p, "nested more than %d levels deep", max);
         p->pos++;
         ws(p);
         if (peek(p) == close) {
@@ -320,7 +323,7 @@ static int skip_value(struct jp *p, int depth)
     return fail(p, "expected a value (string, number, true, false or null)");
 }
 
-static int value(struct jp *p, struct json_field *f)
+static int value(struct json_lex *p, struct json_field *f)
 {
     ws(p);
     int c = peek(p);
@@ -364,7 +367,7 @@ static int value(struct jp *p, struct json_field *f)
 
 /* After an object member: 1 if a ',' says another follows, 0 at the closing '}', -1 on
  * anything else. */
-static int next_member(struct jp *p)
+static int next_member(struct json_lex *p)
 {
     ws(p);
     if (peek(p) == ',') {
@@ -375,7 +378,7 @@ static int next_member(struct jp *p)
 }
 
 /* Nothing but white space may follow the top-level object. */
-static int end_of_text(struct jp *p)
+static int end_of_text(struct json_lex *p)
 {
     ws(p);
     return p->pos != p->len ? fail(p, "unexpected text after the object") : 0;
@@ -384,7 +387,8 @@ static int end_of_text(struct jp *p)
 int json_parse_object(const char *s, size_t len, unsigned flags, struct json_obj *o, char *err,
                       size_t errlen)
 {
-    struct jp p = {.s = s, .len = len, .flags = flags, .o = o, .err = err, .errlen = errlen};
+    struct json_lex p = {.s = s, .len = len, .flags = flags, .o = o, .err = err,
+                         .errlen = errlen};
     o->n = 0;
     o->used = 0;
     if (err && errlen)
@@ -428,7 +432,7 @@ int json_parse_object(const char *s, size_t len, unsigned flags, struct json_obj
 int json_find(const char *s, size_t len, const char *key, const char **raw, size_t *rawlen,
               char *err, size_t errlen)
 {
-    struct jp p = {.s = s, .len = len, .err = err, .errlen = errlen};
+    struct json_lex p = {.s = s, .len = len, .err = err, .errlen = errlen};
     if (err && errlen)
         err[0] = 0;
     int found = 0;
@@ -467,7 +471,7 @@ int json_find(const char *s, size_t len, const char *key, const char **raw, size
 
 int json_array_next(const char *raw, size_t len, size_t *pos, const char **elem, size_t *elen)
 {
-    struct jp p = {.s = raw, .len = len, .pos = *pos};
+    struct json_lex p = {.s = raw, .len = len, .pos = *pos};
     if (p.pos == 0) {
         ws(&p);
         if (peek(&p) != '[')
@@ -500,13 +504,60 @@ int json_array_next(const char *raw, size_t len, size_t *pos, const char **elem,
 
 int json_decode_string(const char *raw, size_t len, char *out, size_t cap)
 {
-    struct jp p = {.s = raw, .len = len};
+    struct json_lex p = {.s = raw, .len = len};
     size_t n;
     ws(&p);
     if (!cap || string(&p, out, cap, &n, "string") < 0)
         return -1;
     ws(&p);
     return p.pos == len ? 0 : -1;
+}
+
+/* ---- the lexer for streaming parsers (json.h) ---- */
+
+void json_lex_init(struct json_lex *l, const char *s, size_t len)
+{
+    memset(l, 0, sizeof *l);
+    l->s = s;
+    l->len = len;
+}
+
+int json_lex_fail(struct json_lex *l, const char *fmt, ...)
+{
+    if (l->failed)
+        return -1;
+    char m[sizeof l->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    return fail(l, "%s", m);
+}
+
+void json_lex_ws(struct json_lex *l) { ws(l); }
+
+size_t json_utf8_len(const unsigned char *s, size_t n) { return utf8_len(s, n); }
+
+bool json_lex_at(struct json_lex *l, char c)
+{
+    ws(l);
+    return peek(l) == (unsigned char)c;
+}
+
+int json_lex_expect(struct json_lex *l, char c, const char *what)
+{
+    return expect(l, c, what);
+}
+
+int json_lex_string(struct json_lex *l, char *out, size_t cap, const char *what)
+{
+    ws(l);
+    return string(l, out, cap, NULL, what);
+}
+
+int json_lex_skip_value(struct json_lex *l, int depth)
+{
+    return skip_value(l, depth);
 }
 
 const char *json_type_name(enum json_type t)

@@ -74,6 +74,47 @@ int json_array_next(const char *raw, size_t len, size_t *pos, const char **elem,
  * or does not fit in cap bytes. */
 int json_decode_string(const char *raw, size_t len, char *out, size_t cap);
 
+/* ---- the lexer under the reader, for streaming parsers of larger documents ----
+ * (explorer/schedule_json.c builds a schedule as it reads). Positions: pos is a byte
+ * offset; line/line_start follow the newlines the white space skipped. The first error
+ * wins: its message (without position) is in msg, where it happened in fail_line and
+ * fail_col (1-based), and every later call fails at once. */
+struct json_lex {
+    const char *s;
+    size_t len, pos;
+    int line;               /* newlines skipped so far (0 on the first line) */
+    size_t line_start;      /* offset of the current line's first byte */
+    int max_depth;          /* nesting json_lex_skip_value allows (0: JSON_MAX_DEPTH) */
+    bool truncate;          /* strings too long for their buffer keep a whole-character
+                             * prefix instead of failing */
+    bool failed;
+    int fail_line, fail_col;
+    char msg[160];
+    /* the flat-object reader's own state */
+    unsigned flags;
+    struct json_obj *o;
+    char *err;
+    size_t errlen;
+};
+
+void json_lex_init(struct json_lex *l, const char *s, size_t len);
+/* Records an error at the current position (if none yet); returns -1. */
+int json_lex_fail(struct json_lex *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Skips white space. */
+void json_lex_ws(struct json_lex *l);
+/* After white space, is the next byte c? */
+bool json_lex_at(struct json_lex *l, char c);
+/* After white space, consumes c or fails with "expected <what>". 0 or -1. */
+int json_lex_expect(struct json_lex *l, char c, const char *what);
+/* After white space, a string literal decoded into out[0..cap) (NUL-terminated; out NULL:
+ * only validated). 0 or -1. */
+int json_lex_string(struct json_lex *l, char *out, size_t cap, const char *what);
+/* Validates any value at the cursor; depth counts the enclosing levels. 0 or -1. */
+int json_lex_skip_value(struct json_lex *l, int depth);
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid (overlong forms,
+ * surrogates and code points above U+10FFFF are invalid). */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
 /* ---- writer ---- */
 struct jbuf {
     char *p;
