@@ -11,14 +11,19 @@ static const char *progname = "jinx-vmm";
 
 void jx_set_progname(const char *name) { progname = name; }
 
-void jx_err(const char *fmt, ...)
+void jx_verr(const char *what, const char *fmt, va_list ap)
 {
     char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    fprintf(stderr, "%s: %s%s%s\n", progname, what ? what : "", what ? ": " : "", buf);
+}
+
+void jx_err(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    jx_verr(NULL, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", progname, buf);
 }
 
 bool parse_u64(const char *s, uint64_t *out)

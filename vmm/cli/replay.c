@@ -35,12 +35,10 @@ static void usage(FILE *f)
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    jx_verr("replay refused", fmt, ap);
     va_end(ap);
-    jx_err("replay refused: %s", msg);
     return REPLAY_EXIT_REFUSED;
 }
 

@@ -189,12 +189,10 @@ static int disasm_around(struct ictx *x, uint64_t rip, int n, struct dis_line *o
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    jx_verr("inspect", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "jinxctl inspect: %s\n", buf);
     return INSPECT_EXIT_REFUSED;
 }
 

@@ -363,15 +363,8 @@ static void round_resume(struct round_work *rw)
 {
     struct vm *vm = rw->vm;
     rw->over = vm_over(vm);
-    if (!rw->over) {
-        pthread_mutex_lock(&vm->lock);
-        vm->ser->on = false;
-        vm->ser->limit = 0;
-        for (int i = 0; i < vm->nvcpus; i++)
-            pthread_cond_broadcast(&vm->vcpus[i]->cv);
-        pthread_mutex_unlock(&vm->lock);
-        vm_resume(vm);
-    }
+    if (!rw->over)
+        serialize_free_run(vm);
     rw->t[8] = mono_ns();
 }
 

@@ -371,6 +371,17 @@ static uint64_t memory_hash(struct vm *vm)
     return h;
 }
 
+void serialize_free_run(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->on = false;
+    vm->ser->limit = 0;
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+    vm_resume(vm);
+}
+
 int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
 {
     if (!pause_after(vm, after_ns))
@@ -414,15 +425,7 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
     }
     fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first\n", same, n);
     snapshot_free(&snap);
-    if (!atomic_load(&vm->stopping)) {
-        /* Free execution again, from the snapshot (the restore set its time). */
-        pthread_mutex_lock(&vm->lock);
-        vm->ser->on = false;
-        vm->ser->limit = 0;
-        for (int i = 0; i < vm->nvcpus; i++)
-            pthread_cond_broadcast(&vm->vcpus[i]->cv);
-        pthread_mutex_unlock(&vm->lock);
-        vm_resume(vm);
-    }
+    if (!atomic_load(&vm->stopping))
+        serialize_free_run(vm); /* from the snapshot (the restore set its time) */
     return same;
 }

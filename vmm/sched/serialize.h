@@ -85,6 +85,9 @@ bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns);
  * simulation's cue points exactly, then goes on serialized for a bounded tail. */
 bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns);
 void serialize_fragment_end(struct vm *vm);
+/* Back to free execution on a paused VM that is not over: serialized execution off, no
+ * cue-point limit, every vCPU woken, vm_resume. */
+void serialize_free_run(struct vm *vm);
 /* `--after A --record R`: free-runs for A (wall), then records a serialized fragment
  * of R virtual time (R / SERIALIZE_CUE_NS cue points) with memory cue points, then lets the
  * program run free again. The trace stays in vm->ser->trace. From the VMM's main
