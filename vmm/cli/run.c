@@ -343,11 +343,11 @@ static int set_up(struct run *r, struct vm *vm)
         vm_destroy(vm);
         return -1;
     }
-    /* Clean SIGINT/SIGTERM shutdown (sigstop_start must precede every other thread),
+    /* Clean SIGINT/SIGTERM shutdown (shutdown_start must precede every other thread),
      * then the control socket: not in the developer modes (--serial, --record,
      * --snapshot-selftest), whose output must be the same from run to run and which
      * rounds cannot join. */
-    if (sigstop_start(vm, r->err, sizeof r->err) < 0) {
+    if (shutdown_start(vm, r->err, sizeof r->err) < 0) {
         jx_err("%s", r->err);
         vm_destroy(vm);
         return -1;
@@ -356,18 +356,18 @@ static int set_up(struct run *r, struct vm *vm)
         vm->control = control_start(vm, r->err, sizeof r->err);
         if (!vm->control) {
             jx_err("%s", r->err);
-            sigstop_end();
+            shutdown_end();
             vm_destroy(vm);
             return -1;
         }
-        sigstop_cleanup_path(control_path(vm->control));
+        shutdown_cleanup_path(control_path(vm->control));
         fprintf(stderr, "jinx-vmm: control socket %s (jinxctl attach --rate 5/s)\n",
                 control_path(vm->control));
     }
     if (r->attach && round_attach(vm, &r->rcfg, r->err, sizeof r->err) < 0) {
         jx_err("--attach: %s", r->err);
         control_stop(vm->control);
-        sigstop_end();
+        shutdown_end();
         vm_destroy(vm);
         return -1;
     }
@@ -392,7 +392,7 @@ static int end_run(struct run *r, struct vm *vm)
     fflush(stdout);
     control_stop(vm->control); /* tells followers how the VM ended, removes the socket */
     vm->control = NULL;
-    int interrupted = sigstop_end();
+    int interrupted = shutdown_end();
     int status = outcome_exit_status(&vm->out);
     if (interrupted) {
         fprintf(stderr, "jinx-vmm: interrupted by %s: the guest was stopped%s; exit status %d\n",

@@ -1,4 +1,4 @@
-/* SIGINT/SIGTERM/SIGHUP: stop the VM, let the normal exit path clean up (sigstop.h). */
+/* SIGINT/SIGTERM/SIGHUP: stop the VM, let the normal exit path clean up (shutdown.h). */
 #include "control/shutdown.h"
 #include "linux/outcome.h"
 #include "kvm/vm.h"
@@ -22,7 +22,7 @@ static struct {
     char cleanup[PATH_MAX];
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-void sigstop_cleanup_path(const char *path)
+void shutdown_cleanup_path(const char *path)
 {
     pthread_mutex_lock(&S.lock);
     snprintf(S.cleanup, sizeof S.cleanup, "%s", path ? path : "");
@@ -65,7 +65,7 @@ static void *waiter(void *arg)
     }
 }
 
-int sigstop_start(struct vm *vm, char *err, size_t errlen)
+int shutdown_start(struct vm *vm, char *err, size_t errlen)
 {
     S.vm = vm;
     sigemptyset(&S.set);
@@ -83,7 +83,7 @@ int sigstop_start(struct vm *vm, char *err, size_t errlen)
     return 0;
 }
 
-int sigstop_end(void)
+int shutdown_end(void)
 {
     if (!S.started)
         return 0;

@@ -7,7 +7,7 @@
  *   retire the winner by replaying its schedule on the live VM (sandbox off: a crash now
  *   really happens) -> back to free execution.
  *
- * The K simulations form one batch (sim.h) that this VM and the worker VMs (worker.h,
+ * The K simulations form one batch (simulation.h) that this VM and the worker VMs (worker.h,
  * --workers; none with one CPU) work off together; the recording and the retirement
  * always run in this VM. docs/rounds.md has the measurements behind the default.
  *

@@ -1,4 +1,4 @@
-/* Simulations from a snapshot (sim.h). */
+/* Simulations from a snapshot (simulation.h). */
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
