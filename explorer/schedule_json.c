@@ -199,12 +199,8 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
 /* The lexer's first error into err: "line L, column C: ...". */
 static void report(const struct json_lex *p, struct ex_parse_error *err)
 {
-    if (!err || !p->failed)
-        return;
-    err->line = p->fail_line;
-    err->col = p->fail_col;
-    snprintf(err->msg, sizeof err->msg, "line %d, column %d: %.119s", err->line, err->col,
-             p->msg);
+    if (p->failed)
+        ex_parse_error_set(err, p->fail_line, p->fail_col, "%s", p->msg);
 }
 
 int ex_schedule_parse_json(const char *buf, size_t len, struct ex_schedule *s,
