@@ -68,26 +68,26 @@ struct run {
     bool want_serial;           /* serialized execution is set up (--serial, --record) */
     bool had_rounds;
     struct round_stats rstats;
+    int selftest_failed;        /* --snapshot-selftest rounds that found a difference */
     char err[512];
 };
 
 /* Runs the program: thread 1 starts, the developer modes (--record, --simulate,
  * --snapshot-selftest) drive the VM from this thread (they pause and resume it), then
  * the outcome is waited for. */
-static void run_vm(struct vm *vm)
+static void run_vm(struct run *r, struct vm *vm)
 {
     if (vm_start(vm) < 0)
         return;
     if (vm->opt.record_ns) {
         if (vm->opt.simulate)
-            vm->simulations_same = serialize_repeat_fragment(vm, vm->opt.after_ns, vm->opt.record_ns,
-                                                   vm->opt.simulate);
+            serialize_repeat_fragment(vm, vm->opt.after_ns, vm->opt.record_ns, vm->opt.simulate);
         else
             serialize_record_fragment(vm, vm->opt.after_ns, vm->opt.record_ns);
     }
     if (vm->opt.selftest_rounds)
-        vm->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
-                                           vm->opt.selftest_interval_ns);
+        r->selftest_failed = selftest_run(vm, vm->opt.selftest_rounds,
+                                          vm->opt.selftest_interval_ns);
     vm_wait(vm);
 }
 
@@ -402,8 +402,8 @@ static int end_run(struct run *r, struct vm *vm)
     }
     if (r->opt.selftest_rounds) {
         fprintf(stderr, "jinx-vmm: snapshot selftest: %s\n",
-                vm->selftest_failed == 0 ? "PASS" : "FAIL");
-        if (vm->selftest_failed)
+                r->selftest_failed == 0 ? "PASS" : "FAIL");
+        if (r->selftest_failed)
             status = EXIT_VMM_ERROR;
     }
     if (!(r->opt.quiet && vm->out.kind == OUT_EXIT && vm->out.status == 0) && !interrupted)
@@ -492,7 +492,7 @@ int cmd_run(int argc, char **argv)
     static struct vm vm;
     if (set_up(&r, &vm) < 0)
         return EXIT_VMM_ERROR;
-    run_vm(&vm);
+    run_vm(&r, &vm);
     int status = end_run(&r, &vm);
     report_and_free(&r, &vm);
     return status;

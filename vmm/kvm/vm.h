@@ -170,8 +170,6 @@ struct vm {
     void *event_ctx;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
-    int selftest_failed;
-    int simulations_same;
 };
 
 /* What a vCPU's exception asks of the mode (vm_mode_ops.fault). */
