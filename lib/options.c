@@ -1,4 +1,5 @@
 #include "lib/options.h"
+#include "lib/util.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -87,4 +88,64 @@ int cli_next(struct cli *c, const char *shortopts, const struct option *lo, int 
             *longindex = li;
         return ch;
     }
+}
+
+struct option *cli_value_longopts(const struct cli_value *v, size_t n,
+                                  const struct option *extra, struct option *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k + 1 >= cap)
+            return NULL;
+        out[k++] = (struct option){v[i].name, v[i].kind == CLI_FLAG ? no_argument
+                                                                   : required_argument,
+                                   NULL, CLI_VALUE_ID};
+    }
+    for (size_t i = 0; extra && extra[i].name; i++) {
+        if (k + 1 >= cap)
+            return NULL;
+        out[k++] = extra[i];
+    }
+    out[k] = (struct option){0, 0, 0, 0};
+    return out;
+}
+
+const struct cli_value *cli_value_find(const struct cli_value *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i].name, name))
+            return &v[i];
+    return NULL;
+}
+
+int cli_value_set(const struct cli_value *v, const char *arg, char *err, size_t errlen)
+{
+    uint64_t n = 0;
+    bool ok = true;
+    switch (v->kind) {
+    case CLI_FLAG:
+        *(bool *)v->dest = true;
+        break;
+    case CLI_STRING:
+        *(const char **)v->dest = arg;
+        break;
+    case CLI_U64:
+    case CLI_SIZE:
+    case CLI_DURATION:
+        ok = arg && (v->kind == CLI_U64    ? parse_u64(arg, &n)
+                     : v->kind == CLI_SIZE ? parse_size(arg, &n)
+                                           : parse_duration(arg, &n)) &&
+             n >= v->min && n <= v->max && (!v->multiple || n % v->multiple == 0);
+        if (!ok)
+            return jx_fail(err, errlen, "--%s %s: expected %s", v->name, arg ? arg : "",
+                           v->expected);
+        if (v->size == 8)
+            *(uint64_t *)v->dest = n;
+        else
+            *(uint32_t *)v->dest = (uint32_t)n;
+        break;
+    }
+    if (v->given)
+        *v->given = true;
+    return 0;
 }

@@ -22,37 +22,17 @@
 
 #define MAX_ENV 256
 
-enum { OPT_VCPUS = 256, OPT_MEM, OPT_TIMEOUT, OPT_SEED, OPT_ENV, OPT_REPORT, OPT_STATS,
-       OPT_QUIET, OPT_TSTACK, OPT_HELP, OPT_SELFTEST, OPT_SELFTEST_INT, OPT_SERIAL,
-       OPT_SCHEDULE, OPT_TRACE, OPT_POLICY, OPT_NO_CREW, OPT_AFTER, OPT_RECORD, OPT_SIMULATE,
-       OPT_NO_CONTROL, OPT_ATTACH, OPT_ROUND, OPT_VERBOSE_ROUNDS, OPT_FIRST,
-       OPT_DUMP_DIR, OPT_SPIN, OPT_CHECK_WORKERS, OPT_MAX_DUMP };
-
-static const struct option run_options[] = {
-    {"vcpus", required_argument, 0, OPT_VCPUS}, {"mem", required_argument, 0, OPT_MEM},
-    {"timeout", required_argument, 0, OPT_TIMEOUT}, {"seed", required_argument, 0, OPT_SEED},
-    {"env", required_argument, 0, OPT_ENV}, {"report", required_argument, 0, OPT_REPORT},
-    {"stats", no_argument, 0, OPT_STATS}, {"quiet", no_argument, 0, OPT_QUIET},
-    {"thread-stack", required_argument, 0, OPT_TSTACK}, {"help", no_argument, 0, OPT_HELP},
-    {"snapshot-selftest", required_argument, 0, OPT_SELFTEST},
-    {"selftest-interval", required_argument, 0, OPT_SELFTEST_INT},
-    {"serial", no_argument, 0, OPT_SERIAL}, {"schedule", required_argument, 0, OPT_SCHEDULE},
-    {"trace", required_argument, 0, OPT_TRACE}, {"policy", required_argument, 0, OPT_POLICY},
-    {"no-memory-cues", no_argument, 0, OPT_NO_CREW},
-    {"spin-threshold", required_argument, 0, OPT_SPIN},
-    {"after", required_argument, 0, OPT_AFTER}, {"record", required_argument, 0, OPT_RECORD},
-    {"simulate", required_argument, 0, OPT_SIMULATE},
-    {"no-control", no_argument, 0, OPT_NO_CONTROL}, {"attach", required_argument, 0, OPT_ATTACH},
+/* The options whose values are not plain (their own parsing), besides run_values. */
+enum { OPT_HELP = 256, OPT_ENV, OPT_POLICY, OPT_ATTACH, OPT_ROUND, OPT_CHECK_WORKERS };
+static const struct option run_specials[] = {
+    {"help", no_argument, 0, OPT_HELP}, {"env", required_argument, 0, OPT_ENV},
+    {"policy", required_argument, 0, OPT_POLICY}, {"attach", required_argument, 0, OPT_ATTACH},
     {"strategy", required_argument, 0, OPT_ROUND}, {"depth", required_argument, 0, OPT_ROUND},
     {"sims", required_argument, 0, OPT_ROUND}, {"fragment", required_argument, 0, OPT_ROUND},
     {"tail", required_argument, 0, OPT_ROUND}, {"max-duty", required_argument, 0, OPT_ROUND},
     {"workers", required_argument, 0, OPT_ROUND},
     {"fragment-wall", required_argument, 0, OPT_ROUND},
     {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
-    {"verbose-rounds", no_argument, 0, OPT_VERBOSE_ROUNDS},
-    {"first", required_argument, 0, OPT_FIRST},
-    {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
-    {"max-dump-size", required_argument, 0, OPT_MAX_DUMP},
     {0, 0, 0, 0}};
 
 /* What the command line asked for, and what the phases pass on. */
@@ -91,17 +71,64 @@ static void run_vm(struct run *r, struct vm *vm)
     vm_wait(vm);
 }
 
-/* One option c (name: its long name) with optarg. 0, or -1 after a message. */
-static int parse_option(struct run *r, int c, const char *name)
+#define MAX_RUN_VALUES 32
+
+/* The plain options (lib/options.h): where each value goes, what it may be. */
+static size_t run_values(struct run *r, struct cli_value *v)
+{
+    struct vm_options *o = &r->opt;
+    const struct cli_value rows[] = {
+        {"vcpus", CLI_U64, &o->max_vcpus, sizeof o->max_vcpus, 1, MAX_VCPUS, 0,
+         "a number from 1 to " JX_STR(MAX_VCPUS), &o->vcpus_given},
+        {"mem", CLI_SIZE, &o->mem, sizeof o->mem, 16ULL << 20, MAX_GUEST_MEM, 2ULL << 20,
+         "a size from 16M to 3G in whole MiB pairs (e.g. 256M)", NULL},
+        {"timeout", CLI_DURATION, &o->timeout_ns, sizeof o->timeout_ns, 1, UINT64_MAX, 0,
+         "a duration such as 10s, 500ms or 2m", NULL},
+        {"seed", CLI_U64, &o->seed, sizeof o->seed, 0, UINT64_MAX, 0, "an unsigned number",
+         &r->seed_given},
+        {"thread-stack", CLI_SIZE, &o->thread_stack, sizeof o->thread_stack, 16 << 10, 8 << 20,
+         0, "a size from 16K to 8M", NULL},
+        {"snapshot-selftest", CLI_U64, &o->selftest_rounds, sizeof o->selftest_rounds, 1,
+         100000, 0, "a number of rounds", NULL},
+        {"selftest-interval", CLI_DURATION, &o->selftest_interval_ns,
+         sizeof o->selftest_interval_ns, 1, UINT64_MAX, 0, "a duration such as 5ms", NULL},
+        {"spin-threshold", CLI_U64, &o->spin_threshold, sizeof o->spin_threshold, 0, 1000000, 0,
+         "a number of reads (0: off)", NULL},
+        {"simulate", CLI_U64, &o->simulate, sizeof o->simulate, 1, 100000, 0,
+         "a number of simulations", NULL},
+        {"after", CLI_DURATION, &o->after_ns, sizeof o->after_ns, 0, UINT64_MAX, 0,
+         "a duration such as 50ms or 1ms", NULL},
+        {"record", CLI_DURATION, &o->record_ns, sizeof o->record_ns, 1000, UINT64_MAX, 0,
+         "a duration such as 50ms or 1ms", NULL},
+        {"first", CLI_DURATION, &r->rcfg.first_ns, sizeof r->rcfg.first_ns, 0,
+         3600000000000ULL, 0, "a duration such as 1ms or 2s", NULL},
+        {"max-dump-size", CLI_SIZE, &o->max_dump_size, sizeof o->max_dump_size, 0, UINT64_MAX,
+         0, "a size such as 512M or 2G (0: no cap)", NULL},
+        {"serial", CLI_FLAG, &o->serial, 0, 0, 0, 0, NULL, NULL},
+        {"no-memory-cues", CLI_FLAG, &o->no_crew, 0, 0, 0, 0, NULL, NULL},
+        {"stats", CLI_FLAG, &o->stats, 0, 0, 0, 0, NULL, NULL},
+        {"quiet", CLI_FLAG, &o->quiet, 0, 0, 0, 0, NULL, NULL},
+        {"no-control", CLI_FLAG, &r->no_control, 0, 0, 0, 0, NULL, NULL},
+        {"verbose-rounds", CLI_FLAG, &r->rcfg.verbose, 0, 0, 0, 0, NULL, NULL},
+        {"schedule", CLI_STRING, &o->schedule_path, 0, 0, 0, 0, NULL, NULL},
+        {"trace", CLI_STRING, &o->trace_path, 0, 0, 0, 0, NULL, NULL},
+        {"report", CLI_STRING, &o->report_path, 0, 0, 0, 0, NULL, NULL},
+        {"dump-dir", CLI_STRING, &o->dump_dir, 0, 0, 0, 0, NULL, NULL},
+    };
+    _Static_assert(sizeof rows / sizeof rows[0] <= MAX_RUN_VALUES, "raise MAX_RUN_VALUES");
+    memcpy(v, rows, sizeof rows);
+    return sizeof rows / sizeof rows[0];
+}
+
+/* One special option c (name: its long name) with optarg. 0, or -1 after a message. */
+static int parse_special(struct run *r, int c, const char *name)
 {
     char rerr[256];
-    uint64_t n;
     switch (c) {
-    case OPT_NO_CONTROL: r->no_control = true; break;
     case OPT_CHECK_WORKERS:
         r->rcfg.check_workers = true;
         r->round_opt = "check-workers";
-        break;
+        return 0;
     case OPT_ATTACH:
     case OPT_ROUND:
         if (round_config_set(&r->rcfg, c == OPT_ATTACH ? "rate" : name, optarg, rerr,
@@ -116,90 +143,14 @@ static int parse_option(struct run *r, int c, const char *name)
         r->attach |= c == OPT_ATTACH;
         if (c == OPT_ROUND)
             r->round_opt = name;
-        break;
-    case OPT_VCPUS:
-        if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
-            jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
-            return -1;
-        }
-        r->opt.max_vcpus = (int)n;
-        r->opt.vcpus_given = true;
-        break;
-    case OPT_MEM:
-        if (!parse_size(optarg, &r->opt.mem) || r->opt.mem < (16ULL << 20) ||
-            r->opt.mem > MAX_GUEST_MEM || r->opt.mem % (2ULL << 20)) {
-            jx_err("--mem %s: expected a size from 16M to 3G in whole MiB pairs (e.g. 256M)",
-                   optarg);
-            return -1;
-        }
-        break;
-    case OPT_TIMEOUT:
-        if (!parse_duration(optarg, &r->opt.timeout_ns) || !r->opt.timeout_ns) {
-            jx_err("--timeout %s: expected a duration such as 10s, 500ms or 2m", optarg);
-            return -1;
-        }
-        break;
-    case OPT_SEED:
-        if (!parse_u64(optarg, &r->opt.seed)) {
-            jx_err("--seed %s: expected an unsigned number", optarg);
-            return -1;
-        }
-        r->seed_given = true;
-        break;
-    case OPT_TSTACK:
-        if (!parse_size(optarg, &r->opt.thread_stack) || r->opt.thread_stack < (16 << 10) ||
-            r->opt.thread_stack > (8 << 20)) {
-            jx_err("--thread-stack %s: expected a size from 16K to 8M", optarg);
-            return -1;
-        }
-        break;
+        return 0;
     case OPT_ENV:
         if (!strchr(optarg, '=') || r->envc == MAX_ENV) {
             jx_err("--env %s: expected K=V (at most %d)", optarg, MAX_ENV);
             return -1;
         }
         r->envp[r->envc++] = optarg;
-        break;
-    case OPT_SELFTEST:
-        if (!parse_u64(optarg, &n) || n < 1 || n > 100000) {
-            jx_err("--snapshot-selftest %s: expected a number of rounds", optarg);
-            return -1;
-        }
-        r->opt.selftest_rounds = (int)n;
-        break;
-    case OPT_SELFTEST_INT:
-        if (!parse_duration(optarg, &r->opt.selftest_interval_ns) || !r->opt.selftest_interval_ns) {
-            jx_err("--selftest-interval %s: expected a duration such as 5ms", optarg);
-            return -1;
-        }
-        break;
-    case OPT_SERIAL: r->opt.serial = true; break;
-    case OPT_SCHEDULE: r->opt.schedule_path = optarg; break;
-    case OPT_TRACE: r->opt.trace_path = optarg; break;
-    case OPT_NO_CREW: r->opt.no_crew = true; break;
-    case OPT_SPIN:
-        if (!parse_u64(optarg, &n) || n > 1000000) {
-            jx_err("--spin-threshold %s: expected a number of reads (0: off)", optarg);
-            return -1;
-        }
-        r->opt.spin_threshold = (uint32_t)n;
-        break;
-    case OPT_SIMULATE:
-        if (!parse_u64(optarg, &n) || n < 1 || n > 100000) {
-            jx_err("--simulate %s: expected a number of simulations", optarg);
-            return -1;
-        }
-        r->opt.simulate = (int)n;
-        break;
-    case OPT_AFTER:
-    case OPT_RECORD:
-        if (!parse_duration(optarg, c == OPT_AFTER ? &r->opt.after_ns : &r->opt.record_ns) ||
-            (c == OPT_RECORD && r->opt.record_ns < 1000)) {
-            jx_err("--%s %s: expected a duration such as 50ms or 1ms",
-                   c == OPT_AFTER ? "after" : "record", optarg);
-            return -1;
-        }
-        break;
+        return 0;
     case OPT_POLICY:
         if (!strcmp(optarg, "roundrobin"))
             r->opt.roundrobin = true;
@@ -209,35 +160,23 @@ static int parse_option(struct run *r, int c, const char *name)
             jx_err("--policy %s: expected roundrobin or continue", optarg);
             return -1;
         }
-        break;
-    case OPT_VERBOSE_ROUNDS: r->rcfg.verbose = true; break;
-    case OPT_FIRST:
-        if (!parse_duration(optarg, &r->rcfg.first_ns) || r->rcfg.first_ns > 3600000000000ULL) {
-            jx_err("--first %s: expected a duration such as 1ms or 2s", optarg);
-            return -1;
-        }
-        break;
-    case OPT_REPORT: r->opt.report_path = optarg; break;
-    case OPT_DUMP_DIR: r->opt.dump_dir = optarg; break;
-    case OPT_MAX_DUMP:
-        if (!parse_size(optarg, &r->opt.max_dump_size)) {
-            jx_err("--max-dump-size %s: expected a size such as 512M or 2G (0: no cap)",
-                   optarg);
-            return -1;
-        }
-        break;
-    case OPT_STATS: r->opt.stats = true; break;
-    case OPT_QUIET: r->opt.quiet = true; break;
+        return 0;
+    default:
+        jinx_vmm_usage(stderr);
+        return -1;
     }
-    return 0;
 }
 
 /* The options, before or after IMAGE. 0, 1 when --help was answered, -1 on an error. */
 static int parse_args(struct run *r, int argc, char **argv, char **posv)
 {
+    struct cli_value values[MAX_RUN_VALUES];
+    size_t nv = run_values(r, values);
+    struct option lo[MAX_RUN_VALUES + sizeof run_specials / sizeof run_specials[0]];
+    cli_value_longopts(values, nv, run_specials, lo, sizeof lo / sizeof lo[0]);
     cli_init(&r->cl, "run", argc, argv, posv);
     int c, li;
-    while ((c = cli_next(&r->cl, "h", run_options, &li)) != CLI_END) {
+    while ((c = cli_next(&r->cl, "h", lo, &li)) != CLI_END) {
         if (c == CLI_ERROR) {
             jx_err("%s (jinx-vmm --help lists the options; arguments of the program that "
                    "start with '-' go after --)", r->cl.err);
@@ -247,13 +186,16 @@ static int parse_args(struct run *r, int argc, char **argv, char **posv)
             jinx_vmm_usage(stdout);
             return 1;
         }
-        if (c < OPT_VCPUS) {
-            jinx_vmm_usage(stderr);
+        if (c == CLI_VALUE_ID) {
+            if (cli_value_set(&values[li], optarg, r->err, sizeof r->err) < 0) {
+                jx_err("%s", r->err);
+                return -1;
+            }
+        } else if (parse_special(r, c, lo[li].name) < 0) {
             return -1;
         }
-        if (parse_option(r, c, run_options[li].name) < 0)
-            return -1;
     }
+    r->err[0] = 0;
     return 0;
 }
 
