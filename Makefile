@@ -1,5 +1,5 @@
 # Jinx — one `make` builds everything, `make test` runs every test.
-# Each part has its own fragment (vmm/vmm.mk, guest-agent/agent.mk, explorer/explorer.mk,
+# Each part has its own fragment (lib/lib.mk, vmm/vmm.mk, guest-agent/agent.mk, explorer/explorer.mk,
 # images/images.mk, tests/tests.mk); this file holds the shared settings.
 
 CC      ?= gcc
@@ -11,7 +11,10 @@ BIN     ?= bin
 SAN     ?=
 CFLAGS_BASE := -std=c11 -g -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SAN)
 CFLAGS  ?=
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) -Ivmm -Iexplorer -Iguest-agent
+# Includes are namespaced ("kvm/vm.h", "lib/json.h", "explorer/explorer.h"). -iquote, not -I:
+# vmm/linux/ would otherwise shadow system headers such as <linux/futex.h>.
+INCLUDES   := -iquote . -iquote vmm
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(INCLUDES)
 LDFLAGS ?=
 LDLIBS  ?=
 
@@ -25,6 +28,7 @@ $(BUILD)/.deps-ok: scripts/setup-deps.sh
 	@mkdir -p $(BUILD) && touch $@
 
 include guest-agent/agent.mk
+include lib/lib.mk
 include explorer/explorer.mk
 include vmm/vmm.mk
 include images/images.mk

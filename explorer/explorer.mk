@@ -14,9 +14,10 @@ $(EXPLORER_LIB): $(EXPLORER_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/tests/test_explorer%: tests/unit/test_explorer%.c $(EXPLORER_LIB) | deps
+# test_explorer_schedule also runs the fuzz checks (tests/fuzz/schedule_fuzz.c) on its seeds.
+$(BUILD)/tests/test_explorer%: tests/unit/test_explorer%.c tests/fuzz/schedule_fuzz.c $(EXPLORER_LIB) $(LIB_LIB) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(EXPLORER_LIB) $(LDFLAGS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/schedule_fuzz.c $(EXPLORER_LIB) $(LIB_LIB) $(LDFLAGS) -lcmocka
 
 .PHONY: explorer
 explorer: $(EXPLORER_LIB)

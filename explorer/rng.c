@@ -1,4 +1,5 @@
 #include "rng.h"
+#include "lib/splitmix.h"
 
 void ex_rng_seed(struct ex_rng *r, uint64_t seed)
 {
@@ -7,10 +8,7 @@ void ex_rng_seed(struct ex_rng *r, uint64_t seed)
 
 uint64_t ex_rng_next(struct ex_rng *r)
 {
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return splitmix64(&r->state);
 }
 
 uint64_t ex_rng_below(struct ex_rng *r, uint64_t n)

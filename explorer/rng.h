@@ -3,7 +3,7 @@
  * Every random choice the explorer makes comes from a struct ex_rng the caller
  * owns and passes in: there is no global state, so a round is reproducible from
  * its seed alone (same seed + same trace + same parameters = same schedules).
- * The generator is splitmix64: tiny, fast, and its output stream is stable
+ * The generator is splitmix64 (lib/splitmix.h): tiny, fast, and its output stream is stable
  * across platforms and compilers, which matters more here than statistical
  * strength. */
 #ifndef EXPLORER_RNG_H

@@ -198,9 +198,7 @@ int ex_schedule_write_text(FILE *f, const struct ex_schedule *s)
 
 /* ---- text parsing ---- */
 
-static int perr(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int perr(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
+int ex_parse_error_set(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
 {
     if (err) {
         char m[120];
@@ -220,17 +218,17 @@ static int parse_num(const char *tok, size_t len, uint32_t min, uint32_t max, co
                      uint32_t *out, struct ex_parse_error *err, int line, int col)
 {
     if (len == 0)
-        return perr(err, line, col, "expected a number (%s)", what);
+        return ex_parse_error_set(err, line, col, "expected a number (%s)", what);
     uint64_t v = 0;
     for (size_t i = 0; i < len; i++) {
         if (tok[i] < '0' || tok[i] > '9')
-            return perr(err, line, col + (int)i, "%s must be a decimal number", what);
+            return ex_parse_error_set(err, line, col + (int)i, "%s must be a decimal number", what);
         v = v * 10 + (uint64_t)(tok[i] - '0');
         if (v > max)
-            return perr(err, line, col, "%s too large (maximum %u)", what, max);
+            return ex_parse_error_set(err, line, col, "%s too large (maximum %u)", what, max);
     }
     if (v < min)
-        return perr(err, line, col, "%s must be at least %u", what, min);
+        return ex_parse_error_set(err, line, col, "%s must be at least %u", what, min);
     *out = (uint32_t)v;
     return 0;
 }
@@ -250,7 +248,7 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
 {
     ex_schedule_init(s);
     if (len > EX_MAX_INPUT)
-        return perr(err, 1, 1, "input larger than %u bytes", EX_MAX_INPUT);
+        return ex_parse_error_set(err, 1, 1, "input larger than %u bytes", EX_MAX_INPUT);
     bool have_default = false;
     int line = 0;
     size_t pos = 0;
@@ -261,12 +259,12 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
             end++;
         pos = end < len ? end + 1 : end;
         if (end - start > EX_MAX_LINE) {
-            perr(err, line, EX_MAX_LINE + 1, "line longer than %d bytes", EX_MAX_LINE);
+            ex_parse_error_set(err, line, EX_MAX_LINE + 1, "line longer than %d bytes", EX_MAX_LINE);
             goto fail;
         }
         const char *nul = memchr(buf + start, 0, end - start);
         if (nul) {
-            perr(err, line, (int)(nul - (buf + start)) + 1, "NUL byte in input");
+            ex_parse_error_set(err, line, (int)(nul - (buf + start)) + 1, "NUL byte in input");
             goto fail;
         }
         /* Split the line (up to a '#') into at most 4 whitespace-separated tokens. */
@@ -297,7 +295,7 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                 goto fail;
             if (ntok >= 2) {
                 if (tok[1][0] != 'x' && tok[1][0] != 'X') {
-                    perr(err, line, tcol[1], "expected 'xN' (steps) after the thread");
+                    ex_parse_error_set(err, line, tcol[1], "expected 'xN' (steps) after the thread");
                     goto fail;
                 }
                 if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_MAX_STEPS, "step count", &steps,
@@ -305,27 +303,27 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                     goto fail;
             }
             if (ntok > 2) {
-                perr(err, line, tcol[2], "unexpected text after the segment");
+                ex_parse_error_set(err, line, tcol[2], "unexpected text after the segment");
                 goto fail;
             }
             if (ex_schedule_push(s, thread, steps) != 0) {
-                perr(err, line, tcol[0], "too many segments (maximum %u) or out of memory",
+                ex_parse_error_set(err, line, tcol[0], "too many segments (maximum %u) or out of memory",
                      EX_MAX_SEGMENTS);
                 goto fail;
             }
         } else if (tok_is(tok[0], tlen[0], "default")) {
             if (have_default) {
-                perr(err, line, tcol[0], "duplicate 'default' line");
+                ex_parse_error_set(err, line, tcol[0], "duplicate 'default' line");
                 goto fail;
             }
             have_default = true;
             if (ntok < 2) {
-                perr(err, line, tcol[0] + (int)tlen[0], "expected 'continue' or 'roundrobin'");
+                ex_parse_error_set(err, line, tcol[0] + (int)tlen[0], "expected 'continue' or 'roundrobin'");
                 goto fail;
             }
             if (tok_is(tok[1], tlen[1], "continue")) {
                 if (ntok > 2) {
-                    perr(err, line, tcol[2], "unexpected text after 'continue'");
+                    ex_parse_error_set(err, line, tcol[2], "unexpected text after 'continue'");
                     goto fail;
                 }
                 s->policy = EX_DEFAULT_CONTINUE;
@@ -335,16 +333,16 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                                            &s->quantum, err, line, tcol[2]) != 0)
                     goto fail;
                 if (ntok > 3) {
-                    perr(err, line, tcol[3], "unexpected text after the quantum");
+                    ex_parse_error_set(err, line, tcol[3], "unexpected text after the quantum");
                     goto fail;
                 }
             } else {
-                perr(err, line, tcol[1], "unknown default policy (expected 'continue' or "
+                ex_parse_error_set(err, line, tcol[1], "unknown default policy (expected 'continue' or "
                                          "'roundrobin')");
                 goto fail;
             }
         } else {
-            perr(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...' or '#'");
+            ex_parse_error_set(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...' or '#'");
             goto fail;
         }
     }

@@ -68,6 +68,10 @@ struct ex_parse_error {
     int line, col;          /* 1-based */
     char msg[160];          /* "line L, column C: ..." */
 };
+/* Fills err (if not NULL) for both schedule forms: position and "line L, column C: ...".
+ * Returns -1. */
+int ex_parse_error_set(struct ex_parse_error *err, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 void ex_schedule_init(struct ex_schedule *s);
 void ex_schedule_free(struct ex_schedule *s);

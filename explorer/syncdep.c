@@ -79,7 +79,7 @@ int ex_syncdeps(const struct ex_trace *t, int32_t *dep)
         case EX_THREAD_CREATE:
             if (e->arg >= 1 && e->arg <= EX_MAX_TID) {
                 /* An id a thread that exited used before (the VMM reuses ids past
-                 * EX_MAX_TID, vmm/serial.h): a new thread from here on. */
+                 * EX_MAX_TID, vmm/sched/serialize.h): a new thread from here on. */
                 if (th[e->arg].started || th[e->arg].exited)
                     th[e->arg] = (struct thr){ .block_ev = -1, .matched = -1, .exit_ev = -1 };
                 th[e->arg].created_by = (int32_t)i;

@@ -11,7 +11,7 @@
  *
  * Threads are numbered 1..EX_MAX_TID (the VMM's numbering: main thread 1, then
  * creation order; past EX_MAX_TID threads, a new thread takes the id of one that has
- * exited, so an id may stand for two threads one after the other: vmm/serial.h).
+ * exited, so an id may stand for two threads one after the other: vmm/sched/serialize.h).
  * Pure data, no KVM. */
 #ifndef EXPLORER_TRACE_H
 #define EXPLORER_TRACE_H

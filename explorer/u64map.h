@@ -3,6 +3,7 @@
  * keeps them linear-time without pulling in a dependency. */
 #ifndef EXPLORER_U64MAP_H
 #define EXPLORER_U64MAP_H
+#include "lib/splitmix.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,12 +26,10 @@ uint64_t *ex_u64map_get(const struct ex_u64map *m, uint64_t key);
 uint64_t *ex_u64map_put(struct ex_u64map *m, uint64_t key, uint64_t init, bool *added);
 /* Iteration: for (size_t i = 0; i < m.cap; i++) if (m.used[i]) ... */
 
-/* A 64-bit mixer (splitmix64 finaliser); combine with ex_hash_mix(a ^ ex_hash_mix(b)). */
+/* A 64-bit mixer (splitmix64's finaliser); combine with ex_hash_mix(a ^ ex_hash_mix(b)). */
 static inline uint64_t ex_hash_mix(uint64_t z)
 {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return splitmix64_mix(z);
 }
 static inline uint64_t ex_hash2(uint64_t a, uint64_t b)
 {

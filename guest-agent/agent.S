@@ -1,16 +1,15 @@
 /* The guest-agent: the only ring-0 code in the guest. It is deliberately tiny: every
  * decision is taken by the VMM, which sees each syscall and exception as an I/O exit
- * on a port (see vmm/layout.h). `out imm8, %al` leaves every register intact, so the
+ * on a port (see vmm/kvm/layout.h). `out imm8, %al` leaves every register intact, so the
  * VMM reads the user's registers exactly as the syscall/exception left them. */
-#define PORT_EXC_BASE 0x40
-#define UVA_MMIO      0x00007FFFFFFFC000
+#include "kvm/layout.h"
 
     .code64
     .text
     .globl agent_start
 agent_start:
 header:
-    .quad 0x544E4741584E494A          /* "JINXAGNT" */
+    .quad AGENT_MAGIC                 /* "JINXAGNT" */
     .long syscall_ring0 - agent_start
     .long syscall_user - agent_start
     .long mmio_ring0 - agent_start

@@ -1,6 +1,7 @@
 # Test aggregation. Each part appends its cmocka test binaries to UNIT_TESTS
 # (built into $(BUILD)/tests/) and its integration scripts to INTEGRATION_TESTS.
-# `make test` = unit tests + KVM integration tests; `make unit-test` alone needs no KVM.
+# `make test` = layering check + unit tests + KVM integration tests; `make unit-test` alone
+# needs no KVM.
 
 UNIT_TESTS ?=
 INTEGRATION_TESTS ?=
@@ -30,7 +31,14 @@ integration-test: all check-kvm
 	  echo "== $$t"; BUILD=$(BUILD) BIN=$(BIN) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "integration tests: FAILED"; exit 1; fi; echo "integration tests: all passed"
 
+# Layering (who may include whom) and sizes (files <= 800 lines, functions <= 150), with
+# a self-test that plants violations in a temporary tree (scripts/check-layers.sh).
+.PHONY: check-layers
+check-layers:
+	@scripts/check-layers.sh --self-test
+
 test: all
+	@$(MAKE) --no-print-directory check-layers
 	@$(MAKE) --no-print-directory unit-test
 	@$(MAKE) --no-print-directory integration-test
 

@@ -11,18 +11,19 @@
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 15
-FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer \
+FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
-FUZZ_SRCS    := vmm/util.c vmm/dumpfile.c vmm/sha256.c vmm/corefile.c vmm/backtrace.c vmm/decode.c \
-                vmm/bytes.c vmm/snapfile.c vmm/roundrec.c vmm/elfparse.c vmm/json.c \
-                vmm/control_req.c vmm/round_config.c $(wildcard explorer/*.c)
-FUZZ_SRCS    += vmm/campaign_result.c vmm/campaign_tasks.c vmm/race_pair.c
+FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/corefile.c vmm/linux/backtrace.c \
+                vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/linux/elfparse.c \
+                vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
+                tests/fuzz/schedule_fuzz.c
+FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign
 
 .PHONY: fuzz-smoke fuzz-seeds
-$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard vmm/*.h explorer/*.h) | deps
+$(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
@@ -46,4 +47,4 @@ fuzz-seeds: $(FUZZ_BUILD)/mkseeds
 
 $(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c $(FUZZ_SRCS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -Ivmm -Iexplorer -o $@ $< $(FUZZ_SRCS) -lcapstone -lm
+	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm -o $@ $< $(FUZZ_SRCS) -lcapstone -lm

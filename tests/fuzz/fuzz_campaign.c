@@ -7,7 +7,7 @@
  *  - an accepted result, written back with campaign_result_write, parses again and
  *    writes the same bytes (what merge reads is what run-task would have written);
  *  - every accepted task, formatted with campaign_task_format, parses to the same line. */
-#include "campaign.h"
+#include "campaign/campaign.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* libFuzzer harness for the control socket's request path (vmm/control_req.c over
- * vmm/json.c): the input is one client line, as control.c hands it to
+/* libFuzzer harness for the control socket's request path (vmm/control/control_req.c over
+ * lib/json.c): the input is one client line, as control.c hands it to
  * control_parse_request() once the newline is cut. Checked beyond "no crash, no leak":
  *  - a rejected line gets a non-empty, terminated error message (it becomes the reply);
  *  - an accepted request names a known command and its configuration passes
@@ -7,9 +7,9 @@
  *  - the same line through the nested-object reader jinxctl uses on replies
  *    (JSON_ALLOW_NESTED), each nested object read again in turn, and every decoded string
  *    written back with the reply writer jb_str() parses to the same string. */
-#include "control_req.h"
-#include "json.h"
-#include "round_config.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
 #include <stdlib.h>
 #include <string.h>
 

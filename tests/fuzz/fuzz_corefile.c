@@ -1,9 +1,9 @@
-/* libFuzzer harness for the core file reader (vmm/corefile.c) and what `jinxctl inspect`
+/* libFuzzer harness for the core file reader (vmm/dump/corefile.c) and what `jinxctl inspect`
  * does with a parsed core: reads of guest memory, frame-pointer backtraces over it and
  * capstone decoding at each thread's RIP. Any input: no crash, leak or bad access. */
-#include "backtrace.h"
-#include "corefile.h"
-#include "decode.h"
+#include "linux/backtrace.h"
+#include "dump/corefile.h"
+#include "kvm/decode.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
-/* libFuzzer harness for the .jinxdump parser (vmm/dumpfile.c). Two properties:
+/* libFuzzer harness for the .jinxdump parser (vmm/dump/dumpfile.c). Two properties:
  * - any input is refused or accepted without a crash, leak or out-of-bounds access;
  * - what the parser accepts (digest check skipped, so mutations get past it) encodes
  *   back into a dump that parses again, with the digest checked. */
-#include "dumpfile.h"
+#include "dump/dumpfile.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,10 +1,10 @@
-/* libFuzzer harness for the ELF loader's parser (vmm/elfparse.c): elf_parse() on any
+/* libFuzzer harness for the ELF loader's parser (vmm/linux/elfparse.c): elf_parse() on any
  * bytes, then what the VMM and `jinxctl inspect` do with an accepted image: symbol
  * lookups and address formatting. An accepted image must also satisfy what loader.c
  * relies on without re-checking: every segment's file range inside the file, segments
  * sorted and disjoint inside [lo, hi), the entry inside an executable segment, and
  * symbol names terminated inside the file. A violation aborts. */
-#include "elfparse.h"
+#include "linux/elfparse.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,11 +1,11 @@
-/* libFuzzer harness for the round records of a .jinxdump (vmm/snapfile.c, vmm/roundrec.c):
+/* libFuzzer harness for the round records of a .jinxdump (vmm/dump/snapfile.c, vmm/dump/roundrec.c):
  * the first byte picks the parser (SNAPSHOT, schedule, trace, score, shared variables, VM
  * options), the rest is the record payload. Whatever parses must encode again and parse
  * back to the same bytes: a parser that accepts what its encoder cannot reproduce is a
  * bug too. */
-#include "bytes.h"
-#include "roundrec.h"
-#include "snapfile.h"
+#include "lib/bytes.h"
+#include "dump/roundrec.h"
+#include "dump/snapfile.h"
 #include <stdlib.h>
 #include <string.h>
 

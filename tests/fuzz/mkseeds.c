@@ -1,8 +1,8 @@
 /* Writes small, valid seed inputs for the fuzz harnesses (a 3-thread .jinxdump and a
  * 3-page core with code, a stack and frame-pointer frames). Run once by
  * `make fuzz-seeds`; the output is committed under tests/fuzz/corpus/. */
-#include "corefile.h"
-#include "dumpfile.h"
+#include "dump/corefile.h"
+#include "dump/dumpfile.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,7 +46,7 @@ printf '{"version":2,"segments":[]}' >$C/schedule/json-bad-version
 printf '{"version":1,"segments":[{"thread":1,"steps":01}]}' >$C/schedule/json-leading-zero
 printf '{"version":1,"note":"\\u00e9t\\u00e9 \\"quoted\\" \\\\ tab\\t","segments":[{"thread":255,"steps":1}]}' >$C/schedule/json-escapes
 
-# ---- control: one request line each (vmm/control_req.c over vmm/json.c) ----
+# ---- control: one request line each (vmm/control/control_req.c over lib/json.c) ----
 mkdir -p $C/control
 printf '{"cmd":"ping"}' >$C/control/ping
 printf '{"cmd":"status"}' >$C/control/status

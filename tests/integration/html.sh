@@ -33,8 +33,8 @@ browser() { # browser OUT_DOM URL [extra flags]: the DOM after load and script
   timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/chrome" \
     "$@" --dump-dom "$url" >"$out" 2>"$tmp/chrome.err"
 }
-cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Ivmm -Iexplorer -o "$tmp/htmldump" \
-  tests/integration/htmldump.c "$BUILD/libjinxvmm.a" "$BUILD/libexplorer.a" -lcapstone -lpthread -lm \
+cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -iquote . -iquote vmm -o "$tmp/htmldump" \
+  tests/integration/htmldump.c "$BUILD/libjinxvmm.a" "$BUILD/libexplorer.a" "$BUILD/libjinxlib.a" -lcapstone -lpthread -lm \
   || { echo "FAIL cannot build htmldump"; exit 1; }
 
 # page NAME DUMP [htmlcheck args]: --html, --json, the browser, the DOM checks.

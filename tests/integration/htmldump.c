@@ -9,8 +9,8 @@
  *                             wait/wake every 97 events); they differ first at N/2
  *
  * Built by html.sh against build/libjinxvmm.a and build/libexplorer.a. */
-#include "dumpfile.h"
-#include "roundrec.h"
+#include "dump/dumpfile.h"
+#include "dump/roundrec.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Worker VMs (vmm/worker.h): simulations run on a worker VM give exactly what they give
+# Worker VMs (vmm/rounds/worker.h): simulations run on a worker VM give exactly what they give
 # in the program's VM. --check-workers re-runs every simulation of a round in the other
 # VM (those of the worker in the program's VM, the program's VM's on the worker) and
 # compares trace, cue-point count and outcome; the rounds' status counts comparisons and

@@ -5,7 +5,7 @@
  * to an ex_trace, so bugs are predicates over the trace. */
 #ifndef TESTS_UNIT_ONLINE_SIM_H
 #define TESTS_UNIT_ONLINE_SIM_H
-#include "explorer.h"
+#include "explorer/explorer.h"
 #include <string.h>
 
 #define SIM_MAX_THREADS 8

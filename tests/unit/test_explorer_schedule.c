@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "explorer.h"
+#include "explorer/explorer.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,7 +223,7 @@ static void test_json_rejects(void **st)
     parse_bad("{\"version\":1,\"segments\":[]}{}", 1, 28, "after the schedule");
     parse_bad("{\"version\":1,\"segments\":[],\"default\":\"never\"}", 1, 38, "unknown default");
     parse_bad("{\"version\":1,\"segments\":[],\"note\":\"a\nb\"}", 1, 0, "control character");
-    parse_bad("{\"version\":1,\"segments\":[],\"note\":\"\\x\"}", 1, 0, "bad escape");
+    parse_bad("{\"version\":1,\"segments\":[],\"note\":\"\\x\"}", 1, 0, "unknown escape");
     parse_bad("{\"version\":1,\"segments\":[],\"note\":\"\\u12\"}", 1, 0, "hex");
     parse_bad("{\"version\":1,\"segments\":[],\"note\":\"\\ud800\"}", 1, 0, "surrogate");
     parse_bad("{\"version\":1,\"segments\":[],\"note\":\"\\udc00\"}", 1, 0, "surrogate");
@@ -243,7 +243,7 @@ static void test_json_rejects(void **st)
     memset(deep + k, '[', depth);
     memset(deep + k + depth, ']', depth);
     strcpy(deep + k + 2 * depth, "}");
-    parse_bad(deep, 1, 0, "nesting");
+    parse_bad(deep, 1, 0, "nested");
     free(deep);
 }
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "explorer.h"
+#include "explorer/explorer.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "campaign.h"
-#include "race_pair.h"
-#include "trace.h"
+#include "campaign/campaign.h"
+#include "dump/race_pair.h"
+#include "explorer/explorer.h"
 
 #define HASH "1012427bdbe802b388bbc7041e322d3265eac664b68896de79cfa39e40d06eba"
 

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/cli.c: options before or after the positional arguments, "--",
+/* Unit tests for lib/options.c: options before or after the positional arguments, "--",
  * and refusals (unknown, ambiguous, missing value, value given to a flag). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/options.h"
 
 static const struct option LO[] = {
     {"budget", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},
@@ -171,6 +171,77 @@ static void test_reuse(void **st)
     }
 }
 
+/* Declarative options: each kind stores what it parsed, refuses out-of-range values
+ * with "--name VALUE: expected ...", and marks the option given. */
+static void test_values(void **state)
+{
+    (void)state;
+    int vcpus = 0;
+    uint64_t mem = 0, timeout = 0;
+    bool quiet = false, vcpus_given = false;
+    const char *path = NULL;
+    const struct cli_value v[] = {
+        {"vcpus", CLI_U64, &vcpus, sizeof vcpus, 1, 254, 0, "a number from 1 to 254",
+         &vcpus_given},
+        {"mem", CLI_SIZE, &mem, sizeof mem, 16 << 20, 3ULL << 30, 2 << 20, "a size", NULL},
+        {"timeout", CLI_DURATION, &timeout, sizeof timeout, 1, UINT64_MAX, 0, "a duration",
+         NULL},
+        {"quiet", CLI_FLAG, &quiet, 0, 0, 0, 0, NULL, NULL},
+        {"report", CLI_STRING, &path, 0, 0, 0, 0, NULL, NULL},
+    };
+    char err[128];
+    assert_int_equal(cli_value_set(&v[0], "254", err, sizeof err), 0);
+    assert_int_equal(vcpus, 254);
+    assert_true(vcpus_given);
+    assert_int_equal(cli_value_set(&v[0], "255", err, sizeof err), -1);
+    assert_string_equal(err, "--vcpus 255: expected a number from 1 to 254");
+    assert_int_equal(cli_value_set(&v[0], "0", err, sizeof err), -1);
+    assert_int_equal(cli_value_set(&v[0], "x", err, sizeof err), -1);
+    assert_int_equal(vcpus, 254);
+    assert_int_equal(cli_value_set(&v[1], "64M", err, sizeof err), 0);
+    assert_int_equal(mem, 64ULL << 20);
+    assert_int_equal(cli_value_set(&v[1], "17M", err, sizeof err), -1); /* not a multiple */
+    assert_int_equal(cli_value_set(&v[2], "500ms", err, sizeof err), 0);
+    assert_int_equal(timeout, 500000000ULL);
+    assert_int_equal(cli_value_set(&v[2], "0", err, sizeof err), -1);
+    assert_int_equal(cli_value_set(&v[3], NULL, err, sizeof err), 0);
+    assert_true(quiet);
+    assert_int_equal(cli_value_set(&v[4], "r.json", err, sizeof err), 0);
+    assert_string_equal(path, "r.json");
+    assert_ptr_equal(cli_value_find(v, 5, "mem"), &v[1]);
+    assert_null(cli_value_find(v, 5, "me"));
+
+    /* getopt's table: the rows first (a flag takes no value), then the extra ones. */
+    const struct option extra[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct option lo[8];
+    assert_non_null(cli_value_longopts(v, 5, extra, lo, 8));
+    assert_string_equal(lo[0].name, "vcpus");
+    assert_int_equal(lo[0].has_arg, required_argument);
+    assert_int_equal(lo[0].val, CLI_VALUE_ID);
+    assert_int_equal(lo[3].has_arg, no_argument);
+    assert_string_equal(lo[5].name, "help");
+    assert_null(lo[6].name);
+    assert_null(cli_value_longopts(v, 5, extra, lo, 6)); /* no room for the end row */
+
+    /* Parsed from a command line, before and after the positional argument. */
+    char *argv[] = {"run", "--vcpus", "3", "IMAGE", "--quiet", "--mem=32M", NULL};
+    char *pos[7];
+    struct cli c;
+    vcpus = 0;
+    quiet = false;
+    cli_init(&c, "run", 6, argv, pos);
+    int ch, li;
+    while ((ch = cli_next(&c, "h", lo, &li)) != CLI_END) {
+        assert_int_equal(ch, CLI_VALUE_ID);
+        assert_int_equal(cli_value_set(&v[li], optarg, err, sizeof err), 0);
+    }
+    assert_int_equal(vcpus, 3);
+    assert_true(quiet);
+    assert_int_equal(mem, 32ULL << 20);
+    assert_int_equal(c.npos, 1);
+    assert_string_equal(c.pos[0], "IMAGE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_posixly_correct),
         cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_values),
     };
     return cmocka_run_group_tests_name("vmm/cli", tests, NULL, NULL);
 }

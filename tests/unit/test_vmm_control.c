@@ -1,4 +1,4 @@
-/* Unit tests for vmm/control.c: the control socket served for a fake VM (no KVM), with
+/* Unit tests for vmm/control/control.c: the control socket served for a fake VM (no KVM), with
  * the round driver replaced by mocks that record what the socket asked of it. Covers
  * the directory and socket modes, every request, events and their bound for slow
  * clients, over-long lines, floods, the client limit and shutdown. The peer-uid check
@@ -20,12 +20,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "json.h"
-#include "round_config.h"
-#include "rundir.h"
-#include "util.h"
-#include "vm.h"
+#include "control/control.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
+#include "control/rundir.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
 
 /* ---- the round driver, mocked ---- */
 static struct {

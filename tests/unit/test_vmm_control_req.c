@@ -1,5 +1,5 @@
-/* Unit tests for the control protocol's request validation (vmm/control_req.c) and the
- * round configuration it shares with the command lines (vmm/round_config.c):
+/* Unit tests for the control protocol's request validation (vmm/control/control_req.c) and the
+ * round configuration it shares with the command lines (vmm/rounds/round_config.c):
  * round_parse_rate, round_config_set/check, round_status_json. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control_req.h"
-#include "json.h"
-#include "round_config.h"
+#include "control/control_req.h"
+#include "lib/json.h"
+#include "rounds/round_config.h"
 
 static struct control_req R;
 static char E[512];

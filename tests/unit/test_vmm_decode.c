@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "decode.h"
+#include "kvm/decode.h"
 
 struct want {
     const char *name;

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/dumpfile.c (the .jinxdump record format) and vmm/corefile.c (ELF
+/* Unit tests for vmm/dump/dumpfile.c (the .jinxdump record format) and vmm/dump/corefile.c (ELF
  * core files): round trips, forward compatibility (unknown records skipped unless
  * required), and refusal of truncated, bit-flipped and inconsistent files. */
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "corefile.h"
-#include "dumpfile.h"
+#include "dump/corefile.h"
+#include "dump/dumpfile.h"
 
 static void sample(struct dumpfile *d)
 {

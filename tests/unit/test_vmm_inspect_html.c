@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "html_out.h"
-#include "inspect_html.h"
+#include "dump/html_out.h"
+#include "dump/inspect_html.h"
 
 #define EVIL_SYM "<script>alert(1)</script>"
 

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/json.c: the strict one-object reader (untrusted control-socket
+/* Unit tests for lib/json.c: the strict one-object reader (untrusted control-socket
  * input) and the bounded writer. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "lib/json.h"
 
 static struct json_obj O;
 static char E[256];

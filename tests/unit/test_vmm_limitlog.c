@@ -1,4 +1,4 @@
-/* Unit tests for vmm/limitlog.c (jinx's limits met by a run) and vmm/tail.c (the guest's
+/* Unit tests for vmm/linux/limitlog.c (jinx's limits met by a run) and vmm/linux/tail.c (the guest's
  * last stderr lines): deduplication, bounds, text and JSON output, sanitising. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "limitlog.h"
-#include "tail.h"
+#include "lib/json.h"
+#include "linux/limitlog.h"
+#include "linux/tail.h"
 
 static char *print_all(struct limits *ls, int json)
 {

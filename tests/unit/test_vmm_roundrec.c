@@ -1,5 +1,5 @@
-/* Unit tests for the round records of a .jinxdump: vmm/snapfile.c (SNAPSHOT) and
- * vmm/roundrec.c (schedule, traces, score, shared variables, VM options). Round trips
+/* Unit tests for the round records of a .jinxdump: vmm/dump/snapfile.c (SNAPSHOT) and
+ * vmm/dump/roundrec.c (schedule, traces, score, shared variables, VM options). Round trips
  * (parse(encode(x)) == x, and re-encoding is byte-identical), every truncation refused,
  * hostile values refused, and dump_round_parse over a whole dump. */
 #include <setjmp.h>
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "guestmem.h"
-#include "roundrec.h"
-#include "snapfile.h"
+#include "lib/bytes.h"
+#include "kvm/guestmem.h"
+#include "dump/roundrec.h"
+#include "dump/snapfile.h"
 
 #define MEM (16ULL << 20)
 #define NFRAMES (MEM / PAGE_SIZE)
@@ -169,7 +169,7 @@ static void test_snapshot_hostile(void **state)
         case 8: e = 0x7FF000000000ULL | PTE_P; memcpy(x.pages[0], &e, 8); /* data: fine */
             s->pml4_user[2] = 0xFFFFF000ULL | PTE_P; break;       /* beyond memory */
         }
-        assert_int_equal(snapfile_validate(s, err, sizeof err), -1);
+        assert_int_equal(snapimg_validate(s, err, sizeof err), -1);
         struct dbuf b = {0};
         assert_int_equal(snapfile_encode(s, &b), -1);
         dbuf_free(&b);

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/sha256.c: FIPS 180-4 / NIST known-answer vectors, streaming in odd
+/* Unit tests for lib/sha256.c: FIPS 180-4 / NIST known-answer vectors, streaming in odd
  * chunk sizes (the core writer feeds it page by page and in zero-filled holes), files. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "lib/sha256.h"
 
 static void check(const void *msg, size_t len, const char *hex)
 {

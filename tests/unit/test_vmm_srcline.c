@@ -1,6 +1,6 @@
 /* srcline: addr2line's output parsed strictly, the tool run without a shell, failures
  * reported (a stand-in addr2line via JINX_ADDR2LINE; no KVM, no images). */
-#include "srcline.h"
+#include "dump/srcline.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

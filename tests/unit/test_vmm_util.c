@@ -1,4 +1,4 @@
-/* Unit tests for vmm/util.c: parse_size, parse_duration, parse_u64 (command-line input),
+/* Unit tests for lib/util.c: parse_size, parse_duration, parse_u64 (command-line input),
  * splitmix64 and mono_ns. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/splitmix.h"
+#include "lib/util.h"
 
 #define SIZE_OK(str, val)                                                                  \
     do {                                                                                   \
@@ -264,6 +265,40 @@ static void test_jx_err(void **state)
     close(null);
 }
 
+static void verr_into(char *out, size_t cap, const char *what, const char *fmt, ...)
+{
+    /* stderr into a file, read back */
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    va_list ap;
+    va_start(ap, fmt);
+    jx_verr(what, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(out, 1, cap - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
+/* One prefix convention: "<program>: [<what>: ]<message>" (util.h). */
+static void test_jx_verr_prefix(void **state)
+{
+    (void)state;
+    char got[256];
+    jx_set_progname("jinxctl");
+    verr_into(got, sizeof got, "inspect", "cannot open %s", "x.jinxdump");
+    assert_string_equal(got, "jinxctl: inspect: cannot open x.jinxdump\n");
+    verr_into(got, sizeof got, NULL, "%d threads", 3);
+    assert_string_equal(got, "jinxctl: 3 threads\n");
+    jx_set_progname("jinx-vmm");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_splitmix64),
         cmocka_unit_test(test_mono_ns),
         cmocka_unit_test(test_jx_err),
+        cmocka_unit_test(test_jx_verr_prefix),
     };
     /* JINX_TEST_FILTER=pattern runs only the matching tests (cmocka wildcards * and ?) */
     const char *filter = getenv("JINX_TEST_FILTER");

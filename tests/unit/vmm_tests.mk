@@ -5,12 +5,12 @@ VMM_TESTS     := $(VMM_TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 $(BUILD)/tests/test_vmm_%.o: tests/unit/test_vmm_%.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -I$(BUILD)/vmm -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 .PRECIOUS: $(BUILD)/tests/test_vmm_%.o
-$(BUILD)/tests/test_vmm_%: $(BUILD)/tests/test_vmm_%.o $(VMM_LIB)
+$(BUILD)/tests/test_vmm_%: $(BUILD)/tests/test_vmm_%.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(EXPLORER_LIB) -lcmocka -lcapstone -lpthread $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lcapstone -lpthread $(LDLIBS)
 
 .PHONY: vmm-unit-test
 vmm-unit-test: $(VMM_TESTS)

@@ -1,0 +1,871 @@
+/* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
+ * [--mem SIZE] [--vcpus N] [-- ARGS]`: the CI command (options before or after IMAGE).
+ * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
+ * (seed 1, 2, ...) until a run fails or the budget is spent.
+ *
+ * Exit status: 0 nothing found within the budget; 1 a bug was found (the dump's path and
+ * a short report: outcome, thread, function, round, time to find, the program's last
+ * stderr lines); 2 usage errors, jinx-vmm could not run the image at all, or "could not
+ * test": the failing run had met one of jinx's own limits first (limitlog.h: threads,
+ * guest memory, a syscall jinx lacks, ...), so its failure may be jinx's and is not
+ * reported as a bug. --json prints the result as one JSON object on stdout, --junit
+ * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
+ * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
+ * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
+#include "lib/options.h"
+#include "dump/dumpfile.h"
+#include "linux/elfparse.h"
+#include "kvm/layout.h"
+#include "linux/limitlog.h"
+#include "rounds/round_config.h"
+#include "dump/roundrec.h"
+#include "lib/json.h"
+#include "lib/util.h"
+#include "campaign/campaign.h"
+#include "dump/race_pair.h"
+#include "explorer/explorer.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_NONE 0
+#define EXIT_FOUND 1
+#define EXIT_USAGE 2
+#define MAX_BT 8
+
+/* Each round's fragments stop at their next cue point once this much wall time is spent.
+ * Short ones give more rounds per run; long ones reach as far as the fragment's cue-point
+ * length in programs whose cue points are many or costly (glibc's startup and locks: a
+ * glibc race-o1o2 round needs ~570 cue points, ~350 fit in 50 ms). Odd seeds get the
+ * first, even seeds the second. */
+#define FRAGMENT_WALL_SHORT "50ms"
+#define FRAGMENT_WALL_LONG "500ms"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
+        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
+        "                 [--seeds FIRST-LAST] [-- ARGS...]\n"
+        "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
+        "\n"
+        "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
+        "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
+        "IMAGE; the program's arguments go after --.\n"
+        "\n"
+        "  --budget DUR    wall time to spend (default 60s)\n"
+        "  --rate R        simulation rounds per second (default 5/s)\n"
+        "  --fragment-wall DUR  wall-time budget of each round's fragments (default: runs\n"
+        "                  alternate " FRAGMENT_WALL_SHORT " and " FRAGMENT_WALL_LONG ")\n"
+        "  --dump-dir DIR  where a found bug's dump goes (default jinx-dumps)\n"
+        "  --json          print the result as one JSON object on stdout\n"
+        "  --junit FILE    also write the result as a JUnit XML file\n"
+        "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
+        "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
+        "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
+        "\n"
+        "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
+        "image could not be run, or could not test: the failing run met one of jinx's own\n"
+        "limits first (threads, memory, a syscall jinx lacks), so its failure is not\n"
+        "reported as a bug. jinx-vmm is taken from this program's directory ($JINX_VMM\n"
+        "overrides).\n", MAX_VCPUS);
+}
+
+/* A limit of jinx that a run met, as its --report JSON lists it (limitlog.h). */
+struct jt_limit {
+    char kind[24];
+    char what[LIMIT_WHAT_LEN];
+    char option[LIMIT_OPTION_LEN];
+    uint64_t count;
+};
+
+struct result {
+    bool found;
+    int runs;
+    uint64_t seed;
+    double seconds;
+    int status;                 /* the failing run's exit status */
+    char outcome[64];           /* "SIGABRT", "deadlock", "exit 3" */
+    uint32_t thread;
+    uint64_t rip;
+    char function[160];
+    char bt[MAX_BT][160];
+    int nbt;
+    uint64_t round;             /* 0: unknown (no round records) or a whole run */
+    /* Whole-run exploration (jinx-vmm run --explore), summed over the runs. */
+    uint64_t schedules;         /* whole runs simulated */
+    uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
+    double explore_seconds;     /* wall time spent on them */
+    bool whole_run;             /* the bug was found by a whole run */
+    bool reproduced;            /* ... and its live replay ended in the same bug */
+    bool gave_up;               /* some run was too long for whole runs (rounds took over) */
+    char strategy[32];          /* the strategy of the run that found it */
+    bool replayable;            /* the dump has round records (jinx-vmm replay) */
+    uint64_t cues;              /* the retired trace's cue points (0: no round records) */
+    int has_race;               /* 1: race[] is the retired schedule's racing pair */
+    char race[2][RACE_SIDE_LEN];
+    char dump[PATH_MAX], core[PATH_MAX];
+    char detail[512];
+    char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
+    bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
+    char reason[LIMIT_WHAT_LEN + LIMIT_OPTION_LEN + 8]; /* "<what>, <option>" */
+    struct jt_limit lim[LIMITS_MAX];   /* the failing run's limits */
+    int nlim;
+    struct jt_limit notes[LIMITS_MAX]; /* limits met by runs that ended well */
+    int nnotes;
+};
+
+static const char *vmm_path(char *buf, size_t len)
+{
+    const char *env = getenv("JINX_VMM");
+    if (env && *env)
+        return env;
+    ssize_t n = readlink("/proc/self/exe", buf, len - 16);
+    if (n <= 0)
+        return "jinx-vmm";
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    snprintf(slash ? slash + 1 : buf, len - (size_t)(slash ? slash + 1 - buf : 0), "jinx-vmm");
+    return buf;
+}
+
+/* What every run gets besides its seed and time. */
+struct run_opts {
+    const char *vmm, *image, *rate, *dir, *log, *report;
+    const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
+    const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
+    int nargs;
+    char **args;
+};
+
+/* One run; returns its exit status (or -1 when it could not be started). *killed is the
+ * signal that killed jinx-vmm itself (0: it exited; its status may still be 128 + a
+ * guest signal). */
+static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms, int *killed)
+{
+    char seed_s[32], to_s[32], explore_s[32];
+    *killed = 0;
+    /* Whole runs get most of what is left; the rest is for the live replay and the
+     * dump, or for the program's free end when nothing was found. */
+    uint64_t explore_ms = timeout_ms > 2000 ? timeout_ms - timeout_ms / 10 : timeout_ms / 2 + 1;
+    snprintf(explore_s, sizeof explore_s, "%llums", (unsigned long long)explore_ms);
+    snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
+    snprintf(to_s, sizeof to_s, "%llums", (unsigned long long)timeout_ms);
+    const char *fixed[] = {ro->vmm, "run", "--no-control", "--quiet", "--seed", seed_s,
+                           "--attach", ro->rate, "--dump-dir", ro->dir, "--timeout", to_s,
+                           "--report", ro->report};
+    size_t nf = sizeof fixed / sizeof fixed[0];
+    char **argv = calloc(nf + (size_t)ro->nargs + 16, sizeof *argv);
+    if (!argv)
+        return -1;
+    for (size_t i = 0; i < nf; i++)
+        argv[i] = (char *)fixed[i];
+    size_t k = nf;
+    argv[k++] = "--explore";
+    argv[k++] = explore_s;
+    if (ro->strategy) {
+        argv[k++] = "--explore-strategy";
+        argv[k++] = (char *)ro->strategy;
+    }
+    if (ro->depth) {
+        argv[k++] = "--explore-depth";
+        argv[k++] = (char *)ro->depth;
+    }
+    argv[k++] = "--fragment-wall";
+    argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
+                         : seed % 2 ? FRAGMENT_WALL_SHORT : FRAGMENT_WALL_LONG);
+    if (ro->mem) {
+        argv[k++] = "--mem";
+        argv[k++] = (char *)ro->mem;
+    }
+    if (ro->vcpus) {
+        argv[k++] = "--vcpus";
+        argv[k++] = (char *)ro->vcpus;
+    }
+    argv[k++] = (char *)ro->image;
+    argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
+    for (int i = 0; i < ro->nargs; i++)
+        argv[k++] = ro->args[i];
+    unlink(ro->report); /* a report that is there afterwards is this run's */
+    const char *vmm = ro->vmm, *log = ro->log;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (out < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(out, 2) < 0)
+            _exit(127);
+        execv(vmm, argv);
+        dprintf(2, "jinx test: cannot run %s: %s\n", vmm, strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    if (pid < 0)
+        return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    *killed = WTERMSIG(st);
+    return 128 + WTERMSIG(st);
+}
+
+/* The limits and the last stderr lines from a run's --report JSON (written by jinx-vmm,
+ * still checked as input). 0, or -1 when there is no valid report. */
+static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
+                       size_t tailcap, char *error, size_t errorcap)
+{
+    *nlim = 0;
+    tail[0] = 0;
+    error[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    bool whole = feof(f) && !ferror(f);
+    fclose(f);
+    if (!whole)
+        return -1;
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    const char *raw;
+    size_t rawlen;
+    char err[200];
+    if (json_find(buf, n, "limits", &raw, &rawlen, err, sizeof err) != 1)
+        return -1;
+    size_t pos = 0;
+    const char *el;
+    size_t elen;
+    int rc;
+    static struct json_obj o;
+    while ((rc = json_array_next(raw, rawlen, &pos, &el, &elen)) == 1) {
+        if (*nlim == LIMITS_MAX)
+            break;
+        const char *kind, *what, *option;
+        uint64_t count = 0;
+        if (json_parse_object(el, elen, 0, &o, err, sizeof err) < 0 ||
+            json_get_str(&o, "kind", &kind) != 1 || json_get_str(&o, "what", &what) != 1 ||
+            json_get_str(&o, "option", &option) != 1 || json_get_u64(&o, "count", &count) != 1)
+            return -1;
+        struct jt_limit *l = &lim[(*nlim)++];
+        snprintf(l->kind, sizeof l->kind, "%s", kind);
+        snprintf(l->what, sizeof l->what, "%s", what);
+        snprintf(l->option, sizeof l->option, "%s", option);
+        l->count = count;
+    }
+    if (rc < 0)
+        return -1;
+    if (json_find(buf, n, "stderr_tail", &raw, &rawlen, err, sizeof err) == 1 &&
+        json_decode_string(raw, rawlen, tail, tailcap) < 0)
+        tail[0] = 0;
+    /* An "error" outcome: jinx-vmm stopped the running program itself (e.g. KVM could not
+     * run one of its instructions); its detail says why. */
+    char kind[16];
+    if (json_find(buf, n, "outcome", &raw, &rawlen, err, sizeof err) == 1 &&
+        json_decode_string(raw, rawlen, kind, sizeof kind) == 0 && !strcmp(kind, "error") &&
+        (json_find(buf, n, "detail", &raw, &rawlen, err, sizeof err) != 1 ||
+         json_decode_string(raw, rawlen, error, errorcap) < 0 || !error[0]))
+        snprintf(error, errorcap, "jinx-vmm stopped the program (outcome \"error\")");
+    for (char *c = error; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+            *c = '?';
+    /* The text goes to a terminal: printable ASCII and newlines only. */
+    for (char *c = tail; *c; c++)
+        if (*c != '\n' && *c != '\t' && ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f))
+            *c = '?';
+    return 0;
+}
+
+/* Adds what is not there yet (by text) to a list of notes. */
+static void add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, int k)
+{
+    for (int i = 0; i < k; i++) {
+        bool have = false;
+        for (int j = 0; j < *n && !have; j++)
+            have = !strcmp(dst[j].what, src[i].what);
+        if (!have && *n < LIMITS_MAX)
+            dst[(*n)++] = src[i];
+    }
+}
+
+static void print_tail(const char *tail, FILE *f)
+{
+    const char *p = tail;
+    bool first = true;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        int len = e ? (int)(e - p) : (int)strlen(p);
+        fprintf(f, "  %s %.*s\n", first ? "stderr:   " : "          ", len, p);
+        first = false;
+        p += len + (e ? 1 : 0);
+    }
+}
+
+static void json_limits(FILE *f, const struct jt_limit *l, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\"kind\":", i ? "," : "");
+        json_fput_str(f, l[i].kind, true);
+        fprintf(f, ",\"what\":");
+        json_fput_str(f, l[i].what, true);
+        fprintf(f, ",\"option\":");
+        json_fput_str(f, l[i].option, true);
+        fprintf(f, ",\"count\":%llu}", (unsigned long long)l[i].count);
+    }
+    fputc(']', f);
+}
+
+/* The dump's path and the backtrace, from jinx-vmm's report. */
+/* The exploration summary line of a run's log (explore.h's stats JSON; written by
+ * jinx-vmm, still checked as input). Adds this run's schedules to r's. */
+static void read_explore(const char *js, struct result *r)
+{
+    struct json_obj o;
+    char err[128];
+    if (json_parse_object(js, strlen(js), 0, &o, err, sizeof err) < 0)
+        return;
+    uint64_t sched = 0, to_bug = 0;
+    double secs = 0;
+    bool reproduced = false, gave_up = false;
+    const char *strategy = NULL;
+    json_get_u64(&o, "schedules", &sched);
+    json_get_u64(&o, "schedules_to_bug", &to_bug);
+    json_get_double(&o, "seconds", &secs);
+    json_get_bool(&o, "reproduced", &reproduced);
+    json_get_bool(&o, "gave_up", &gave_up);
+    json_get_str(&o, "strategy", &strategy);
+    if (to_bug && !r->whole_run) {
+        r->whole_run = true;
+        r->schedules_to_bug = r->schedules + to_bug;
+        r->reproduced = reproduced;
+        snprintf(r->strategy, sizeof r->strategy, "%s", strategy ? strategy : "");
+    }
+    r->schedules += sched;
+    r->explore_seconds += secs;
+    r->gave_up |= gave_up;
+}
+
+static void read_log(const char *log, struct result *r)
+{
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *p = strstr(line, "dump written to ");
+        if (p) {
+            p += strlen("dump written to ");
+            const char *e = strstr(p, ".jinxdump");
+            if (e)
+                snprintf(r->dump, sizeof r->dump, "%.*s.jinxdump", (int)(e - p), p);
+            continue;
+        }
+        p = strstr(line, "jinx-vmm: explore: {");
+        if (p) {
+            read_explore(p + strlen("jinx-vmm: explore: "), r);
+            continue;
+        }
+        unsigned n;
+        unsigned long long a;
+        char sym[160];
+        /* "jinx-vmm:     #1 0x000000401b04 fprintf+0x94" (a blank matches any run) */
+        if (r->nbt < MAX_BT && sscanf(line, "jinx-vmm: #%u 0x%llx %159s", &n, &a, sym) == 3)
+            snprintf(r->bt[r->nbt++], sizeof r->bt[0], "%s", sym);
+        if (!r->detail[0] && strstr(line, "jinx-vmm: program "))
+            snprintf(r->detail, sizeof r->detail, "%.400s", line + strlen("jinx-vmm: "));
+    }
+    fclose(f);
+}
+
+/* Thread, RIP, function and round from the dump itself. */
+static void read_dump(const char *image, struct result *r)
+{
+    struct dumpfile d;
+    char err[512];
+    if (!r->dump[0] || dumpfile_read(r->dump, &d, err, sizeof err) < 0)
+        return;
+    r->thread = d.outcome.thread;
+    r->rip = d.outcome.rip;
+    snprintf(r->core, sizeof r->core, "%.*s%s",
+             (int)(strrchr(r->dump, '/') ? strrchr(r->dump, '/') + 1 - r->dump : 0), r->dump,
+             d.core.name);
+    struct dump_round rd;
+    if (dump_round_parse(&d, &rd, err, sizeof err) == 0 && rd.present) {
+        r->round = rd.score.round;
+        r->replayable = true;
+        r->cues = rd.retired.n;
+        r->has_race = race_pair_of_round(&rd.retired, &rd.recorded, r->race[0], r->race[1],
+                                         RACE_SIDE_LEN);
+        dump_round_free(&rd);
+    }
+    struct elf_image img;
+    if (d.outcome.kind == DOUT_SIGNAL && elf_open(image, &img, err, sizeof err) == 0) {
+        uint64_t off;
+        const struct elf_symbol *s = r->rip >= d.image.bias
+            ? elf_symbolize(&img, r->rip - d.image.bias, &off) : NULL;
+        if (s)
+            snprintf(r->function, sizeof r->function, "%s+0x%llx", s->name,
+                     (unsigned long long)off);
+        elf_free(&img);
+    }
+    dumpfile_free(&d);
+}
+
+static void classify(int st, struct result *r)
+{
+    if (st == 123)
+        snprintf(r->outcome, sizeof r->outcome, "deadlock");
+    else if (st > 128 && st < 128 + 65)
+        snprintf(r->outcome, sizeof r->outcome, "SIG%s", sigabbrev_np(st - 128) ?
+                 sigabbrev_np(st - 128) : "?");
+    else
+        snprintf(r->outcome, sizeof r->outcome, "exit %d", st);
+}
+
+static void xml_str(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if (c >= 0x20 || c == '\n' || c == '\t')
+                fputc(c, f);
+        }
+    }
+}
+
+static void report_text(const char *image, const struct result *r, FILE *f)
+{
+    if (r->could_not_test) {
+        fprintf(f, "jinx test: %s: could not test: %s\n", image, r->reason);
+        char how[96];
+        if (!strncmp(r->outcome, "exit ", 5))
+            snprintf(how, sizeof how, "exit status %d", r->status);
+        else
+            snprintf(how, sizeof how, "%s (exit status %d)", r->outcome, r->status);
+        if (r->status == 125)
+            fprintf(f, "  why:       jinx-vmm stopped run %d (seed %llu) itself (exit status "
+                    "125): no verdict on the program\n", r->runs, (unsigned long long)r->seed);
+        else
+            fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own "
+                    "limit, so the failure may be jinx's, not the program's: it is not "
+                    "reported as a bug\n", r->runs, (unsigned long long)r->seed, how);
+        for (int i = 1; i < r->nlim; i++)
+            fprintf(f, "  also:      %s; %s\n", r->lim[i].what,
+                    r->lim[i].option[0] ? r->lim[i].option : "no option raises it");
+        print_tail(r->stderr_tail, f);
+        return;
+    }
+    if (!r->found) {
+        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu; %llu "
+                "whole-run schedules%s)\n", image, r->seconds, r->runs,
+                (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
+                (unsigned long long)r->seed, (unsigned long long)r->schedules,
+                r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
+        for (int i = 0; i < r->nnotes; i++)
+            fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
+                    r->notes[i].what,
+                    r->notes[i].option[0] ? r->notes[i].option : "no option raises it");
+        return;
+    }
+    fprintf(f, "jinx test: %s: BUG FOUND after %.1f s (run %d, seed %llu%s", image, r->seconds,
+            r->runs, (unsigned long long)r->seed, r->round ? ", round " : ")\n");
+    if (r->round)
+        fprintf(f, "%llu)\n", (unsigned long long)r->round);
+    if (r->whole_run)
+        fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
+                (unsigned long long)r->schedules_to_bug, r->strategy,
+                r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+                r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
+    fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
+    if (r->thread)
+        fprintf(f, "  thread:    %u\n", r->thread);
+    if (r->function[0])
+        fprintf(f, "  function:  %s (rip 0x%llx)\n", r->function, (unsigned long long)r->rip);
+    for (int i = 0; i < r->nbt; i++)
+        fprintf(f, "  %s %s\n", i ? "          " : "backtrace:", r->bt[i]);
+    print_tail(r->stderr_tail, f);
+    if (r->dump[0]) {
+        fprintf(f, "  dump:      %s (+ %s)\n", r->dump, r->core);
+        if (r->replayable)
+            fprintf(f, "  next:      jinxctl inspect %s; jinx-vmm replay %s\n", r->dump, r->dump);
+        else
+            fprintf(f, "  next:      jinxctl inspect %s (met in free execution after the "
+                    "rounds: no replay)\n", r->dump);
+    } else {
+        fprintf(f, "  dump:      none (the program's own failure exit, not a crash)\n");
+    }
+}
+
+static void report_json(const char *image, const struct result *r, FILE *f)
+{
+    fprintf(f, "{\"image\":");
+    json_fput_str(f, image, false);
+    fprintf(f, ",\"found\":%s,\"could_not_test\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f",
+            r->found ? "true" : "false", r->could_not_test ? "true" : "false", r->runs,
+            (unsigned long long)r->seed, r->seconds);
+    fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
+            (unsigned long long)r->schedules,
+            r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+            r->gave_up ? "true" : "false");
+    if (r->could_not_test) {
+        fprintf(f, ",\"reason\":");
+        json_fput_str(f, r->reason, true);
+        fprintf(f, ",\"outcome\":");
+        json_fput_str(f, r->outcome, false);
+        fprintf(f, ",\"status\":%d,\"limits\":", r->status);
+        json_limits(f, r->lim, r->nlim);
+        fprintf(f, ",\"stderr_tail\":");
+        json_fput_str(f, r->stderr_tail, true);
+    } else if (r->found) {
+        fprintf(f, ",\"outcome\":");
+        json_fput_str(f, r->outcome, false);
+        fprintf(f, ",\"status\":%d,\"thread\":%u,\"rip\":\"0x%llx\",\"function\":", r->status,
+                r->thread, (unsigned long long)r->rip);
+        json_fput_str(f, r->function, false);
+        fprintf(f, ",\"round\":%llu,\"replayable\":%s,\"whole_run\":%s,"
+                "\"schedules_to_bug\":%llu,\"reproduced\":%s,\"strategy\":",
+                (unsigned long long)r->round, r->replayable ? "true" : "false",
+                r->whole_run ? "true" : "false", (unsigned long long)r->schedules_to_bug,
+                r->reproduced ? "true" : "false");
+        json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
+        fprintf(f, ",\"backtrace\":[");
+        for (int i = 0; i < r->nbt; i++) {
+            fprintf(f, "%s", i ? "," : "");
+            json_fput_str(f, r->bt[i], false);
+        }
+        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
+        race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
+        fprintf(f, ",\"stderr_tail\":");
+        json_fput_str(f, r->stderr_tail, true);
+        fprintf(f, ",\"dump\":");
+        if (r->dump[0])
+            json_fput_str(f, r->dump, false);
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\"core\":");
+        if (r->core[0])
+            json_fput_str(f, r->core, false);
+        else
+            fprintf(f, "null");
+    } else {
+        fprintf(f, ",\"limits\":"); /* met by runs that ended well: notes only */
+        json_limits(f, r->notes, r->nnotes);
+    }
+    fprintf(f, "}\n");
+}
+
+static int write_junit(const char *path, const char *image, const struct result *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+            "  <testsuite name=\"jinx\" tests=\"1\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n"
+            "    <testcase classname=\"jinx.test\" name=\"", r->found ? 1 : 0,
+            r->could_not_test ? 1 : 0, r->seconds);
+    xml_str(f, image);
+    fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
+    if (r->found || r->could_not_test) {
+        char msg[600];
+        if (r->found)
+            snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
+                     r->function[0] ? r->function : "?");
+        else
+            snprintf(msg, sizeof msg, "could not test: %s", r->reason);
+        fprintf(f, "      <%s type=\"", r->found ? "failure" : "error");
+        xml_str(f, r->found ? r->outcome : "could-not-test");
+        fprintf(f, "\" message=\"");
+        xml_str(f, msg);
+        fprintf(f, "\">");
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            report_text(image, r, m);
+            fclose(m);
+            xml_str(f, buf);
+            free(buf);
+        }
+        fprintf(f, "</%s>\n", r->found ? "failure" : "error");
+    } else {
+        fprintf(f, "      <system-out>");
+        char line[300];
+        snprintf(line, sizeof line, "nothing found in %.1f s (%d runs)", r->seconds, r->runs);
+        xml_str(f, line);
+        fprintf(f, "</system-out>\n");
+    }
+    fprintf(f, "    </testcase>\n  </testsuite>\n</testsuites>\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+enum { RUN_AGAIN, RUN_DONE, RUN_FAILED };
+
+/* Judges run `seed` of the test (jinx-vmm's status s; killed: the signal that killed
+ * jinx-vmm itself, 0 if none) into r: RUN_AGAIN when nothing was found (another seed),
+ * RUN_DONE with a verdict or a reason it cannot be tested, RUN_FAILED when jinx-vmm
+ * could not run the image at all (its log was shown). */
+static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed, int s,
+                     int killed)
+{
+    r->runs++;
+    r->seed = seed;
+    struct jt_limit lim[LIMITS_MAX];
+    int nlim = 0;
+    char vmm_error[LIMIT_WHAT_LEN];
+    bool have_report = read_report(ro->report, lim, &nlim, r->stderr_tail,
+                                   sizeof r->stderr_tail, vmm_error, sizeof vmm_error) == 0;
+    if (s == 125 && have_report && vmm_error[0]) {
+        /* The program ran, and jinx-vmm stopped it for a reason of its own (status
+         * 125 with an outcome report): no verdict on the program. */
+        r->status = s;
+        snprintf(r->outcome, sizeof r->outcome, "jinx-vmm error");
+        r->could_not_test = true;
+        memcpy(r->lim, lim, sizeof lim);
+        r->nlim = nlim;
+        snprintf(r->reason, sizeof r->reason, "%s, no option raises it", vmm_error);
+        return RUN_DONE;
+    }
+    if (s < 0 || s == 125 || s == 127) {
+        if (isatty(2))
+            fprintf(stderr, "\n");
+        jx_err("jinx-vmm could not run %s (status %d); its report (%s):", ro->image, s, ro->log);
+        FILE *lf = fopen(ro->log, "r");
+        char line[512];
+        while (lf && fgets(line, sizeof line, lf))
+            fputs(line, stderr);
+        if (lf)
+            fclose(lf);
+        return RUN_FAILED;
+    }
+    if (s == 0 || s == 124) {
+        /* A normal end, or the budget ran out mid-run: limits met on the way are
+         * notes, not verdicts. */
+        add_notes(r->notes, &r->nnotes, lim, nlim);
+        return RUN_AGAIN;
+    }
+    r->status = s;
+    classify(s, r);
+    if (killed || !have_report) {
+        /* jinx-vmm itself died (its status looks like a guest signal's) or left no
+         * outcome: nothing to judge the program by. */
+        r->could_not_test = true;
+        if (killed)
+            snprintf(r->reason, sizeof r->reason, "jinx-vmm itself was killed by SIG%s, "
+                     "without an outcome report (its log: %.200s)",
+                     sigabbrev_np(killed) ? sigabbrev_np(killed) : "?", ro->log);
+        else
+            snprintf(r->reason, sizeof r->reason, "jinx-vmm ended with status %d but no "
+                     "outcome report (its log: %.200s)", s, ro->log);
+        return RUN_DONE;
+    }
+    if (nlim) {
+        r->could_not_test = true;
+        memcpy(r->lim, lim, sizeof lim);
+        r->nlim = nlim;
+        snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
+                 lim[0].option[0] ? lim[0].option : "no option raises it");
+        return RUN_DONE;
+    }
+    r->found = true;
+    read_log(ro->log, r);
+    read_dump(ro->image, r);
+    return RUN_DONE;
+}
+
+static int cmd_test(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"budget", required_argument, 0, 'b'}, {"rate", required_argument, 0, 'r'},
+        {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
+        {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
+        {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
+        {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
+        {"seeds", required_argument, 0, 'e'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *strategy = NULL, *depth = NULL;
+    uint64_t first_seed = 1, last_seed = UINT64_MAX;
+    uint64_t budget = 60000000000ULL, n;
+    const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
+    const char *fragment_wall = NULL;
+    bool json = false;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "test", argc, argv, posv);
+    int c;
+    while ((c = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
+        switch (c) {
+        case CLI_ERROR:
+            jx_err("%s (see jinx test --help; the program's arguments go after --)", cl.err);
+            return EXIT_USAGE;
+        case 'b':
+            if (!parse_duration(optarg, &budget) || !budget) {
+                jx_err("--budget %s: expected a duration such as 60s or 5m", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'r': rate = optarg; break;
+        case 'f': {
+            struct round_config rc;
+            char rerr[200];
+            round_config_default(&rc);
+            if (round_config_set(&rc, "fragment-wall", optarg, rerr, sizeof rerr) < 0) {
+                jx_err("--%s", rerr);
+                return EXIT_USAGE;
+            }
+            fragment_wall = optarg;
+            break;
+        }
+        case 's': {
+            enum ex_online_kind k;
+            if (ex_online_from_name(optarg, &k) < 0) {
+                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random or rf",
+                       optarg);
+                return EXIT_USAGE;
+            }
+            strategy = optarg;
+            break;
+        }
+        case 'e':
+            if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
+                jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'D':
+            if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
+                jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
+                return EXIT_USAGE;
+            }
+            depth = optarg;
+            break;
+        case 'j': json = true; break;
+        case 'u': junit = optarg; break;
+        case 'd': dir = optarg; break;
+        case 'm':
+            if (!parse_size(optarg, &n) || n < (16ULL << 20) || n > MAX_GUEST_MEM ||
+                n % (2ULL << 20)) {
+                jx_err("--mem %s: expected a size from 16M to 3G in whole MiB pairs (e.g. 1G)",
+                       optarg);
+                return EXIT_USAGE;
+            }
+            mem = optarg;
+            break;
+        case 'v':
+            if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
+                jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
+                return EXIT_USAGE;
+            }
+            vcpus = optarg;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (cl.npos < 1) {
+        jx_err("test: no IMAGE given");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *image = cl.pos[0];
+    struct elf_image probe;
+    char err[512];
+    if (elf_open(image, &probe, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        return EXIT_USAGE;
+    }
+    elf_free(&probe);
+    struct stat st;
+    if (stat(dir, &st) < 0 && mkdir(dir, 0755) < 0) {
+        jx_err("--dump-dir %s: cannot create it: %s", dir, strerror(errno));
+        return EXIT_USAGE;
+    }
+    char vbuf[PATH_MAX];
+    const char *vmm = vmm_path(vbuf, sizeof vbuf);
+    if (access(vmm, X_OK) < 0) {
+        jx_err("cannot find jinx-vmm at %s (set JINX_VMM to its path)", vmm);
+        return EXIT_USAGE;
+    }
+    char log[PATH_MAX], report[PATH_MAX];
+    if ((size_t)snprintf(log, sizeof log, "%s/jinx-test-last.log", dir) >= sizeof log ||
+        (size_t)snprintf(report, sizeof report, "%s/jinx-test-last.json", dir) >= sizeof report) {
+        jx_err("--dump-dir %s: path too long", dir);
+        return EXIT_USAGE;
+    }
+    struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
+                          .report = report, .mem = mem, .vcpus = vcpus,
+                          .fragment_wall = fragment_wall, .strategy = strategy,
+                          .depth = depth, .nargs = cl.npos - 1,
+                          .args = cl.pos + 1};
+    bool tty = isatty(2);
+    static struct result r;
+    memset(&r, 0, sizeof r);
+    uint64_t t0 = mono_ns(), last_line = 0;
+    for (uint64_t seed = first_seed; seed <= last_seed && seed; seed++) {
+        uint64_t now = mono_ns();
+        if (now - t0 >= budget)
+            break;
+        uint64_t left_ms = (budget - (now - t0)) / 1000000;
+        if (left_ms < 1)
+            left_ms = 1;
+        if (tty || now - last_line >= 5000000000ULL) {
+            fprintf(stderr, "%sjinx test: run %llu, %.1f s of %.0f s, nothing found yet%s",
+                    tty ? "\r" : "", (unsigned long long)seed, (now - t0) / 1e9, budget / 1e9,
+                    tty ? "   " : "\n");
+            last_line = now;
+        }
+        int killed;
+        int s = run_once(&ro, seed, left_ms, &killed);
+        int verdict = judge_run(&r, &ro, seed, s, killed);
+        if (verdict == RUN_AGAIN)
+            continue;
+        if (verdict == RUN_FAILED)
+            return EXIT_USAGE;
+        break;
+    }
+    r.seconds = (mono_ns() - t0) / 1e9;
+    if (tty)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    report_text(image, &r, json ? stderr : stdout);
+    if (json)
+        report_json(image, &r, stdout);
+    if (junit && write_junit(junit, image, &r) < 0) {
+        jx_err("cannot write --junit %s: %s", junit, strerror(errno));
+        return EXIT_USAGE;
+    }
+    return r.found ? EXIT_FOUND : r.could_not_test ? EXIT_USAGE : EXIT_NONE;
+}
+
+int main(int argc, char **argv)
+{
+    jx_set_progname("jinx");
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "test"))
+        return cmd_test(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "campaign"))
+        return campaign_main(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s)", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,90 @@
+/* jinx-vmm: the command dispatch and its usage; each command has its file (run.c,
+ * dump/replay.c). */
+#include "cli/commands.h"
+#include "cli/replay.h"
+#include "kvm/layout.h"
+#include "lib/util.h"
+#include "linux/outcome.h"
+#include <stdio.h>
+#include <string.h>
+
+void jinx_vmm_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinx-vmm run [options] IMAGE [ARG...] [options] [-- ARG...]\n"
+        "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
+        "\n"
+        "Boots IMAGE (a static x86-64 Linux program, e.g. built with musl-gcc -static) in a\n"
+        "KVM virtual machine, one vCPU per guest thread, all running in parallel.\n"
+        "\n"
+        "options:\n"
+        "  --vcpus N          most guest threads at once (default and max %d; past it\n"
+        "                     clone() returns EAGAIN, a jinx limit)\n"
+        "  --mem SIZE         guest memory (default 512M; 16M..3G; the program's mmap/brk get\n"
+        "                     ENOMEM past it)\n"
+        "  --timeout DUR      stop with outcome 'timeout' after DUR wall time (10s, 500ms, 2m)\n"
+        "  --seed N           seed for getrandom and AT_RANDOM (default 1)\n"
+        "  --thread-stack SIZE  default stack for new threads (default 1M; musl's is 128K)\n"
+        "  --env K=V          add to the guest's environment (repeatable; default empty)\n"
+        "  --report FILE      write the outcome as JSON to FILE\n"
+        "  --dump-dir DIR     on a fatal signal or deadlock, write DIR/<image>-<time>.core (for\n"
+        "                     gdb) and .jinxdump (for jinxctl inspect); default: no dump\n"
+        "  --max-dump-size SIZE  refuse (never truncate) a dump whose files would take more\n"
+        "                     than SIZE on disk together (default 4G; 0: no cap)\n"
+        "  --stats            print boot time, exits and syscalls on stderr\n"
+        "  --quiet            no report when the program exits with status 0\n"
+        "  --no-control       no control socket (by default jinxctl can reach the VM through\n"
+        "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
+        "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
+        "                     --strategy S --depth D --sims K --fragment DUR --fragment-wall DUR\n"
+        "                     --tail DUR --max-duty PCT\n"
+        "                     (see jinxctl --help)\n"
+        "  --explore DUR      whole-run exploration for DUR (what jinx test runs): snapshot at\n"
+        "                     the first thread creation, then run the program to its end again\n"
+        "                     and again from there, one thread at a time, choosing threads by\n"
+        "                     --explore-strategy S (portfolio, pct, pos, random, rf; default\n"
+        "                     portfolio) with --explore-depth D (PCT depth, default 3),\n"
+        "                     at most --explore-runs N runs; a bug is replayed live (dump).\n"
+        "                     With --attach, a program too long for whole runs gets rounds\n"
+        "  --verbose-explore  (with --explore) a line per run\n"
+        "  --serial           one thread at a time, switching at cue points (deterministic)\n"
+        "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
+        "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
+        "  --trace FILE       (with --serial) write the cue-point trace to FILE (- for stdout)\n"
+        "  --no-memory-cues   (with --serial) cue points at synchronization syscalls only\n"
+        "  --spin-threshold N (with --serial) a thread that reads one unchanged location N\n"
+        "                     times in a row is deprioritised (default 8; 0: off)\n"
+        "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"
+        "                     DUR virtual time (1 us per cue point), print its trace, go on\n"
+        "  --simulate N       (with --record) run the fragment N times from one snapshot\n"
+        "  --first DUR        (with --attach) free run before the first round (1ms)\n"
+        "  --verbose-rounds   (with --attach) a line per round, not only notable ones\n"
+        "  --workers N        (with --attach) worker VMs that simulate beside this one, 0..8\n"
+        "                     (0: simulations one after the other here; default: docs/rounds.md)\n"
+        "  --check-workers    (with --attach) re-run every simulation in the other VM and\n"
+        "                     report any difference (worker determinism test)\n"
+        "  --snapshot-selftest N  N times while it runs: snapshot, run on, restore, and check\n"
+        "                     memory and vCPUs match exactly (--selftest-interval DUR, 5ms)\n"
+        "\n"
+        "Options may come before or after IMAGE; the program's arguments that start with\n"
+        "'-' go after --.\n"
+        "\n"
+        "exit status: the program's own; 128+N if killed by signal N; 123 deadlock;\n"
+        "124 timeout; 125 jinx-vmm could not run the image.\n",
+        MAX_VCPUS);
+}
+
+int main(int argc, char **argv)
+{
+    jx_set_progname("jinx-vmm");
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        jinx_vmm_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_VMM_ERROR : 0;
+    }
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "replay"))
+        return cmd_replay(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE, jinx-vmm replay DUMP)", argv[1]);
+    return EXIT_VMM_ERROR;
+}

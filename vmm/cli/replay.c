@@ -1,0 +1,255 @@
+/* jinx-vmm replay (replay.h). */
+#include "cli/replay.h"
+#include "dump/dumpfile.h"
+#include "linux/outcome.h"
+#include "dump/roundrec.h"
+#include "lib/sha256.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include "sched/serialize.h"
+#include "lib/options.h"
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
+        "\n"
+        "Reproduces the crash of a dump written by `jinx-vmm run --attach R --dump-dir DIR`:\n"
+        "rebuilds the VM from the snapshot the retired fragment started from, replays the\n"
+        "retired schedule, then runs free. Exits with the replayed outcome's status.\n"
+        "\n"
+        "  --verbose        narrate every cue point (thread, kind, address, instruction)\n"
+        "  --image PATH     the image, when it moved since the dump was written\n"
+        "  --timeout DUR    give up on the program after DUR (default 60s; status 124)\n"
+        "\n"
+        "status 2: the dump was refused (damaged, no round records, another image build).\n");
+}
+
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    jx_verr("replay refused", fmt, ap);
+    va_end(ap);
+    return REPLAY_EXIT_REFUSED;
+}
+
+static void narrate(struct vm *vm, const struct ex_trace *t, size_t from, FILE *f)
+{
+    for (size_t i = from; i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        char where[96] = "";
+        if (e->addr)
+            vm_symbolize(vm, e->addr, where, sizeof where);
+        fprintf(f, "replay: cue %4zu  T%-3u %-10s", i, e->tid, ex_kind_name((enum ex_kind)e->kind));
+        if (ex_is_access(e))
+            fprintf(f, " %u bytes at 0x%llx %-24s", e->size, (unsigned long long)e->addr, where);
+        else if (e->addr)
+            fprintf(f, " 0x%llx %-24s", (unsigned long long)e->addr, where);
+        if (e->kind == EX_THREAD_CREATE || e->kind == EX_FUTEX_WAKE)
+            fprintf(f, " arg %u", e->arg);
+        fprintf(f, "  rip 0x%llx %s%s%s\n", (unsigned long long)e->rip, e->sym,
+                e->insn[0] ? ": " : "", e->insn);
+    }
+}
+
+static void describe_event(const struct ex_event *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "T%u %s 0x%llx (%u bytes) at %s (rip 0x%llx)", e->tid,
+             ex_kind_name((enum ex_kind)e->kind), (unsigned long long)e->addr, e->size,
+             e->sym[0] ? e->sym : "?", (unsigned long long)e->rip);
+}
+
+/* Checks the replayed trace against the dump's retired one. Returns true if they agree
+ * (the replay may stop earlier only where the dump's does). */
+static bool check_trace(const struct ex_trace *got, const struct ex_trace *want)
+{
+    long diff = ex_trace_first_difference(got, want);
+    if (diff < 0)
+        return true;
+    char a[200] = "(none: the replay stopped)", b[200] = "(none: the dump's trace ends)";
+    if ((size_t)diff < got->n)
+        describe_event(&got->ev[diff], a, sizeof a);
+    if ((size_t)diff < want->n)
+        describe_event(&want->ev[diff], b, sizeof b);
+    jx_err("replay DIVERGED from the dump at cue point %ld of %zu:\n"
+           "  recorded: %s\n  replayed: %s\n"
+           "(a bug in jinx, or a dump from another jinx build: please report it)",
+           diff, want->n, b, a);
+    return false;
+}
+
+static bool same_outcome(const struct outcome *o, const struct dump_outcome *d)
+{
+    switch (o->kind) {
+    case OUT_SIGNAL:
+        return d->kind == DOUT_SIGNAL && d->signal == o->signal &&
+               d->thread == (uint32_t)o->thread && d->rip == o->rip;
+    case OUT_DEADLOCK: return d->kind == DOUT_DEADLOCK;
+    case OUT_EXIT: return d->kind == DOUT_EXIT && d->exit_status == o->status;
+    default: return false;
+    }
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"verbose", no_argument, 0, 'v'}, {"image", required_argument, 0, 'i'},
+        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    bool verbose = false;
+    const char *image_override = NULL;
+    uint64_t timeout_ns = 60000000000ULL;
+    char *posv[argc > 0 ? argc : 1];
+    struct cli cl;
+    cli_init(&cl, "replay", argc, argv, posv);
+    int c;
+    while ((c = cli_next(&cl, "vh", lo, NULL)) != CLI_END) {
+        switch (c) {
+        case CLI_ERROR:
+            jx_err("%s (see jinx-vmm --help)", cl.err);
+            return REPLAY_EXIT_REFUSED;
+        case 'v': verbose = true; break;
+        case 'i': image_override = optarg; break;
+        case 't':
+            if (!parse_duration(optarg, &timeout_ns) || !timeout_ns) {
+                jx_err("--timeout %s: expected a duration such as 10s or 2m", optarg);
+                return REPLAY_EXIT_REFUSED;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return REPLAY_EXIT_REFUSED;
+        }
+    }
+    if (cl.npos != 1) {
+        if (cl.npos > 1)
+            jx_err("replay: expected one DUMP (a .jinxdump file), got %d arguments: '%s', "
+                   "'%s'%s", cl.npos, cl.pos[0], cl.pos[1], cl.npos > 2 ? ", ..." : "");
+        else
+            jx_err("replay: expected one DUMP (a .jinxdump file)");
+        return REPLAY_EXIT_REFUSED;
+    }
+    const char *path = cl.pos[0];
+    char err[1024];
+    struct dumpfile d;
+    if (dumpfile_read(path, &d, err, sizeof err) < 0)
+        return refuse("%s", err);
+    struct dump_round r;
+    int status = REPLAY_EXIT_REFUSED;
+    if (dump_round_parse(&d, &r, err, sizeof err) < 0) {
+        dumpfile_free(&d);
+        return refuse("%s: %s", path, err);
+    }
+    if (!r.present) {
+        dumpfile_free(&d);
+        return refuse("%s has no round records: this crash was met in free execution (or in a "
+                      "run without --attach), so there is no snapshot and schedule to replay. "
+                      "Dumps of bugs retired by simulation rounds (jinx-vmm run --attach R "
+                      "--dump-dir DIR, or jinx test) can be replayed", path);
+    }
+
+    /* The image must be the very build the dump came from. */
+    const char *image = image_override ? image_override : d.image.path;
+    struct elf_image probe;
+    if (elf_open(image, &probe, err, sizeof err) < 0) {
+        status = refuse("cannot read the image: %s (moved? give it with --image PATH)", err);
+        goto out_round;
+    }
+    uint8_t h[SHA256_LEN];
+    sha256(probe.data, probe.size, h);
+    bool same = memcmp(h, d.image.sha256, SHA256_LEN) == 0 && probe.size == d.image.size;
+    elf_free(&probe);
+    if (!same) {
+        status = refuse("%s is not the build this dump came from (its SHA-256 differs): rebuild "
+                        "the image from the same sources, or point to the right file with "
+                        "--image PATH", image);
+        goto out_round;
+    }
+
+    struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
+                             .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
+                             .timeout_ns = timeout_ns, .roundrobin = true};
+    static struct vm vm;
+    if (vm_create(&vm, &opt, err, sizeof err) < 0 ||
+        vm_load(&vm, image, r.opts.argc, r.opts.argv, r.opts.envc, r.opts.envp, err,
+                sizeof err) < 0) {
+        jx_err("replay: %s", err);
+        status = EXIT_VMM_ERROR;
+        goto out_vm;
+    }
+    uint64_t t0 = mono_ns();
+    if (snapshot_load_into(&vm, &r.snap, err, sizeof err) < 0 ||
+        serialize_init(&vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0 ||
+        serialize_set_schedule(&vm, &r.sched) < 0) {
+        jx_err("replay: cannot rebuild the VM from the dump: %s", err[0] ? err : "out of memory");
+        status = EXIT_VMM_ERROR;
+        goto out_serial;
+    }
+    uint64_t t1 = mono_ns();
+    if (r.score.round == 0) /* a whole run (explore.h) */
+        fprintf(stderr, "jinx-vmm: replaying whole run %u (%s) from its snapshot at the first "
+                "thread creation (%zu pages, %u vCPUs, loaded in %.1f ms)\n", r.score.sim,
+                r.score.strategy, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
+    else
+        fprintf(stderr, "jinx-vmm: replaying round %llu's %s (%s, %llu cue points) from its snapshot "
+                "(%zu pages, %u vCPUs, loaded in %.1f ms)\n", (unsigned long long)r.score.round,
+                r.score.sim ? "simulation" : "recording", r.score.strategy,
+                (unsigned long long)r.score.cue_limit, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
+
+    /* The retired fragment, serialized, exactly as the round driver retired it. */
+    vm.sandbox = false;
+    serialize_fragment_begin(&vm, r.snap.vtime);
+    serialize_fragment_run(&vm, r.score.cue_limit, 0);
+    bool ended = atomic_load(&vm.stopping);
+    pthread_mutex_lock(&vm.lock);
+    struct ex_trace got;
+    ex_trace_init(&got);
+    bool copied = ex_trace_copy(&got, &vm.ser->trace) == 0;
+    pthread_mutex_unlock(&vm.lock);
+    if (verbose && copied)
+        narrate(&vm, &got, 0, stderr);
+    bool trace_ok = copied && check_trace(&got, &r.retired);
+    ex_trace_free(&got);
+    if (!ended) {
+        /* The bug did not happen inside the fragment: free execution, as after a round. */
+        serialize_fragment_end(&vm);
+        vm_resume(&vm);
+    }
+    vm_wait(&vm);
+    uint64_t t2 = mono_ns();
+    fflush(stdout);
+    outcome_print(&vm, &vm.out, stderr);
+    status = outcome_exit_status(&vm.out);
+    char sym[128];
+    vm_symbolize(&vm, vm.out.rip, sym, sizeof sym);
+    if (same_outcome(&vm.out, &d.outcome) && trace_ok) {
+        if (vm.out.kind == OUT_SIGNAL)
+            fprintf(stderr, "jinx-vmm: replay reproduced the dump's crash: %s in thread %d at "
+                    "0x%llx (%s), %s the fragment (%.1f ms)\n", signal_name(vm.out.signal),
+                    vm.out.thread, (unsigned long long)vm.out.rip, sym,
+                    ended ? "inside" : "after", (t2 - t0) / 1e6);
+        else
+            fprintf(stderr, "jinx-vmm: replay reproduced the dump's outcome (%s, %.1f ms)\n",
+                    dump_out_kind_name(d.outcome.kind), (t2 - t0) / 1e6);
+    } else if (!same_outcome(&vm.out, &d.outcome)) {
+        jx_err("replay did NOT reproduce the dump's outcome: the dump has %s (signal %d, thread "
+               "%u, rip 0x%llx), the replay ended with exit status %d (see above)",
+               dump_out_kind_name(d.outcome.kind), d.outcome.signal, d.outcome.thread,
+               (unsigned long long)d.outcome.rip, status);
+    }
+out_serial:
+    serialize_free(&vm);
+out_vm:
+    vm_destroy(&vm);
+out_round:
+    dump_round_free(&r);
+    dumpfile_free(&d);
+    return status;
+}

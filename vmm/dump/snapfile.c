@@ -1,0 +1,266 @@
+/* SNAPSHOT record codec (snapfile.h). */
+#include "dump/snapfile.h"
+#include "lib/util.h"
+#include "lib/bytes.h"
+#include "kvm/layout.h"
+#include "kvm/guestmem.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NREGS (sizeof(struct kvm_regs) / 8)
+_Static_assert(sizeof(struct kvm_regs) == 18 * 8, "kvm_regs is 18 u64");
+
+
+static void put_regs(struct dbuf *b, const struct kvm_regs *r)
+{
+    uint64_t w[NREGS];
+    memcpy(w, r, sizeof w);
+    for (size_t i = 0; i < NREGS; i++)
+        bput_u64(b, w[i]);
+}
+
+static void get_regs(struct bcur *c, struct kvm_regs *r)
+{
+    uint64_t w[NREGS];
+    for (size_t i = 0; i < NREGS; i++)
+        w[i] = bget_u64(c);
+    memcpy(r, w, sizeof w);
+}
+
+static void put_blob(struct dbuf *b, const void *p, uint32_t len)
+{
+    bput_u32(b, len);
+    bput(b, p, len);
+}
+
+/* XSAVE areas are mostly zeros past the components in use: store up to the last
+ * nonzero byte. */
+static uint32_t trimmed(const uint8_t *p, uint32_t len)
+{
+    while (len && !p[len - 1])
+        len--;
+    return len;
+}
+
+int snapfile_encode(const struct snap_image *s, struct dbuf *b)
+{
+    char why[160];
+    if (snapimg_validate(s, why, sizeof why) < 0)
+        return -1;
+    bput_u64(b, s->mem);
+    bput_u32(b, s->nvcpus);
+    bput_u32(b, 0);
+    bput_u32(b, (uint32_t)s->next_tid);
+    bput_u32(b, (uint32_t)s->live);
+    bput_u32(b, (uint32_t)s->blocked);
+    bput_u32(b, 0);
+    bput_u64(b, s->wait_counter);
+    bput_u64(b, s->vtime);
+    bput_u64(b, s->rng);
+    for (int i = 0; i < SNAP_SIGACTS; i++)
+        bput_u64(b, s->sigact[i]);
+    bput_u64(b, s->brk_base);
+    bput_u64(b, s->brk_cur);
+    bput_u32(b, (uint32_t)s->nvmas);
+    bput_u32(b, 0);
+    for (size_t i = 0; i < s->nvmas; i++) {
+        bput_u64(b, s->vmas[i].start);
+        bput_u64(b, s->vmas[i].end);
+    }
+    bput_u64(b, s->frames_used);
+    bput_u64(b, s->frames_next);
+    uint64_t words = snapimg_bitmap_words(s->mem);
+    bput_u64(b, words);
+    for (uint64_t w = 0; w < words; w++)
+        bput_u64(b, s->frame_bitmap[w]);
+    bput_u64(b, s->table_cursor);
+    bput_u32(b, (uint32_t)s->ntables);
+    bput_u32(b, 0);
+    for (size_t i = 0; i < s->ntables; i++) {
+        bput_u64(b, s->tables[i].frame);
+        bput_u64(b, s->tables[i].level);
+    }
+    for (int i = 0; i < 256; i++)
+        bput_u64(b, s->pml4_user[i]);
+    for (uint32_t i = 0; i < s->nvcpus; i++) {
+        const struct snapimg_vcpu *v = &s->v[i];
+        bput_u32(b, v->flags);
+        bput_u32(b, v->tid);
+        bput_u32(b, v->state);
+        bput_u32(b, v->wait_bitset);
+        bput_u64(b, v->clear_child_tid);
+        bput_u64(b, v->sigmask);
+        bput_u64(b, v->wait_addr);
+        bput_u64(b, v->wait_deadline);
+        bput_u64(b, v->wait_seq);
+        bput_u64(b, (uint64_t)v->wait_result);
+        put_regs(b, &v->blocked_regs);
+        if (v->flags & SNAPF_HAS_KVM) {
+            put_regs(b, &v->regs);
+            put_blob(b, &v->sregs, sizeof v->sregs);
+            put_blob(b, v->xsave, v->xsave ? trimmed(v->xsave, v->xsave_len) : 0);
+        }
+        if (v->flags & SNAPF_START) {
+            put_regs(b, &v->start_regs);
+            put_blob(b, &v->start_sregs, sizeof v->start_sregs);
+            put_blob(b, v->start_xsave, v->start_xsave ? trimmed(v->start_xsave,
+                                                                 v->start_xsave_len) : 0);
+        }
+    }
+    bput_u64(b, s->npages);
+    for (size_t i = 0; i < s->npages; i++) {
+        bput_u64(b, s->pages[i].frame);
+        bput(b, s->pages[i].data, PAGE_SIZE);
+    }
+    return b->oom ? -1 : 0;
+}
+
+/* ---- validation ------------------------------------------------------------------ */
+
+static bool get_blob(struct bcur *c, void *dst, size_t size)
+{
+    uint32_t n = bget_u32(c);
+    if (n != size) {
+        c->bad = true;
+        return false;
+    }
+    return bget(c, dst, size);
+}
+
+static const uint8_t *get_xsave(struct bcur *c, uint32_t *len)
+{
+    *len = bget_u32(c);
+    if (*len > sizeof(struct kvm_xsave)) {
+        c->bad = true;
+        return NULL;
+    }
+    return *len ? bget_ptr(c, *len) : NULL;
+}
+
+int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *err,
+                   size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    struct bcur c = bcur_make(buf, len);
+    int rc = -1;
+    s->mem = bget_u64(&c);
+    s->nvcpus = bget_u32(&c);
+    bget_u32(&c);
+    s->next_tid = (int32_t)bget_u32(&c);
+    s->live = (int32_t)bget_u32(&c);
+    s->blocked = (int32_t)bget_u32(&c);
+    bget_u32(&c);
+    s->wait_counter = bget_u64(&c);
+    s->vtime = bget_u64(&c);
+    s->rng = bget_u64(&c);
+    for (int i = 0; i < SNAP_SIGACTS; i++)
+        s->sigact[i] = bget_u64(&c);
+    s->brk_base = bget_u64(&c);
+    s->brk_cur = bget_u64(&c);
+    uint32_t nvmas = bget_u32(&c);
+    bget_u32(&c);
+    if (c.bad)
+        return jx_fail(err, errlen, "SNAPSHOT record too short");
+    if (s->mem < (16ULL << 20) || s->mem > MAX_GUEST_MEM || s->mem % (2ULL << 20))
+        return jx_fail(err, errlen, "SNAPSHOT: guest memory size %llu is out of range",
+                    (unsigned long long)s->mem);
+    if (s->nvcpus < 1 || s->nvcpus > MAX_VCPUS)
+        return jx_fail(err, errlen, "SNAPSHOT: %u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
+    if (nvmas > SNAP_MAX_VMAS || (uint64_t)nvmas * 16 > c.left)
+        return jx_fail(err, errlen, "SNAPSHOT: %u VMAs do not fit the record", nvmas);
+    uint64_t words = snapimg_bitmap_words(s->mem), nframes = s->mem / PAGE_SIZE;
+    s->vmas = malloc((nvmas ? nvmas : 1) * sizeof *s->vmas);
+    s->frame_bitmap = calloc(words, 8);
+    s->v = calloc(s->nvcpus, sizeof *s->v);
+    if (!s->vmas || !s->frame_bitmap || !s->v) {
+        jx_fail(err, errlen, "out of memory");
+        goto out;
+    }
+    s->nvmas = nvmas;
+    for (uint32_t i = 0; i < nvmas; i++) {
+        s->vmas[i].start = bget_u64(&c);
+        s->vmas[i].end = bget_u64(&c);
+    }
+    s->frames_used = bget_u64(&c);
+    s->frames_next = bget_u64(&c);
+    if (bget_u64(&c) != words) {
+        jx_fail(err, errlen, "SNAPSHOT: frame bitmap size does not match the memory size");
+        goto out;
+    }
+    for (uint64_t w = 0; w < words; w++)
+        s->frame_bitmap[w] = bget_u64(&c);
+    s->table_cursor = bget_u64(&c);
+    uint32_t ntables = bget_u32(&c);
+    bget_u32(&c);
+    if (c.bad || ntables > nframes || (uint64_t)ntables * 16 > c.left) {
+        jx_fail(err, errlen, "SNAPSHOT: page-table list malformed or cut short");
+        goto out;
+    }
+    s->tables = malloc((ntables ? ntables : 1) * sizeof *s->tables);
+    if (!s->tables) {
+        jx_fail(err, errlen, "out of memory");
+        goto out;
+    }
+    s->ntables = ntables;
+    for (uint32_t i = 0; i < ntables; i++) {
+        s->tables[i].frame = bget_u64(&c);
+        uint64_t level = bget_u64(&c);
+        s->tables[i].level = level > 255 ? 255 : (uint8_t)level;
+    }
+    for (int i = 0; i < 256; i++)
+        s->pml4_user[i] = bget_u64(&c);
+    for (uint32_t i = 0; i < s->nvcpus && !c.bad; i++) {
+        struct snapimg_vcpu *v = &s->v[i];
+        v->flags = bget_u32(&c);
+        v->tid = bget_u32(&c);
+        v->state = bget_u32(&c);
+        v->wait_bitset = bget_u32(&c);
+        v->clear_child_tid = bget_u64(&c);
+        v->sigmask = bget_u64(&c);
+        v->wait_addr = bget_u64(&c);
+        v->wait_deadline = bget_u64(&c);
+        v->wait_seq = bget_u64(&c);
+        v->wait_result = (int64_t)bget_u64(&c);
+        get_regs(&c, &v->blocked_regs);
+        if (v->flags & SNAPF_HAS_KVM) {
+            get_regs(&c, &v->regs);
+            get_blob(&c, &v->sregs, sizeof v->sregs);
+            v->xsave = get_xsave(&c, &v->xsave_len);
+        }
+        if (v->flags & SNAPF_START) {
+            get_regs(&c, &v->start_regs);
+            get_blob(&c, &v->start_sregs, sizeof v->start_sregs);
+            v->start_xsave = get_xsave(&c, &v->start_xsave_len);
+        }
+    }
+    uint64_t npages = bget_u64(&c);
+    if (c.bad || npages > nframes || npages > c.left / (8 + PAGE_SIZE)) {
+        jx_fail(err, errlen, "SNAPSHOT: vCPU state or page list malformed or cut short");
+        goto out;
+    }
+    s->pages = malloc((npages ? npages : 1) * sizeof *s->pages);
+    if (!s->pages) {
+        jx_fail(err, errlen, "out of memory");
+        goto out;
+    }
+    s->npages = npages;
+    for (uint64_t i = 0; i < npages; i++) {
+        s->pages[i].frame = bget_u64(&c);
+        s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
+    }
+    if (c.bad) {
+        jx_fail(err, errlen, "SNAPSHOT record cut short");
+        goto out;
+    }
+    char why[200];
+    if (snapimg_validate(s, why, sizeof why) < 0) {
+        jx_fail(err, errlen, "SNAPSHOT: %s", why);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc < 0)
+        snapimg_free(s);
+    return rc;
+}

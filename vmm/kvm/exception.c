@@ -1,0 +1,216 @@
+/* Guest exceptions and the outcomes a thread raises (fatal signal, exit_group): the
+ * part of the exit loop (vm.c) that turns an exception stub's exit into either a
+ * resumed thread or the VM's outcome. */
+#include "kvm/exception.h"
+#include "kvm/cpu.h"
+#include "kvm/vm.h"
+#include "lib/util.h"
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#define RFLAGS_TF 0x100ULL
+
+/* ---- outcomes raised by threads ------------------------------------------------- */
+
+static void capture_regs(struct outcome *o, const struct kvm_regs *r)
+{
+    if (!r)
+        return;
+    o->has_regs = true;
+    o->regs = *r;
+}
+
+void vm_fatal_signal(struct vm *vm, struct vcpu *v, int sig, const struct kvm_regs *r,
+                     uint64_t rip, const char *why)
+{
+    struct outcome o = {.kind = OUT_SIGNAL, .signal = sig, .thread = v->tid, .vector = -1,
+                        .rip = rip};
+    capture_regs(&o, r);
+    if (r) {
+        o.regs.rip = rip;
+        o.nbt = vm_backtrace(vm, rip, r->rsp, r->rbp, o.bt, OUT_MAX_BT);
+    }
+    snprintf(o.detail, sizeof o.detail, "%s", why ? why : "");
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_exit_group(struct vm *vm, int status)
+{
+    struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+/* ---- exceptions ----------------------------------------------------------------- */
+
+static int vector_signal(int vec)
+{
+    switch (vec) {
+    case 0: case 16: case 19: return SIGFPE;
+    case 1: case 3: return SIGTRAP;
+    case 6: return SIGILL;
+    case 17: return SIGBUS;
+    default: return SIGSEGV;
+    }
+}
+
+static bool has_errcode(int vec)
+{
+    return vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 14 ||
+           vec == 17 || vec == 21 || vec == 29 || vec == 30;
+}
+
+static const char *vector_name(int vec)
+{
+    static const char *n[32] = {
+        "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+        "#BR bound range", "#UD invalid opcode", "#NM device not available",
+        "#DF double fault", "coprocessor overrun", "#TS invalid TSS", "#NP segment not present",
+        "#SS stack fault", "#GP general protection", "#PF page fault", "reserved",
+        "#MF x87 floating point", "#AC alignment check", "#MC machine check",
+        "#XM SIMD floating point", "#VE virtualization", "#CP control protection"};
+    return vec >= 0 && vec < 32 && n[vec] ? n[vec] : "exception";
+}
+
+/* rdtsc/rdtscp trap in ring 3 (CR4.TSD): answer with virtual time, deterministic. */
+static bool emulate_tsc(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
+{
+    uint8_t insn[3];
+    if (!copy_from_user(&vm->gm, insn, *frame_rip, 2))
+        return false;
+    int len = 0;
+    if (insn[0] == 0x0F && insn[1] == 0x31)
+        len = 2;
+    else if (insn[0] == 0x0F && insn[1] == 0x01 && copy_from_user(&vm->gm, insn, *frame_rip, 3) &&
+             insn[2] == 0xF9)
+        len = 3;
+    if (!len)
+        return false;
+    uint64_t tsc = vm_vtime(vm) * 3; /* a 3 GHz virtual TSC */
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    r->rax = tsc & 0xFFFFFFFF;
+    r->rdx = tsc >> 32;
+    if (len == 3)
+        r->rcx = (uint64_t)v->index;
+    *frame_rip += (uint64_t)len;
+    return true;
+}
+
+/* CPUID in user mode with CPUID faulting on: answer from the filtered table. */
+static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
+{
+    uint8_t insn[2];
+    if (!vm->cpuid_faulting || !copy_from_user(&vm->gm, insn, *frame_rip, 2) ||
+        insn[0] != 0x0F || insn[1] != 0xA2)
+        return false;
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    uint32_t out[4];
+    cpu_cpuid(vm, (uint32_t)r->rax, (uint32_t)r->rcx, out);
+    r->rax = out[0];
+    r->rbx = out[1];
+    r->rcx = out[2];
+    r->rdx = out[3];
+    *frame_rip += 2;
+    return true;
+}
+
+/* Resumes the thread in user mode at rip/rsp/rflags by setting the vCPU state directly.
+ * Used instead of the agent's iretq, which PVM (KVM on machines without hardware
+ * virtualization) cannot emulate. */
+static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t rsp,
+                           uint64_t rflags)
+{
+    /* The exit brought the special registers along (kvm_valid_regs): no KVM_GET_SREGS.
+     * They are set by ioctl, from a copy: changing kvm_run's copy in place (with or
+     * without KVM_SYNC_X86_SREGS in kvm_dirty_regs) left threads stuck on this PVM host,
+     * measured with serial.sh's --simulate runs. */
+    struct kvm_sregs s = v->run->s.regs.sregs;
+    cpu_sregs(vm, v, &s, true);
+    if (ioctl(v->fd, KVM_SET_SREGS, &s) < 0)
+        return false;
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    r->rip = rip;
+    r->rsp = rsp;
+    r->rflags = (rflags & 0x3C0FD5) | 0x202; /* user-modifiable flags, IF set */
+    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+    return true;
+}
+
+bool vm_handle_exception(struct vm *vm, struct vcpu *v, int vec)
+{
+    struct kvm_regs *r = &v->run->s.regs.regs;
+    uint64_t stack_lo = KVA(GPA_PERCPU + (uint64_t)v->index * PERCPU_SIZE);
+    uint64_t stack_hi = stack_lo + PERCPU_SIZE;
+    uint64_t fsz = has_errcode(vec) ? 48 : 40;
+    if (r->rsp < stack_lo + 104 || r->rsp + fsz > stack_hi) {
+        struct outcome o = {.kind = OUT_ERROR};
+        snprintf(o.detail, sizeof o.detail, "internal: exception %d with a bad agent stack", vec);
+        pthread_mutex_lock(&vm->lock);
+        vm_stop_locked(vm, &o);
+        pthread_mutex_unlock(&vm->lock);
+        return false;
+    }
+    uint64_t *frame = gm_ptr(&vm->gm, r->rsp - KBASE);
+    uint64_t err = 0;
+    if (has_errcode(vec))
+        err = *frame++;
+    uint64_t rip = frame[0], cs = frame[1], rsp = frame[3];
+    bool user = (cs & 3) == 3;
+    /* Serialized execution: a watched page's fault is a cue point, and the #DB after a
+     * single-stepped access (or the #BP ending a rep string instruction's step) ends its
+     * step (crew.h). Either way the instruction runs for real, in user mode; nothing is
+     * emulated. */
+    struct kvm_regs u = *r;
+    u.rip = rip;
+    u.rsp = rsp;
+    u.rflags = frame[2];
+    if (user && vec == 3 && vm->mode && vm->mode->breakpoint(vm, v, rip, &u))
+        return return_to_user(vm, v, rip - 1, rsp, frame[2] & ~RFLAGS_TF);
+    /* Back for anything else, a step's int3 goes and the step goes on by TF. */
+    uint64_t tf_back = user && (vm->mode && vm->mode->unpatch(vm, v)) ? RFLAGS_TF : 0;
+    if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
+        return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
+    const struct kvm_sregs *s = &v->run->s.regs.sregs;
+    if (user && vec == 14) {
+        enum vm_fault_verdict cv =
+            vm->mode ? vm->mode->fault(vm, v, s->cr2, err, rip, &u, s) : VM_FAULT_NOT_WATCHED;
+        if (cv != VM_FAULT_NOT_WATCHED)
+            return return_to_user(vm, v, rip, rsp,
+                                  frame[2] | tf_back | (cv == VM_FAULT_GO_STEP ? RFLAGS_TF : 0));
+    }
+    bool keep_tf;
+    if (user && vec == 1 && vm->mode && vm->mode->step_done(vm, v, rip, &u, &keep_tf))
+        return return_to_user(vm, v, rip, rsp, keep_tf ? frame[2] : frame[2] & ~RFLAGS_TF);
+    struct outcome o = {.kind = OUT_SIGNAL, .signal = vector_signal(vec), .thread = v->tid,
+                        .vector = vec, .rip = rip, .errcode = err};
+    if (vec == 14)
+        o.cr2 = s->cr2;
+    capture_regs(&o, r);
+    o.regs.rip = rip;
+    o.regs.rsp = rsp;
+    o.regs.rflags = frame[2];
+    if (user) {
+        o.nbt = vm_backtrace(vm, rip, rsp, r->rbp, o.bt, OUT_MAX_BT);
+        if (vec == 14)
+            snprintf(o.detail, sizeof o.detail, "%s: %s %s at address 0x%llx", vector_name(vec),
+                     (err & 1) ? "protection violation" : "unmapped address",
+                     (err & 16) ? "(instruction fetch)" : (err & 2) ? "(write)" : "(read)",
+                     (unsigned long long)o.cr2);
+        else
+            snprintf(o.detail, sizeof o.detail, "%s", vector_name(vec));
+    } else {
+        /* Only a hostile sysret return address can fault in the agent. */
+        snprintf(o.detail, sizeof o.detail, "%s inside the guest-agent (user rip 0x%llx)",
+                 vector_name(vec), (unsigned long long)r->rcx);
+        o.signal = SIGSEGV;
+    }
+    pthread_mutex_lock(&vm->lock);
+    vm_stop_locked(vm, &o);
+    pthread_mutex_unlock(&vm->lock);
+    return false;
+}

@@ -1,0 +1,75 @@
+/* Guest physical and virtual memory layout, segment selectors and hypercall ports.
+ * Shared by the VMM and the guest-agent (guest-agent/agent.S includes it: constants it
+ * uses carry their C suffix through JX_ULL, C-only parts sit under
+ * #ifndef __ASSEMBLER__). The VMM owns every page table: the guest program never sees them,
+ * since the kernel half is supervisor-only. */
+#ifndef JINX_LAYOUT_H
+#define JINX_LAYOUT_H
+
+#ifdef __ASSEMBLER__
+#define JX_ULL(x) x
+#else
+#define JX_ULL(x) x##ULL
+#endif
+
+#define PAGE_SIZE 4096ULL
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+
+/* Guest physical layout (low 4 MiB reserved for the agent and its tables). */
+#define GPA_GDT        0x1000ULL
+#define GPA_IDT        0x2000ULL
+#define GPA_PML4       0x3000ULL
+#define GPA_KPDPT      0x4000ULL   /* direct map PDPT */
+#define GPA_KPD        0x5000ULL   /* 4 PDs of 2 MiB pages: direct map of the first 4 GiB */
+#define GPA_AGENT      0x10000ULL  /* guest-agent code, up to 64 KiB */
+#define AGENT_MAX_SIZE 0x10000ULL
+#define GPA_PERCPU     0x20000ULL  /* per-vCPU TSS + exception stack */
+#define PERCPU_SIZE    0x2000ULL
+#define MAX_VCPUS      254
+#define GPA_POOL       0x400000ULL /* page allocator pool starts here */
+#define MAX_GUEST_MEM  (3ULL << 30)
+/* Unbacked guest physical page: a read from it is an MMIO exit straight to the VMM. */
+#define GPA_MMIO_SYSCALL 0xF0000000ULL
+
+/* Kernel virtual addresses: a supervisor-only direct map of guest physical memory. */
+#define KBASE          0xFFFF800000000000ULL
+#define KVA(gpa)       (KBASE + (gpa))
+
+/* User virtual layout (lower half). Above USER_TOP sit two pages the program may see
+ * but not change: the agent's syscall entry (user-executable, so that it also runs under
+ * PVM, where a user SYSCALL does not leave user mode) and the syscall MMIO page. Keeping
+ * USER_TOP below the last page also means sysret can never return to a non-canonical
+ * address. */
+#define USER_TOP       0x00007FFFFFFFC000ULL
+#define UVA_MMIO       JX_ULL(0x00007FFFFFFFC000)
+#define UVA_AGENT      0x00007FFFFFFFD000ULL
+#define STACK_TOP      0x00007FFFFFF00000ULL
+#define STACK_SIZE     (8ULL << 20)
+#define MMAP_TOP       0x00007F0000000000ULL
+#define PIE_BASE       0x0000555555554000ULL
+#define USER_MIN       0x10000ULL
+
+/* GDT selectors. STAR makes syscall use 0x08/0x10 and sysret 0x23/0x1b. */
+#define SEL_KCODE 0x08
+#define SEL_KDATA 0x10
+#define SEL_UDATA 0x1b
+#define SEL_UCODE 0x23
+#define SEL_TSS   0x28
+
+/* Exception hypercalls: the agent executes `out %al, $port` (2 bytes) in ring 0. */
+#define PORT_EXC_BASE 0x40  /* + vector 0..31 */
+#define HC_INSN_LEN   2
+
+/* Agent image header (guest-agent/agent.S): offsets from GPA_AGENT. */
+#define AGENT_MAGIC   JX_ULL(0x544E4741584E494A) /* "JINXAGNT" */
+#ifndef __ASSEMBLER__
+struct agent_header {
+    unsigned long long magic;
+    unsigned int syscall_ring0;  /* LSTAR where SYSCALL enters ring 0 (VMX, SVM) */
+    unsigned int syscall_user;   /* LSTAR where SYSCALL stays in user mode (PVM) */
+    unsigned int syscall_mmio;   /* the MMIO read in either entry */
+    unsigned int exc_stubs;      /* 32 stubs, 16 bytes apart */
+};
+#endif
+
+#endif

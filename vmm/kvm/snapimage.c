@@ -1,0 +1,182 @@
+/* The in-memory snapshot image and its checks (snapimage.h). */
+#include "kvm/snapimage.h"
+#include "kvm/guestmem.h"
+#include "kvm/layout.h"
+#include "lib/util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void snapimg_free(struct snap_image *s)
+{
+    free(s->v);
+    free(s->vmas);
+    free(s->frame_bitmap);
+    free(s->tables);
+    free(s->pages);
+    memset(s, 0, sizeof *s);
+}
+
+uint64_t snapimg_bytes(const struct snap_image *s) { return (uint64_t)s->npages * PAGE_SIZE; }
+
+uint64_t snapimg_bitmap_words(uint64_t mem) { return (mem / PAGE_SIZE + 63) / 64; }
+
+static bool bit(const uint64_t *bm, uint64_t f) { return (bm[f / 64] >> (f % 64)) & 1; }
+
+static int table_level_of(const struct snap_image *s, uint64_t frame)
+{
+    size_t lo = 0, hi = s->ntables;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->tables[mid].frame == frame)
+            return s->tables[mid].level;
+        if (s->tables[mid].frame < frame)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static const uint8_t *page_of(const struct snap_image *s, uint64_t frame)
+{
+    size_t lo = 0, hi = s->npages;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->pages[mid].frame == frame)
+            return s->pages[mid].data;
+        if (s->pages[mid].frame < frame)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* A present entry of a level-`level` table (4: the PML4). */
+static int check_entry(const struct snap_image *s, int level, uint64_t e, char *err, size_t errlen)
+{
+    uint64_t nframes = s->mem / PAGE_SIZE;
+    if (!e)
+        return 0;
+    uint64_t pa = e & PTE_ADDR, f = pa / PAGE_SIZE;
+    if (level > 1) {
+        if (!(e & PTE_P) || (e & (PTE_PS | PTE_TRAP)))
+            return jx_fail(err, errlen, "page tables: a level-%d entry 0x%llx is not a plain "
+                        "present table entry", level, (unsigned long long)e);
+        if (table_level_of(s, f) != level - 1)
+            return jx_fail(err, errlen, "page tables: a level-%d entry points to frame 0x%llx, "
+                        "which is not a level-%d table", level, (unsigned long long)f, level - 1);
+        return 0;
+    }
+    if (!(e & (PTE_P | PTE_SOFT)) || (e & PTE_TRAP))
+        return jx_fail(err, errlen, "page tables: bad leaf entry 0x%llx", (unsigned long long)e);
+    if (pa == GPA_AGENT || pa == GPA_MMIO_SYSCALL)
+        return 0; /* the agent's two user-visible pages */
+    if (pa < GPA_POOL || f >= nframes || !bit(s->frame_bitmap, f) || table_level_of(s, f))
+        return jx_fail(err, errlen, "page tables: a leaf maps frame 0x%llx, which is not a data "
+                    "frame in use", (unsigned long long)f);
+    return 0;
+}
+
+int snapimg_validate(const struct snap_image *s, char *err, size_t errlen)
+{
+    if (s->mem < (16ULL << 20) || s->mem > MAX_GUEST_MEM || s->mem % (2ULL << 20))
+        return jx_fail(err, errlen, "guest memory size %llu is out of range",
+                    (unsigned long long)s->mem);
+    uint64_t nframes = s->mem / PAGE_SIZE, pool = GPA_POOL / PAGE_SIZE;
+    if (s->nvcpus < 1 || s->nvcpus > MAX_VCPUS || !s->v)
+        return jx_fail(err, errlen, "%u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
+    if (s->next_tid < 2 || s->next_tid > SNAP_MAX_TID || s->live < 1 ||
+        s->live > (int32_t)s->nvcpus || s->blocked < 0 || s->blocked > s->live)
+        return jx_fail(err, errlen, "thread counts out of range (next tid %d, live %d, blocked %d)",
+                    s->next_tid, s->live, s->blocked);
+    if (s->nvmas > SNAP_MAX_VMAS || (s->nvmas && !s->vmas))
+        return jx_fail(err, errlen, "%zu VMAs (at most %u)", s->nvmas, SNAP_MAX_VMAS);
+    for (size_t i = 0; i < s->nvmas; i++) {
+        const struct vma *m = &s->vmas[i];
+        if (m->start >= m->end || m->start % PAGE_SIZE || m->end % PAGE_SIZE ||
+            m->start < USER_MIN || m->end > USER_TOP || (i && m->start < s->vmas[i - 1].end))
+            return jx_fail(err, errlen, "VMA %zu [0x%llx, 0x%llx) is not a sorted, disjoint, "
+                        "page-aligned user range", i, (unsigned long long)m->start,
+                        (unsigned long long)m->end);
+    }
+    if (s->brk_base > s->brk_cur || s->brk_cur > USER_TOP)
+        return jx_fail(err, errlen, "brk out of range");
+    if (!s->frame_bitmap)
+        return jx_fail(err, errlen, "no frame bitmap");
+    if (s->frames_used > nframes || s->frames_next >= nframes || s->frames_next < pool)
+        return jx_fail(err, errlen, "frame allocator state out of range");
+    for (uint64_t f = 0; f < pool; f++)
+        if (!bit(s->frame_bitmap, f))
+            return jx_fail(err, errlen, "frame bitmap: agent frame 0x%llx not in use",
+                        (unsigned long long)f);
+    for (uint64_t f = nframes; f < snapimg_bitmap_words(s->mem) * 64; f++)
+        if (bit(s->frame_bitmap, f))
+            return jx_fail(err, errlen, "frame bitmap: frame 0x%llx beyond guest memory",
+                        (unsigned long long)f);
+    if (s->table_cursor < pool || s->table_cursor > nframes || (s->ntables && !s->tables))
+        return jx_fail(err, errlen, "page-table cursor out of range");
+    for (size_t i = 0; i < s->ntables; i++) {
+        const struct snapimg_table *t = &s->tables[i];
+        if (t->frame < s->table_cursor || t->frame >= nframes || t->level < 1 || t->level > 3 ||
+            (i && t->frame <= s->tables[i - 1].frame) || !bit(s->frame_bitmap, t->frame))
+            return jx_fail(err, errlen, "page-table frame %zu (0x%llx, level %u) out of range, "
+                        "unsorted or not in use", i, (unsigned long long)t->frame, t->level);
+    }
+    if (s->npages > nframes || (s->npages && !s->pages))
+        return jx_fail(err, errlen, "%zu pages for %llu frames", s->npages,
+                    (unsigned long long)nframes);
+    for (size_t i = 0; i < s->npages; i++) {
+        uint64_t f = s->pages[i].frame;
+        if (f < pool || f >= nframes || (i && f <= s->pages[i - 1].frame) ||
+            !bit(s->frame_bitmap, f) || !s->pages[i].data)
+            return jx_fail(err, errlen, "page %zu (frame 0x%llx) out of range, unsorted or not "
+                        "in use", i, (unsigned long long)f);
+    }
+    /* The page-table tree, from the PML4's user half down. */
+    for (int i = 0; i < 256; i++)
+        if (check_entry(s, 4, s->pml4_user[i], err, errlen) < 0)
+            return -1;
+    for (size_t i = 0; i < s->ntables; i++) {
+        const uint8_t *p = page_of(s, s->tables[i].frame);
+        for (int k = 0; p && k < 512; k++) {
+            uint64_t e;
+            memcpy(&e, p + 8 * k, 8);
+            if (check_entry(s, s->tables[i].level, e, err, errlen) < 0)
+                return -1;
+        }
+    }
+    int with_tid = 0;
+    for (uint32_t i = 0; i < s->nvcpus; i++) {
+        const struct snapimg_vcpu *v = &s->v[i];
+        if (v->flags & ~(uint32_t)SNAPF_ALL_)
+            return jx_fail(err, errlen, "vCPU %u: unknown flags 0x%x", i, v->flags);
+        if (!(v->flags & SNAPF_EXISTS))
+            return jx_fail(err, errlen, "vCPU %u: missing", i);
+        if (v->state > SNAP_T_BLOCKED || v->tid > SNAP_MAX_TID ||
+            (v->tid == 0) != (v->state == SNAP_T_FREE) || (int64_t)v->tid >= s->next_tid)
+            return jx_fail(err, errlen, "vCPU %u: thread %u in state %u is out of range", i, v->tid,
+                        v->state);
+        if (v->tid == 0 && (v->flags & (SNAPF_START | SNAPF_HAS_KVM)))
+            return jx_fail(err, errlen, "vCPU %u: parked, but holds a thread's state", i);
+        if ((v->flags & SNAPF_START) && (v->flags & SNAPF_HAS_KVM))
+            return jx_fail(err, errlen, "vCPU %u: both a start state and a running state", i);
+        for (uint32_t j = 0; v->tid && j < i; j++)
+            if (s->v[j].tid == v->tid)
+                return jx_fail(err, errlen, "two vCPUs run thread %u", v->tid);
+        with_tid += v->tid != 0;
+        if (((v->flags & SNAPF_HAS_KVM) && v->xsave_len > sizeof(struct kvm_xsave)) ||
+            ((v->flags & SNAPF_START) && v->start_xsave_len > sizeof(struct kvm_xsave)))
+            return jx_fail(err, errlen, "vCPU %u: XSAVE area too large", i);
+        if (((v->flags & SNAPF_HAS_KVM) && v->sregs.cr3 != GPA_PML4) ||
+            ((v->flags & SNAPF_START) && v->start_sregs.cr3 != GPA_PML4))
+            return jx_fail(err, errlen, "vCPU %u: CR3 is not jinx's page-table root", i);
+    }
+    if (with_tid != s->live)
+        return jx_fail(err, errlen, "%d live threads, but %d vCPUs hold a thread", s->live, with_tid);
+    return 0;
+}
+
+/* ---- parser ---------------------------------------------------------------------- */
+

@@ -1,0 +1,82 @@
+/* A snapshot as an image (struct snap_image): the whole machine state a fragment starts
+ * from, in plain memory, as snapshot_export makes it and snapshot_load_into loads it into
+ * a fresh VM (kvm/snapshot.h). dump/snapfile.h is its byte form, the SNAPSHOT record of
+ * a .jinxdump.
+ *
+ * An image read from a file is untrusted: snapimg_validate checks that the VMAs are
+ * sorted and disjoint user ranges, that every stored page is a frame in use, and walks
+ * the page tables (every present entry of a table points to a recorded table of the
+ * next level, every leaf to a data frame in use), so that loading it can never make the
+ * VMM write outside guest memory or treat a data frame as a table. Pure code, no KVM. */
+#ifndef JINX_SNAPIMAGE_H
+#define JINX_SNAPIMAGE_H
+#include "linux/mm.h"
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAP_SIGACTS 65
+#define SNAP_MAX_VMAS (1u << 16)
+#define SNAP_MAX_TID 0x3FFFFFFF
+
+enum { SNAP_T_FREE = 0, SNAP_T_RUNNING = 1, SNAP_T_BLOCKED = 2 }; /* == enum tstate */
+
+enum {
+    SNAPF_EXISTS = 1u << 0,
+    SNAPF_WOKEN = 1u << 1,
+    SNAPF_RESULT_IN_RAX = 1u << 2,
+    SNAPF_START = 1u << 3,     /* start_pending: start_* apply before it first runs */
+    SNAPF_HAS_KVM = 1u << 4,   /* regs/sregs/xsave: it has run */
+    SNAPF_ALL_ = 0x1F
+};
+
+struct snapimg_vcpu {
+    uint32_t flags, tid, state, wait_bitset;
+    uint64_t clear_child_tid, sigmask, wait_addr, wait_deadline, wait_seq;
+    int64_t wait_result;
+    struct kvm_regs blocked_regs, regs, start_regs;
+    struct kvm_sregs sregs, start_sregs;
+    const uint8_t *xsave, *start_xsave;   /* borrowed; NULL: none */
+    uint32_t xsave_len, start_xsave_len;  /* at most sizeof(struct kvm_xsave) */
+};
+
+struct snapimg_table {
+    uint64_t frame;
+    uint8_t level;             /* 1 (page table) .. 3 (PDPT) */
+};
+
+struct snapimg_page {
+    uint64_t frame;
+    const uint8_t *data;       /* borrowed: PAGE_SIZE bytes */
+};
+
+struct snap_image {
+    uint64_t mem;              /* bytes of guest memory */
+    uint32_t nvcpus;
+    struct snapimg_vcpu *v;    /* owned, nvcpus entries */
+    int32_t next_tid, live, blocked;
+    uint64_t wait_counter, vtime, rng;
+    uint64_t sigact[SNAP_SIGACTS];
+    struct vma *vmas;          /* owned */
+    size_t nvmas;
+    uint64_t brk_base, brk_cur;
+    uint64_t frames_used, frames_next;
+    uint64_t *frame_bitmap;    /* owned, (mem / PAGE_SIZE + 63) / 64 words */
+    uint64_t table_cursor;
+    struct snapimg_table *tables; /* owned, ascending */
+    size_t ntables;
+    uint64_t pml4_user[256];
+    struct snapimg_page *pages;   /* owned array; data borrowed */
+    size_t npages;
+};
+
+void snapimg_free(struct snap_image *s);
+/* Words of an image's frame bitmap for mem bytes of guest memory. */
+uint64_t snapimg_bitmap_words(uint64_t mem);
+/* The checks above; snapfile_parse makes them too. 0, or -1 with a message. */
+int snapimg_validate(const struct snap_image *s, char *err, size_t errlen);
+/* Bytes of guest memory the image stores (pages x PAGE_SIZE). */
+uint64_t snapimg_bytes(const struct snap_image *s);
+
+#endif

@@ -1,0 +1,169 @@
+/* Puts the program into the guest: its PT_LOAD segments, the main stack with argv, envp
+ * and the auxiliary vector laid out as Linux does, and thread 1's entry registers. */
+#include "lib/splitmix.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int load_segments(struct vm *vm, char *err, size_t errlen)
+{
+    struct elf_image *img = &vm->img;
+    uint64_t npages = (img->hi - img->lo) / PAGE_SIZE;
+    uint8_t *prot = calloc(npages ? npages : 1, 1);
+    if (!prot) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Pages shared by two segments get the union of their permissions. */
+    for (int i = 0; i < img->nseg; i++) {
+        const struct elf_segment *s = &img->seg[i];
+        for (uint64_t a = s->vaddr & PAGE_MASK; a < s->vaddr + s->memsz; a += PAGE_SIZE)
+            prot[(a - img->lo) / PAGE_SIZE] |= (uint8_t)s->prot;
+    }
+    int rc = 0;
+    for (uint64_t p = 0; p < npages && rc == 0; p++) {
+        if (!prot[p])
+            continue;
+        uint64_t va = vm->bias + img->lo + p * PAGE_SIZE;
+        int64_t r = mm_map(&vm->mm, va, PAGE_SIZE, 3, true);
+        if (r < 0) {
+            snprintf(err, errlen, "the program does not fit in guest memory (%llu MiB): raise "
+                     "--mem", (unsigned long long)(vm->gm.size >> 20));
+            rc = -1;
+        }
+    }
+    for (int i = 0; i < img->nseg && rc == 0; i++) {
+        const struct elf_segment *s = &img->seg[i];
+        if (s->filesz && !copy_to_user(&vm->gm, vm->bias + s->vaddr, img->data + s->offset,
+                                       s->filesz)) {
+            snprintf(err, errlen, "internal: cannot copy segment %d", i);
+            rc = -1;
+        }
+    }
+    for (uint64_t p = 0; p < npages && rc == 0; p++)
+        if (prot[p])
+            mm_protect(&vm->mm, vm->bias + img->lo + p * PAGE_SIZE, PAGE_SIZE, prot[p]);
+    free(prot);
+    return rc;
+}
+
+/* musl sizes new threads' stacks from PT_GNU_STACK's p_memsz (it reads the program
+ * headers through AT_PHDR). Raising it in guest memory gives every thread a stack that
+ * real programs do not overflow, without touching the file on disk. */
+static void raise_thread_stack(struct vm *vm)
+{
+    struct elf_image *img = &vm->img;
+    if (!img->stack_phdr_off || !img->phdr_vaddr || img->stack_size >= vm->opt.thread_stack)
+        return;
+    const Elf64_Ehdr *eh = (const void *)img->data;
+    uint64_t va = vm->bias + img->phdr_vaddr + (img->stack_phdr_off - eh->e_phoff) +
+                  offsetof(Elf64_Phdr, p_memsz);
+    uint64_t *pte = gm_pte(&vm->gm, va, false);
+    if (!pte || !(*pte & PTE_P))
+        return;
+    uint64_t *p = gm_ptr(&vm->gm, (*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1)));
+    if ((va & (PAGE_SIZE - 1)) + 8 <= PAGE_SIZE) {
+        *p = vm->opt.thread_stack;
+        gm_mark_dirty(&vm->gm, (*pte & PTE_ADDR));
+    }
+}
+
+struct stack_builder {
+    struct vm *vm;
+    uint64_t sp;
+    bool ok;
+};
+
+static uint64_t push_bytes(struct stack_builder *b, const void *data, size_t len)
+{
+    b->sp -= len;
+    if (!copy_to_user(&b->vm->gm, b->sp, data, len))
+        b->ok = false;
+    return b->sp;
+}
+
+int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, char **envp,
+            char *err, size_t errlen)
+{
+    if (elf_open(path, &vm->img, err, errlen) < 0)
+        return -1;
+    vm->image_path = path;
+    vm->argc = argc;
+    vm->argv = argv;
+    vm->envc = envc;
+    vm->envp = envp;
+    vm->bias = vm->img.pie ? PIE_BASE : 0;
+    if (load_segments(vm, err, errlen) < 0)
+        return -1;
+    raise_thread_stack(vm);
+    vm->mm.brk_base = vm->mm.brk_cur = vm->bias + vm->img.hi;
+
+    if (mm_map(&vm->mm, STACK_TOP - STACK_SIZE, STACK_SIZE, 3, true) < 0) {
+        snprintf(err, errlen, "no room for the main stack: raise --mem");
+        return -1;
+    }
+    /* Argument and environment sizes are the user's; keep them sane like execve does. */
+    size_t strbytes = 0;
+    for (int i = 0; i < argc; i++)
+        strbytes += strlen(argv[i]) + 1;
+    for (int i = 0; i < envc; i++)
+        strbytes += strlen(envp[i]) + 1;
+    if (strbytes > (1 << 20) || argc > 65536 || envc > 65536) {
+        snprintf(err, errlen, "arguments and environment too large (max 1 MiB)");
+        return -1;
+    }
+    struct stack_builder b = {vm, STACK_TOP, true};
+    uint64_t *argv_va = calloc((size_t)argc + 1, 8), *envp_va = calloc((size_t)envc + 1, 8);
+    if (!argv_va || !envp_va) {
+        free(argv_va);
+        free(envp_va);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint64_t execfn = push_bytes(&b, path, strlen(path) + 1);
+    for (int i = envc; i-- > 0;)
+        envp_va[i] = push_bytes(&b, envp[i], strlen(envp[i]) + 1);
+    for (int i = argc; i-- > 0;)
+        argv_va[i] = push_bytes(&b, argv[i], strlen(argv[i]) + 1);
+    uint64_t platform = push_bytes(&b, "x86_64", 7);
+    uint8_t rnd[16];
+    for (int i = 0; i < 16; i += 8) {
+        uint64_t r = splitmix64(&vm->rng);
+        memcpy(rnd + i, &r, 8);
+    }
+    uint64_t random = push_bytes(&b, rnd, 16);
+    uint64_t auxv[][2] = {
+        {AT_PHDR, vm->bias + vm->img.phdr_vaddr}, {AT_PHENT, vm->img.phentsize},
+        {AT_PHNUM, vm->img.phnum}, {AT_PAGESZ, PAGE_SIZE}, {AT_BASE, 0}, {AT_FLAGS, 0},
+        {AT_ENTRY, vm->bias + vm->img.entry}, {AT_UID, 0}, {AT_EUID, 0}, {AT_GID, 0},
+        {AT_EGID, 0}, {AT_PLATFORM, platform}, {AT_HWCAP, vm->hwcap}, {AT_CLKTCK, 100},
+        {AT_SECURE, 0}, {AT_RANDOM, random}, {AT_HWCAP2, 0}, {AT_EXECFN, execfn},
+        {AT_NULL, 0},
+    };
+    size_t nwords = 1 + (size_t)argc + 1 + (size_t)envc + 1 + 2 * (sizeof auxv / 16);
+    b.sp = (b.sp - nwords * 8) & ~15ULL; /* rsp 16-aligned at argc, as the ABI wants */
+    uint64_t sp = b.sp, w = sp;
+    uint64_t argc64 = (uint64_t)argc;
+    b.ok &= copy_to_user(&vm->gm, w, &argc64, 8);
+    w += 8;
+    b.ok &= copy_to_user(&vm->gm, w, argv_va, ((size_t)argc + 1) * 8);
+    w += ((uint64_t)argc + 1) * 8;
+    b.ok &= copy_to_user(&vm->gm, w, envp_va, ((size_t)envc + 1) * 8);
+    w += ((uint64_t)envc + 1) * 8;
+    b.ok &= copy_to_user(&vm->gm, w, auxv, sizeof auxv);
+    free(argv_va);
+    free(envp_va);
+    if (!b.ok) {
+        snprintf(err, errlen, "internal: cannot build the initial stack");
+        return -1;
+    }
+    memset(&vm->entry_regs, 0, sizeof vm->entry_regs);
+    vm->entry_regs.rip = vm->bias + vm->img.entry;
+    vm->entry_regs.rsp = sp;
+    vm->entry_regs.rflags = 0x202;
+    return 0;
+}

@@ -1,0 +1,346 @@
+#include "linux/mm.h"
+#include "kvm/layout.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_LIMIT_VMAS 65536
+
+void mm_init(struct mm *mm, struct guestmem *gm)
+{
+    memset(mm, 0, sizeof *mm);
+    mm->gm = gm;
+}
+
+void mm_destroy(struct mm *mm)
+{
+    free(mm->v);
+    mm->v = NULL;
+    mm->n = mm->cap = 0;
+}
+
+static bool overlaps_any(struct mm *mm, uint64_t s, uint64_t e)
+{
+    for (size_t i = 0; i < mm->n; i++)
+        if (mm->v[i].start < e && s < mm->v[i].end)
+            return true;
+    return false;
+}
+
+bool mm_is_mapped(struct mm *mm, uint64_t s, uint64_t e)
+{
+    /* VMAs are sorted and disjoint: walk them covering [s,e). */
+    for (size_t i = 0; i < mm->n && s < e; i++) {
+        if (mm->v[i].end <= s)
+            continue;
+        if (mm->v[i].start > s)
+            return false;
+        s = mm->v[i].end;
+    }
+    return s >= e;
+}
+
+static int vma_add(struct mm *mm, uint64_t s, uint64_t e)
+{
+    if (mm->n == mm->cap) {
+        if (mm->cap >= MAP_LIMIT_VMAS)
+            return -ENOMEM;
+        size_t cap = mm->cap ? mm->cap * 2 : 64;
+        struct vma *nv = realloc(mm->v, cap * sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        mm->v = nv;
+        mm->cap = cap;
+    }
+    size_t i = 0;
+    while (i < mm->n && mm->v[i].start < s)
+        i++;
+    memmove(&mm->v[i + 1], &mm->v[i], (mm->n - i) * sizeof *mm->v);
+    mm->v[i] = (struct vma){s, e};
+    mm->n++;
+    /* Merge with neighbours that touch, so the list stays short. */
+    if (i + 1 < mm->n && mm->v[i].end == mm->v[i + 1].start) {
+        mm->v[i].end = mm->v[i + 1].end;
+        memmove(&mm->v[i + 1], &mm->v[i + 2], (mm->n - i - 2) * sizeof *mm->v);
+        mm->n--;
+    }
+    if (i > 0 && mm->v[i - 1].end == mm->v[i].start) {
+        mm->v[i - 1].end = mm->v[i].end;
+        memmove(&mm->v[i], &mm->v[i + 1], (mm->n - i - 1) * sizeof *mm->v);
+        mm->n--;
+    }
+    return 0;
+}
+
+static int vma_remove(struct mm *mm, uint64_t s, uint64_t e)
+{
+    for (size_t i = 0; i < mm->n; i++) {
+        struct vma *v = &mm->v[i];
+        if (v->end <= s || v->start >= e)
+            continue;
+        if (v->start < s && v->end > e) { /* split: make room first, change nothing on failure */
+            if (mm->n == mm->cap) {
+                if (mm->cap >= MAP_LIMIT_VMAS)
+                    return -ENOMEM;
+                struct vma *nv = realloc(mm->v, mm->cap * 2 * sizeof *nv);
+                if (!nv)
+                    return -ENOMEM;
+                mm->v = nv;
+                mm->cap *= 2;
+                v = &mm->v[i];
+            }
+            uint64_t tail = v->end;
+            v->end = s;
+            return vma_add(mm, e, tail);
+        }
+        if (v->start < s)
+            v->end = s;
+        else if (v->end > e)
+            v->start = e;
+        else {
+            memmove(v, v + 1, (mm->n - i - 1) * sizeof *v);
+            mm->n--;
+            i--;
+        }
+    }
+    return 0;
+}
+
+void mm_reserve(struct mm *mm, uint64_t start, uint64_t end)
+{
+    pthread_mutex_lock(&mm->gm->lock);
+    vma_remove(mm, start, end);
+    vma_add(mm, start, end);
+    pthread_mutex_unlock(&mm->gm->lock);
+}
+
+/* Frees frames and clears PTEs in [s,e). Caller holds the lock. */
+static void unmap_pages(struct mm *mm, uint64_t s, uint64_t e)
+{
+    for (uint64_t va = s, next; va < e; va = next) {
+        uint64_t *pte = gm_pte_scan(mm->gm, va, &next); /* skips absent tables whole */
+        if (!pte || !*pte)
+            continue;
+        uint64_t old = gm_xchg_pte(mm->gm, pte, 0);
+        gm_free_frame(mm->gm, gm_pte_frame(old)); /* also drops its translations */
+    }
+}
+
+/* Sets prot on [s,e), allocating frames that become accessible. Caller holds lock. */
+static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
+{
+    uint64_t flags = gm_prot_flags(prot);
+    for (uint64_t va = s, next; va < e; va = next) {
+        uint64_t *pte;
+        if (!prot) {
+            /* Nothing to keep where no tables exist: a huge PROT_NONE reservation costs
+             * no memory, as on Linux. */
+            if (!(pte = gm_pte_scan(mm->gm, va, &next)))
+                continue;
+        } else {
+            next = va + PAGE_SIZE;
+            if (!(pte = gm_pte(mm->gm, va, true)))
+                return -ENOMEM;
+        }
+        uint64_t old = *pte, frame = gm_pte_frame(old);
+        if (!frame) {
+            if (!prot)
+                continue; /* stays lazily unbacked */
+            frame = gm_alloc_frame(mm->gm);
+            if (!frame)
+                return -ENOMEM;
+        }
+        uint64_t nw = frame | flags;
+        gm_set_pte(mm->gm, pte, nw);
+        /* Losing write, read or execute permission must reach cached translations. */
+        bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
+                                           (!(old & PTE_NX) && (nw & PTE_NX)));
+        if (downgrade)
+            gm_invalidate_frame(mm->gm, frame);
+    }
+    return 0;
+}
+
+static uint64_t find_gap(struct mm *mm, uint64_t len)
+{
+    uint64_t top = MMAP_TOP;
+    /* VMAs sorted ascending: scan from the top down for the first gap that fits. */
+    for (size_t i = mm->n; i-- > 0;) {
+        if (mm->v[i].start >= top)
+            continue;
+        if (mm->v[i].end <= top && top - mm->v[i].end >= len)
+            return top - len;
+        if (mm->v[i].start < top)
+            top = mm->v[i].start;
+    }
+    uint64_t floor = mm->brk_cur + (1ULL << 30);
+    if (top >= floor + len)
+        return top - len;
+    return 0;
+}
+
+static bool range_ok(uint64_t addr, uint64_t len)
+{
+    return len && addr >= USER_MIN && addr < USER_TOP && len <= USER_TOP - addr;
+}
+
+int64_t mm_map(struct mm *mm, uint64_t addr, uint64_t len, int prot, bool fixed)
+{
+    return mm_map_mode(mm, addr, len, prot, fixed ? MM_FIXED : MM_HINT);
+}
+
+int64_t mm_map_mode(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum mm_mode mode)
+{
+    bool fixed = mode != MM_HINT;
+    if (len == 0 || len > (1ULL << 46))
+        return -EINVAL;
+    len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (addr & (PAGE_SIZE - 1)) {
+        if (fixed)
+            return -EINVAL;
+        addr = 0;
+    }
+    pthread_mutex_lock(&mm->gm->lock);
+    int64_t ret;
+    if (fixed) {
+        if (!range_ok(addr, len)) {
+            ret = -ENOMEM;
+            goto out;
+        }
+        if (mode == MM_FIXED_NOREPLACE && overlaps_any(mm, addr, addr + len)) {
+            ret = -EEXIST;
+            goto out;
+        }
+        if ((ret = vma_remove(mm, addr, addr + len)) < 0)
+            goto out;
+        unmap_pages(mm, addr, addr + len);
+    } else if (!addr || !range_ok(addr, len) || overlaps_any(mm, addr, addr + len)) {
+        addr = find_gap(mm, len);
+        if (!addr) {
+            ret = -ENOMEM;
+            goto out;
+        }
+    }
+    if ((ret = vma_add(mm, addr, addr + len)) < 0)
+        goto out;
+    if ((ret = protect_pages(mm, addr, addr + len, prot)) < 0) {
+        unmap_pages(mm, addr, addr + len);
+        vma_remove(mm, addr, addr + len);
+        goto out;
+    }
+    ret = (int64_t)addr;
+out:
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
+int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len)
+{
+    if ((addr & (PAGE_SIZE - 1)) || len == 0)
+        return -EINVAL;
+    len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (!range_ok(addr, len))
+        return -EINVAL;
+    pthread_mutex_lock(&mm->gm->lock);
+    int ret = vma_remove(mm, addr, addr + len); /* may fail (VMA limit): then change nothing */
+    if (ret == 0)
+        unmap_pages(mm, addr, addr + len);
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
+int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
+{
+    if (addr & (PAGE_SIZE - 1))
+        return -EINVAL;
+    if (prot & ~7)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (!range_ok(addr, len))
+        return -ENOMEM;
+    pthread_mutex_lock(&mm->gm->lock);
+    int64_t ret = -ENOMEM;
+    if (mm_is_mapped(mm, addr, addr + len))
+        ret = protect_pages(mm, addr, addr + len, prot);
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
+int64_t mm_brk(struct mm *mm, uint64_t newbrk)
+{
+    pthread_mutex_lock(&mm->gm->lock);
+    uint64_t cur = mm->brk_cur;
+    if (newbrk < mm->brk_base || newbrk > mm->brk_base + (1ULL << 30))
+        goto out;
+    uint64_t old_end = (cur + PAGE_SIZE - 1) & PAGE_MASK;
+    uint64_t new_end = (newbrk + PAGE_SIZE - 1) & PAGE_MASK;
+    if (new_end > old_end) {
+        if (overlaps_any(mm, old_end, new_end))
+            goto out;
+        if (vma_add(mm, old_end, new_end) < 0)
+            goto out;
+        if (protect_pages(mm, old_end, new_end, 3) < 0) {
+            unmap_pages(mm, old_end, new_end);
+            vma_remove(mm, old_end, new_end);
+            goto out;
+        }
+    } else if (new_end < old_end) {
+        unmap_pages(mm, new_end, old_end);
+        vma_remove(mm, new_end, old_end);
+    }
+    mm->brk_cur = newbrk;
+out:
+    cur = mm->brk_cur;
+    pthread_mutex_unlock(&mm->gm->lock);
+    return (int64_t)cur;
+}
+
+int64_t mm_dontneed(struct mm *mm, uint64_t addr, uint64_t len)
+{
+    if (addr & (PAGE_SIZE - 1))
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (len > USER_TOP)
+        return -EINVAL;
+    len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (!range_ok(addr, len))
+        return addr < USER_TOP ? -ENOMEM : -EINVAL;
+    pthread_mutex_lock(&mm->gm->lock);
+    int64_t ret = -ENOMEM;
+    if (mm_is_mapped(mm, addr, addr + len)) {
+        for (uint64_t va = addr, next; va < addr + len; va = next) {
+            uint64_t *pte = gm_pte_scan(mm->gm, va, &next);
+            uint64_t frame = pte ? gm_pte_frame(*pte) : 0;
+            if (!frame || frame + PAGE_SIZE > mm->gm->size)
+                continue;
+            /* Anonymous memory reads back as zeroes; the VMM's write is recorded for
+             * snapshot restore like any other. */
+            memset(gm_ptr(mm->gm, frame), 0, PAGE_SIZE);
+            gm_mark_dirty(mm->gm, frame);
+        }
+        ret = 0;
+    }
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
+int64_t mm_mremap(struct mm *mm, uint64_t addr, uint64_t old_len, uint64_t new_len, int flags)
+{
+    (void)flags;
+    if ((addr & (PAGE_SIZE - 1)) || new_len == 0 || new_len > (1ULL << 46) ||
+        old_len > (1ULL << 46))
+        return -EINVAL;
+    old_len = (old_len + PAGE_SIZE - 1) & PAGE_MASK;
+    new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (new_len <= old_len) {
+        if (new_len < old_len)
+            mm_unmap(mm, addr + new_len, old_len - new_len);
+        return (int64_t)addr;
+    }
+    /* Growing in place or moving is not offered; callers (musl realloc) fall back to
+     * allocate-copy-free, exactly as on a kernel that refuses. */
+    return -ENOMEM;
+}

@@ -1,0 +1,49 @@
+/* The round driver's state and what round.c shares with batch.c (one round's
+ * simulations). Private to rounds/. */
+#ifndef JINX_ROUND_DRIVER_H
+#define JINX_ROUND_DRIVER_H
+#include "explorer/explorer.h"
+#include "kvm/snapshot.h"
+#include "kvm/vm.h"
+#include "rounds/round.h"
+#include "rounds/round_config.h"
+#include "rounds/simulation.h"
+#include "rounds/worker.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct round_driver {
+    struct vm *vm;
+    pthread_t thread;
+    pthread_mutex_t mu;         /* guards cfg, st, attached, quit, busy */
+    pthread_cond_t cv;
+    bool attached, quit, busy;
+    struct round_config cfg;
+    struct round_stats st;
+    uint64_t attach_ns, last_progress_ns;
+    struct snapshot snap;
+    bool snap_ready;
+    bool serial_ready;
+    struct ex_coverage cov;
+    struct worker *workers[WORKER_MAX]; /* created at the first round that wants them */
+    bool have_retired;          /* a retired bug ended the program: `retired` holds it */
+    struct round_retired retired;
+};
+
+static inline bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+/* A notable event: a line on stderr and an event to vm->event_sink (round.c). */
+void round_notable(struct round_driver *d, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Runs the round's schedules sp (ss->v, k at most) from the snapshot: in the program's
+ * VM and on the workers at once when there are any (worker.h), else one after the other
+ * here. Returns the simulations run (results in res[1..]); *ok goes false if the
+ * program's VM failed (batch.c). */
+int round_simulate(struct round_driver *d, const struct round_config *cfg,
+                   const struct ex_schedule_set *ss, int k, uint64_t want, uint64_t vtime,
+                   struct sim_result *res, uint64_t *ns_sync, bool *ok);
+
+#endif

@@ -1,0 +1,427 @@
+/* Whole-run exploration (explore.h). */
+#include "rounds/explore.h"
+#include "lib/json.h"
+#include "rounds/simulation.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include "sched/crew.h"
+#include "sched/serialize.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct explore_driver {
+    struct vm *vm;
+    struct explore_config cfg;
+    pthread_t thread;
+    bool started;
+    struct snapshot snap;
+    bool have_snap;
+    struct ex_online online;
+    struct ex_history hist;
+    struct ex_pending pend[MAX_VCPUS];
+    struct explore_stats st;
+    struct round_retired retired;
+    bool have_retired;
+};
+
+void explore_config_default(struct explore_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->budget_ns = 30000000000ULL;
+    c->run_cues = EXPLORE_RUN_CUES;
+    c->run_wall_ns = EXPLORE_RUN_WALL_NS;
+    c->strategy = EX_ONLINE_PORTFOLIO;
+    ex_online_params_default(&c->params);
+    c->seed = 1;
+    round_config_default(&c->rounds);
+}
+
+/* The serializer's picker (sched/serialize.h): at every cue point of a run, the strategy chooses
+ * among the enabled threads, spinners left out while others can go (as the cursor's
+ * default policy does). Each waiting thread's trapped access (crew.h) is its known next
+ * event. Caller holds vm->lock. */
+static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
+                     const struct ex_tidset *avoid)
+{
+    struct explore_driver *d = ctx;
+    struct ex_tidset from = *enabled;
+    if (avoid) {
+        struct ex_tidset rest = *enabled;
+        bool any = false;
+        for (int i = 0; i < 4; i++) {
+            rest.w[i] &= ~avoid->w[i];
+            any |= rest.w[i] != 0;
+        }
+        if (any)
+            from = rest;
+    }
+    size_t n = 0;
+    for (int i = 0; i < vm->nvcpus && n < MAX_VCPUS; i++) {
+        const struct vcpu *w = vm->vcpus[i];
+        if (!w->tid || w->xid <= 0 || !ex_tidset_has(&from, (uint32_t)w->xid))
+            continue;
+        const struct crew_access *a = &vm->crew->acc[w->index];
+        d->pend[n++] = (struct ex_pending){.tid = (uint32_t)w->xid, .kind = a->kind,
+                                           .addr = a->addr, .size = a->size,
+                                           .known = w->acc_pending};
+    }
+    struct ex_view v = {.enabled = &from, .next = d->pend, .nnext = n, .step = 0};
+    return ex_online_next(&d->online, &v);
+}
+
+static void set_picker(struct vm *vm, struct explore_driver *d)
+{
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->pick = d ? pick : NULL;
+    vm->ser->pick_ctx = d;
+    pthread_mutex_unlock(&vm->lock);
+}
+
+static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+/* Waits for the stop at the first thread creation (sched/serialize.h's stop_at_clone). False if
+ * the program ended first: nothing concurrent to explore. */
+static bool wait_first_clone(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    while (!over(vm) && vm->ser->current >= 0)
+        pthread_cond_wait(&vm->done_cv, &vm->lock);
+    pthread_mutex_unlock(&vm->lock);
+    if (over(vm))
+        return false;
+    vm_pause(vm);
+    if (over(vm)) {
+        vm_resume(vm);
+        return false;
+    }
+    return true;
+}
+
+/* Free execution from the snapshot (restored by the caller): the program goes on to its
+ * own end, as after a round that retired nothing. */
+static void go_free(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->on = false;
+    vm->ser->limit = 0;
+    vm->ser->pick = NULL;
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+    vm_resume(vm);
+}
+
+static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
+                     const struct ex_trace *reference, const struct sim_result *sim,
+                     const struct sim_result *live)
+{
+    struct round_retired *r = &d->retired;
+    ex_schedule_init(&r->sched);
+    ex_trace_init(&r->recorded);
+    ex_trace_init(&r->retired);
+    if (ex_schedule_copy(&r->sched, s) < 0 || ex_trace_copy(&r->recorded, reference) < 0 ||
+        ex_trace_copy(&r->retired, &live->trace) < 0) {
+        jx_err("explore: out of memory keeping the bug's schedule for the dump (no replay)");
+        ex_schedule_free(&r->sched);
+        ex_trace_free(&r->recorded);
+        ex_trace_free(&r->retired);
+        return;
+    }
+    r->snap = &d->snap;
+    memset(&r->score, 0, sizeof r->score);
+    r->score.outcome = (uint8_t)sim->outcome;
+    r->score.bug = true;
+    r->score.rank = EX_SCORE_BUG;
+    r->round = 0; /* a whole run, not a round */
+    r->sim = (int)d->st.bug_at;
+    r->nsim = (int)d->st.schedules;
+    r->cue_limit = d->cfg.run_cues;
+    r->cues_sim = sim->cues;
+    r->cues_live = live->cues;
+    snprintf(r->strategy, sizeof r->strategy, "%s", d->st.strategy);
+    snprintf(r->why, sizeof r->why, "its schedule (%.160s) ended in a bug", d->st.note);
+    d->have_retired = true;
+}
+
+/* Replays the bug run live from the snapshot: the program really ends in the bug. */
+static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
+                      const struct ex_trace *reference, const struct sim_result *sim)
+{
+    struct vm *vm = d->vm;
+    struct sim_result live;
+    memset(&live, 0, sizeof live);
+    ex_trace_init(&live.trace);
+    sim_run_fragment(vm, s, d->cfg.run_cues, 0, d->snap.vtime, true, &live);
+    long diff = ex_trace_first_difference(&live.trace, &sim->trace);
+    bool ended = over(vm);
+    /* One trace must be a prefix of the other: the live one lacks the last cue point
+     * when the program's real end (a deadlock found at a futex wait) stops the VM before
+     * that wait is recorded. */
+    size_t common = live.trace.n < sim->trace.n ? live.trace.n : sim->trace.n;
+    bool same = ended && (diff < 0 || (size_t)diff >= common) &&
+                live.trace.n + 1 >= sim->trace.n &&
+                sim_outcome_class(&vm->out, true) == sim->outcome;
+    d->st.reproduced = same;
+    if (same) {
+        keep_bug(d, s, reference, sim, &live);
+    } else {
+        jx_err("explore: the live replay of run %llu did not reproduce its %s (trace differs "
+               "at cue point %ld%s): a bug in jinx, please report it",
+               (unsigned long long)d->st.bug_at, ex_outcome_name(sim->outcome), diff,
+               ended ? "" : ", the program did not end");
+        if (!ended) {
+            serialize_fragment_end(vm);
+            go_free(vm);
+        }
+    }
+    ex_trace_free(&live.trace);
+}
+
+static void note_run(struct explore_driver *d, uint64_t i, const struct sim_result *r)
+{
+    d->st.schedules = i + 1;
+    d->st.cues_total += r->cues;
+    if (r->cues > d->st.cues_max)
+        d->st.cues_max = r->cues;
+    d->st.cut += !r->ended;
+    if (d->cfg.verbose) {
+        char note[160];
+        ex_online_describe(&d->online, note, sizeof note);
+        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points (%s)\n",
+                (unsigned long long)(i + 1),
+                r->ended ? ex_outcome_name(r->outcome) : "cut by the run budget",
+                (unsigned long long)r->cues, note);
+    }
+}
+
+static void explore(struct explore_driver *d)
+{
+    struct vm *vm = d->vm;
+    char err[256];
+    struct ex_schedule none, bug_sched;
+    ex_schedule_init(&none);
+    ex_schedule_init(&bug_sched);
+    struct sim_result r, bug;
+    memset(&r, 0, sizeof r);
+    memset(&bug, 0, sizeof bug);
+    ex_trace_init(&r.trace);
+    ex_trace_init(&bug.trace);
+    struct ex_trace reference; /* the first run that did not fail, for the dump */
+    ex_trace_init(&reference);
+    bool have_ref = false, found = false, stretched = false, sized = false;
+    uint64_t wall = d->cfg.run_wall_ns;
+    uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
+    for (uint64_t i = 0; !over(vm); i++) {
+        if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
+            break;
+        ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
+        set_picker(vm, d);
+        uint64_t t_run = mono_ns();
+        sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
+        t_run = mono_ns() - t_run;
+        set_picker(vm, NULL);
+        if (over(vm))
+            break; /* a real end (timeout, interrupt): that is the outcome */
+        size_t nch = 0;
+        const uint32_t *ch = ex_online_choices(&d->online, &nch);
+        ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
+        note_run(d, i, &r);
+        if (r.ended && ex_outcome_is_bug(r.outcome)) {
+            if (ex_online_schedule(&d->online, &bug_sched) < 0) {
+                jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
+                       "memory): not reported", (unsigned long long)(i + 1));
+            } else {
+                found = true;
+                d->st.bug_at = i + 1;
+                snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
+                         ex_online_name(ex_online_resolve(d->cfg.strategy, i)));
+                ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
+                bug.outcome = r.outcome;
+                bug.cues = r.cues;
+                ex_trace_copy(&bug.trace, &r.trace);
+            }
+        } else if (r.ended && !have_ref) {
+            have_ref = ex_trace_copy(&reference, &r.trace) == 0;
+        }
+        if (sim_rewind(vm, &d->snap) < 0)
+            goto out;
+        if (found)
+            break;
+        if (!r.ended && d->st.schedules <= 2) {
+            if (!r.cut || stretched) {
+                d->st.gave_up = true; /* not a short test: rounds, if anything */
+                break;
+            }
+            /* The first run outlasted the wall budget: a program with many cue points
+             * (tens of threads) may still end; try once with four times the time. */
+            stretched = true;
+            wall = 4 * d->cfg.run_wall_ns;
+        } else if (r.ended && stretched && !sized) {
+            /* Runs take about this long: allow twice that from now on. */
+            sized = true;
+            wall = 2 * t_run > d->cfg.run_wall_ns ? 2 * t_run : d->cfg.run_wall_ns;
+            if (wall > 4 * d->cfg.run_wall_ns)
+                wall = 4 * d->cfg.run_wall_ns;
+        }
+    }
+    d->st.ns_explore = mono_ns() - t0;
+    if (over(vm))
+        goto out;
+    if (found) {
+        reproduce(d, &bug_sched, &reference, &bug);
+    } else {
+        go_free(vm);
+        if (d->st.gave_up && d->cfg.then_rounds &&
+            round_attach(vm, &d->cfg.rounds, err, sizeof err) < 0)
+            jx_err("explore: cannot hand over to rounds: %s", err);
+    }
+out:
+    ex_schedule_free(&none);
+    ex_schedule_free(&bug_sched);
+    ex_trace_free(&r.trace);
+    ex_trace_free(&bug.trace);
+    ex_trace_free(&reference);
+}
+
+static void *driver_main(void *arg)
+{
+    struct explore_driver *d = arg;
+    struct vm *vm = d->vm;
+    char err[256];
+    if (!wait_first_clone(vm))
+        return NULL; /* no thread was ever created: the run is the outcome */
+    d->st.snapshot_cue = vm->ser->cues;
+    crew_stop(vm);
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->on = false;
+    pthread_mutex_unlock(&vm->lock);
+    if (snapshot_init(&d->snap, vm, err, sizeof err) < 0 ||
+        snapshot_take(&d->snap, err, sizeof err) < 0) {
+        jx_err("explore: cannot snapshot at the first thread creation: %s", err);
+        serialize_fragment_begin(vm, 0); /* go on serialized, as without --explore */
+        vm->ser->limit = 0;
+        vm_resume(vm);
+        return NULL;
+    }
+    d->have_snap = true;
+    d->st.snapshot_taken = true;
+    if (d->cfg.verbose)
+        fprintf(stderr, "jinx-vmm: explore: snapshot at the first thread creation (cue point "
+                "%llu); exploring whole runs (%s)\n", (unsigned long long)d->st.snapshot_cue,
+                ex_online_name(d->cfg.strategy));
+    explore(d);
+    return NULL;
+}
+
+int explore_start(struct vm *vm, const struct explore_config *c, char *err, size_t errlen)
+{
+    if (vm->explore) {
+        snprintf(err, errlen, "exploration already started");
+        return -1;
+    }
+    if (!vm->ser->on) {
+        snprintf(err, errlen, "exploration needs serialized execution from boot");
+        return -1;
+    }
+    struct explore_driver *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    d->vm = vm;
+    d->cfg = *c;
+    ex_online_params_sanitize(&d->cfg.params);
+    if (!d->cfg.run_cues)
+        d->cfg.run_cues = EXPLORE_RUN_CUES;
+    if (!d->cfg.run_wall_ns)
+        d->cfg.run_wall_ns = EXPLORE_RUN_WALL_NS;
+    ex_online_init(&d->online);
+    ex_history_init(&d->hist);
+    snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->stop_at_clone = true;
+    pthread_mutex_unlock(&vm->lock);
+    if (pthread_create(&d->thread, NULL, driver_main, d) != 0) {
+        snprintf(err, errlen, "cannot start the exploration thread");
+        ex_online_free(&d->online);
+        ex_history_free(&d->hist);
+        free(d);
+        return -1;
+    }
+    d->started = true;
+    vm->explore = d;
+    return 0;
+}
+
+static void join(struct explore_driver *d)
+{
+    if (d->started) {
+        pthread_join(d->thread, NULL);
+        d->started = false;
+    }
+}
+
+void explore_stats(struct vm *vm, struct explore_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!vm->explore)
+        return;
+    join(vm->explore);
+    *out = vm->explore->st;
+}
+
+const struct round_retired *explore_retired(struct vm *vm)
+{
+    if (!vm->explore)
+        return NULL;
+    join(vm->explore);
+    return vm->explore->have_retired ? &vm->explore->retired : NULL;
+}
+
+int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
+{
+    double secs = st->ns_explore / 1e9;
+    int n = snprintf(buf, len,
+                     "{\"snapshot\":%s,\"snapshot_cue\":%llu,\"schedules\":%llu,\"cut\":%llu,"
+                     "\"schedules_to_bug\":%llu,\"schedules_per_second\":%.1f,"
+                     "\"cues_mean\":%llu,\"cues_max\":%llu,\"seconds\":%.3f,"
+                     "\"reproduced\":%s,\"gave_up\":%s,\"strategy\":",
+                     st->snapshot_taken ? "true" : "false",
+                     (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
+                     (unsigned long long)st->cut, (unsigned long long)st->bug_at,
+                     secs > 0 ? st->schedules / secs : 0.0,
+                     (unsigned long long)(st->schedules ? st->cues_total / st->schedules : 0),
+                     (unsigned long long)st->cues_max, secs, st->reproduced ? "true" : "false",
+                     st->gave_up ? "true" : "false");
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    struct jbuf j;
+    jb_init(&j, buf + n, len - (size_t)n);
+    jb_str(&j, st->strategy);
+    jb_raw(&j, ",\"note\":");
+    jb_str(&j, st->note);
+    jb_raw(&j, "}");
+    return jb_ok(&j) == 0 ? 0 : -1;
+}
+
+void explore_shutdown(struct vm *vm)
+{
+    struct explore_driver *d = vm->explore;
+    if (!d)
+        return;
+    join(d);
+    if (d->have_retired) {
+        ex_schedule_free(&d->retired.sched);
+        ex_trace_free(&d->retired.recorded);
+        ex_trace_free(&d->retired.retired);
+    }
+    if (d->have_snap)
+        snapshot_free(&d->snap);
+    ex_online_free(&d->online);
+    ex_history_free(&d->hist);
+    free(d);
+    vm->explore = NULL;
+}

@@ -1,0 +1,557 @@
+#include "sched/crew.h"
+#include "kvm/decode.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include "sched/serialize.h"
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RFLAGS_TF 0x100ULL
+#define PF_PRESENT 0x1ULL
+#define PF_WRITE 0x2ULL
+#define PF_FETCH 0x10ULL
+/* A vCPU's trapped access and step (struct crew keeps them, by vCPU index). */
+#define ACC(v) (&(v)->vm->crew->acc[(v)->index])
+#define STEP(v) (&(v)->vm->crew->step[(v)->index])
+
+static uint64_t trapped_pte(uint64_t present)
+{
+    return (present & ~PTE_P) | PTE_TRAP;
+}
+
+/* Frames to drop translations of, merged into runs (one mprotect pair per run). */
+struct frame_batch {
+    uint64_t *f;
+    size_t n, cap;
+};
+
+/* False when out of memory: the frame was not added. */
+static bool batch_add(struct frame_batch *b, uint64_t frame)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        uint64_t *nf = realloc(b->f, cap * sizeof *nf);
+        if (!nf)
+            return false;
+        b->f = nf;
+        b->cap = cap;
+    }
+    b->f[b->n++] = frame;
+    return true;
+}
+
+static void batch_flush(struct guestmem *gm, struct frame_batch *b)
+{
+    gm_invalidate_frames(gm, b->f, b->n);
+    free(b->f);
+    memset(b, 0, sizeof *b);
+}
+
+/* Present -> trapped: the frame's cached translations must go, now or in b. */
+static void trap_pte(struct guestmem *gm, uint64_t *pte, uint64_t present, uint64_t frame,
+                     struct frame_batch *b)
+{
+    gm_set_pte(gm, pte, trapped_pte(present));
+    if (!batch_add(b, frame))
+        gm_invalidate_frame(gm, frame);
+}
+
+/* A slot for the page at va (its frame and present flags), reusing the page's slot if it
+ * has one. -1 when out of memory. Caller holds gm->lock. */
+static int new_slot(struct crew *c, uint64_t va, uint64_t frame, uint64_t flags)
+{
+    uint64_t *known = ex_u64map_get(&c->slot_of_va, va);
+    if (known && *known < c->npage) {
+        c->page[*known] = (struct crew_page){.va = va, .frame = frame, .flags = flags};
+        return (int)*known;
+    }
+    if (c->npage == c->cappage) {
+        size_t cap = c->cappage ? c->cappage * 2 : 1024;
+        if (cap > (size_t)INT32_MAX)
+            return -1;
+        struct crew_page *pg = realloc(c->page, cap * sizeof *pg);
+        if (!pg)
+            return -1;
+        c->page = pg;
+        /* Every slot may be owned by the running thread at once: size `owned` with the
+         * slots, so granting a page never fails for want of memory. */
+        int *ow = realloc(c->owned, cap * sizeof *ow);
+        if (!ow)
+            return -1;
+        c->owned = ow;
+        c->cappage = cap;
+    }
+    int slot = (int)c->npage;
+    uint64_t *v = ex_u64map_put(&c->slot_of_va, va, (uint64_t)slot, NULL);
+    if (!v)
+        return -1;
+    *v = (uint64_t)slot;
+    c->npage++;
+    c->watched++;
+    c->page[slot] = (struct crew_page){.va = va, .frame = frame, .flags = flags};
+    return slot;
+}
+
+/* The PTE of a slot's page if it still maps that slot's frame with its flags, present
+ * (*trapped false) or trapped (*trapped true); NULL once the page was unmapped,
+ * remapped or reprotected (the slot is dead). Caller holds gm->lock. */
+static uint64_t *slot_pte(struct vm *vm, int slot, bool *trapped)
+{
+    const struct crew_page *pg = &vm->crew->page[slot];
+    uint64_t *pte = gm_pte(&vm->gm, pg->va, false);
+    if (!pte)
+        return NULL;
+    uint64_t present = pg->frame | pg->flags, e = *pte;
+    if (e == present || e == trapped_pte(present)) {
+        *trapped = e != present;
+        return pte;
+    }
+    return NULL;
+}
+
+/* Watches va if it is a present, writable, untrapped user page. Caller holds gm->lock. */
+static void watch_page(struct vm *vm, uint64_t va, struct frame_batch *b)
+{
+    struct guestmem *gm = &vm->gm;
+    uint64_t *pte = gm_pte(gm, va, false);
+    if (!pte)
+        return;
+    uint64_t e = *pte;
+    if (!(e & PTE_P) || !(e & PTE_W) || !(e & PTE_U) || (e & PTE_TRAP))
+        return;
+    uint64_t frame = e & PTE_ADDR;
+    if (frame < GPA_POOL || frame + PAGE_SIZE > gm->size)
+        return;
+    if (new_slot(vm->crew, va, frame, e & ~PTE_ADDR) < 0)
+        return; /* out of memory: the page simply goes unwatched */
+    trap_pte(gm, pte, e, frame, b);
+}
+
+static void watch(struct vm *vm, uint64_t start, uint64_t end)
+{
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    for (uint64_t va = start & PAGE_MASK, next; va < end; va = next) {
+        if (!gm_pte_scan(&vm->gm, va, &next))
+            continue;
+        watch_page(vm, va, &b);
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
+}
+
+int crew_start(struct vm *vm)
+{
+    vm->crew->on = true;
+    size_t n = vm->mm.n;
+    struct vma *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (!copy)
+        return -1;
+    pthread_mutex_lock(&vm->gm.lock);
+    memcpy(copy, vm->mm.v, n * sizeof *copy);
+    pthread_mutex_unlock(&vm->gm.lock);
+    for (size_t i = 0; i < n; i++)
+        watch(vm, copy[i].start, copy[i].end);
+    free(copy);
+    return 0;
+}
+
+/* The host byte of a user code address if the breakpoint may go there: a present,
+ * read-only, executable page (writable pages may be watched or shared data). */
+static uint8_t *code_byte(struct vm *vm, uint64_t va)
+{
+    uint64_t *pte = gm_pte(&vm->gm, va, false);
+    uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
+    uint64_t frame = e & PTE_ADDR;
+    if (!(e & PTE_P) || !(e & PTE_U) || (e & PTE_W) || (e & PTE_NX) || frame < GPA_POOL ||
+        frame + PAGE_SIZE > vm->gm.size)
+        return NULL;
+    return vm->gm.host + frame + (va & (PAGE_SIZE - 1));
+}
+
+/* Whether the rest of a rep string instruction (count rcx, elements of esz bytes, from
+ * rsi and rdi, backwards if DF) could read the page of va. */
+static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
+{
+    uint64_t page = va & PAGE_MASK, len = r->rcx * esz + esz;
+    if (r->rcx > (1ULL << 40))
+        return true;
+    const uint64_t base[2] = {r->rsi, r->rdi};
+    for (int i = 0; i < 2; i++) {
+        uint64_t lo = (r->rflags & 0x400) ? base[i] - len : base[i], hi = lo + 2 * len;
+        if (page + PAGE_SIZE > lo && page < hi)
+            return true;
+    }
+    return false;
+}
+
+/* Ends a rep string instruction's step with an int3 at the next instruction instead of
+ * a trap per iteration (this host's guests cannot use hardware breakpoints). Only the
+ * stepping thread runs until it returns to the VMM, which undoes the patch at once
+ * (crew_breakpoint, crew_unpatch), so no one else can meet the byte. */
+static bool patch(struct vm *vm, struct vcpu *v, const struct kvm_regs *r)
+{
+    uint64_t at = STEP(v)->rip + STEP(v)->len;
+    uint8_t *b = code_byte(vm, at);
+    if (!b || *b == 0xCC || rep_touches(at, r, STEP(v)->esz ? STEP(v)->esz : 8))
+        return false;
+    STEP(v)->bp_saved = *b;
+    STEP(v)->bp_addr = at;
+    *b = 0xCC;
+    gm_mark_dirty(&vm->gm, (uint64_t)(b - vm->gm.host) & PAGE_MASK);
+    STEP(v)->bp = true;
+    return true;
+}
+
+static void unpatch(struct vm *vm, struct vcpu *v)
+{
+    if (!STEP(v)->bp)
+        return;
+    uint8_t *b = code_byte(vm, STEP(v)->bp_addr);
+    if (b && *b == 0xCC)
+        *b = STEP(v)->bp_saved;
+    STEP(v)->bp = false;
+}
+
+static void step_clear(struct vm *vm, struct vcpu *v)
+{
+    struct crew_step *s = STEP(v);
+    unpatch(vm, v);
+    s->on = s->rep = s->bp = s->pushf = false;
+    s->n = 0;
+}
+
+void crew_stop(struct vm *vm)
+{
+    struct crew *c = vm->crew;
+    if (!c->on)
+        return;
+    pthread_mutex_lock(&vm->lock);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        v->acc_pending = false; /* the instruction runs again, on a present page */
+        if (STEP(v)->on) {
+            v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
+            v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+            step_clear(vm, v);
+        }
+    }
+    pthread_mutex_lock(&vm->gm.lock);
+    for (size_t slot = 0; slot < c->npage; slot++) {
+        bool trapped;
+        uint64_t *pte = slot_pte(vm, (int)slot, &trapped);
+        if (pte && trapped)
+            gm_set_pte(&vm->gm, pte, c->page[slot].frame | c->page[slot].flags);
+    }
+    c->npage = 0;
+    c->nowned = 0;
+    ex_u64map_free(&c->slot_of_va);
+    c->on = false;
+    pthread_mutex_unlock(&vm->gm.lock);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void crew_free(struct vm *vm)
+{
+    for (int i = 0; i < MAX_VCPUS; i++)
+        free(vm->crew->step[i].slot);
+    ex_u64map_free(&vm->crew->slot_of_va);
+    free(vm->crew->page);
+    free(vm->crew->owned);
+    memset(vm->crew, 0, sizeof *vm->crew);
+}
+
+void crew_watch_range(struct vm *vm, uint64_t start, uint64_t end)
+{
+    if (vm->crew->on && start < end && end <= USER_TOP)
+        watch(vm, start, end);
+}
+
+/* Maps a trapped slot for the running thread. Caller holds gm->lock. */
+static void grant(struct vm *vm, int slot)
+{
+    struct crew *c = vm->crew;
+    bool trapped;
+    uint64_t *pte = slot_pte(vm, slot, &trapped);
+    if (!pte || !trapped)
+        return;
+    gm_set_pte(&vm->gm, pte, c->page[slot].frame | c->page[slot].flags);
+    c->owned[c->nowned++] = slot; /* sized with the slots: always room */
+}
+
+/* Traps a granted slot again. Caller holds gm->lock. */
+static void revoke(struct vm *vm, int slot, struct frame_batch *b)
+{
+    bool trapped;
+    uint64_t *pte = slot_pte(vm, slot, &trapped);
+    if (pte && !trapped)
+        trap_pte(&vm->gm, pte, *pte, vm->crew->page[slot].frame, b);
+}
+
+static struct vcpu *vcpu_of(struct vm *vm, int tid)
+{
+    for (int i = 0; tid && i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid == tid)
+            return vm->vcpus[i];
+    return NULL;
+}
+
+void crew_switch_locked(struct vm *vm, int next)
+{
+    struct crew *c = vm->crew;
+    if (!c->on)
+        return;
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    /* Take back what the outgoing thread was given... */
+    for (size_t i = 0; i < c->nowned; i++)
+        revoke(vm, c->owned[i], &b);
+    c->nowned = 0;
+    /* ...and give the incoming thread the pages it owns, and those its half-done
+     * instruction was given (it must be able to finish it). */
+    for (size_t slot = 0; next && slot < c->npage; slot++)
+        if (c->page[slot].owner == next && !c->page[slot].shared)
+            grant(vm, (int)slot);
+    struct vcpu *w = vcpu_of(vm, next);
+    if (w && STEP(w)->on)
+        for (size_t i = 0; i < STEP(w)->n; i++)
+            grant(vm, STEP(w)->slot[i]);
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
+}
+
+/* What the faulting instruction does at cr2: address, size, direction, atomicity. */
+static void describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, uint64_t rsp,
+                     const struct kvm_regs *r, const struct kvm_sregs *s, struct crew_access *a,
+                     struct insn_info *info)
+{
+    uint8_t code[15];
+    size_t got = vm_read_code(vm, rip, code, sizeof code);
+    const struct insn_regs ir = {
+        .gpr = {r->rax, r->rcx, r->rdx, r->rbx, rsp, r->rbp, r->rsi, r->rdi,
+                r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15},
+        .fs_base = s->fs.base, .gs_base = s->gs.base};
+    decode_insn_regs(code, got, rip, &ir, info);
+    uint64_t page = cr2 & PAGE_MASK, end = page + PAGE_SIZE;
+    const struct insn_mem *op = NULL;
+    for (int i = 0; i < info->nmem && !op; i++) {
+        const struct insn_mem *m = &info->op[i];
+        uint64_t sz = m->size ? m->size : 1;
+        if (m->known && cr2 >= m->ea && cr2 - m->ea < sz)
+            op = m;
+    }
+    uint64_t addr = cr2, size;
+    if (op) {
+        addr = op->ea < page ? page : op->ea; /* the part of an access that is in this page */
+        size = op->ea + (op->size ? op->size : 1) - addr;
+    } else {
+        size = info->mem_size ? (uint64_t)info->mem_size : info->stack ? 8 : 1;
+    }
+    if (addr + size > end)
+        size = end - addr;
+    bool write = (errcode & PF_WRITE) != 0;
+    bool rmw = op ? op->reads && op->writes : info->reads && info->writes;
+    a->addr = addr;
+    a->size = (uint16_t)size;
+    a->kind = (errcode & PF_FETCH) ? EX_READ : rmw ? EX_RMW : write ? EX_WRITE : EX_READ;
+    a->flags = info->atomic ? EX_F_ATOMIC : 0;
+    a->rip = rip;
+    size_t tl = strnlen(info->text, sizeof a->insn - 1);
+    memcpy(a->insn, info->text, tl);
+    a->insn[tl] = '\0';
+}
+
+/* Adds a shared slot to the thread's step; the oldest goes when full (a long rep string
+ * instruction has moved past it). Caller holds vm->lock and gm->lock. */
+static void step_add(struct vm *vm, struct vcpu *v, int slot, struct frame_batch *b)
+{
+    struct crew_step *s = STEP(v);
+    for (size_t i = 0; i < s->n; i++)
+        if (s->slot[i] == slot)
+            return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        int *ns = cap <= 64 ? realloc(s->slot, cap * sizeof *ns) : NULL;
+        if (ns) {
+            s->slot = ns;
+            s->cap = cap;
+        } else {
+            revoke(vm, s->slot[0], b);
+            memmove(s->slot, s->slot + 1, (s->n - 1) * sizeof *s->slot);
+            s->n--;
+        }
+    }
+    s->slot[s->n++] = slot;
+}
+
+/* The access goes ahead: record it, settle ownership, map the page for the thread.
+ * Returns true when the instruction must be single-stepped. Caller holds vm->lock. */
+static bool perform_locked(struct vm *vm, struct vcpu *v)
+{
+    struct crew *c = vm->crew;
+    const struct crew_access *a = ACC(v);
+    struct crew_page *pg = &c->page[a->slot];
+    c->accesses++;
+    struct ex_event *e = ex_trace_access(&vm->ser->trace, (uint32_t)v->xid, a->kind, a->addr,
+                                         a->size, a->flags, a->rip);
+    if (e) {
+        vm_symbolize(vm, a->rip, e->sym, sizeof e->sym);
+        memcpy(e->insn, a->insn, sizeof e->insn);
+    }
+    vm->ser->cues++;
+    /* Spin detection sees the value a read is about to get: nobody else runs before it. */
+    uint64_t value = 0;
+    size_t vlen = a->size < 8 ? a->size : 8;
+    if (a->addr >= pg->va && a->addr - pg->va + vlen <= PAGE_SIZE)
+        memcpy(&value, vm->gm.host + pg->frame + (a->addr - pg->va), vlen);
+    ex_spin_observe(&vm->ser->spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
+                    value);
+    /* Ownership: the first toucher owns the page; a second thread makes it shared. */
+    if (!pg->shared && pg->owner && pg->owner != v->tid) {
+        pg->shared = true;
+        c->shared_pages++;
+    } else if (!pg->shared) {
+        pg->owner = v->tid;
+    }
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    grant(vm, a->slot);
+    if (pg->shared) {
+        if (!STEP(v)->on) {
+            STEP(v)->on = true;
+            STEP(v)->rip = a->rip;
+            STEP(v)->rep = a->rep;
+            STEP(v)->pushf = a->pushf;
+            STEP(v)->len = a->len;
+            STEP(v)->esz = a->esz;
+        }
+        step_add(vm, v, a->slot, &b);
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
+    return STEP(v)->on && !STEP(v)->bp; /* TF wanted */
+}
+
+void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
+{
+    if (!v->acc_pending)
+        return;
+    v->acc_pending = false;
+    if (!vm->crew->on)
+        return;
+    if (perform_locked(vm, v)) {
+        v->run->s.regs.regs.rflags |= RFLAGS_TF;
+        v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+    }
+}
+
+enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64_t errcode,
+                             uint64_t rip, const struct kvm_regs *regs,
+                             const struct kvm_sregs *sregs)
+{
+    if (errcode & PF_PRESENT)
+        return CREW_NOT_WATCHED;
+    struct crew *c = vm->crew;
+    pthread_mutex_lock(&vm->lock);
+    if (!c->on) {
+        pthread_mutex_unlock(&vm->lock);
+        return CREW_NOT_WATCHED;
+    }
+    pthread_mutex_lock(&vm->gm.lock);
+    uint64_t *known = ex_u64map_get(&c->slot_of_va, cr2 & PAGE_MASK);
+    bool trapped = false;
+    int slot = known && *known < c->npage ? (int)*known : -1;
+    bool ours = slot >= 0 && slot_pte(vm, slot, &trapped) && trapped;
+    pthread_mutex_unlock(&vm->gm.lock);
+    if (!ours) {
+        pthread_mutex_unlock(&vm->lock);
+        return CREW_NOT_WATCHED;
+    }
+    struct insn_info info;
+    describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, ACC(v), &info);
+    ACC(v)->slot = slot;
+    ACC(v)->rep = info.rep;
+    ACC(v)->pushf = info.pushf;
+    ACC(v)->len = (uint8_t)info.len;
+    ACC(v)->esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
+    enum crew_verdict verdict;
+    /* Pending while the pick decides, so that a whole-run strategy sees it as this
+     * thread's next event (explore.c). */
+    v->acc_pending = true;
+    if (serialize_pick_locked(vm, v->tid) == v->tid) {
+        v->acc_pending = false;
+        verdict = perform_locked(vm, v) ? CREW_GO_STEP : CREW_GO;
+    } else {
+        verdict = CREW_WAIT;
+    }
+    pthread_mutex_unlock(&vm->lock);
+    return verdict;
+}
+
+bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r,
+                    bool *keep_tf)
+{
+    uint64_t rsp = r->rsp;
+    struct crew *c = vm->crew;
+    *keep_tf = false;
+    pthread_mutex_lock(&vm->lock);
+    if (!STEP(v)->on) {
+        pthread_mutex_unlock(&vm->lock);
+        return false;
+    }
+    c->step_traps++;
+    if (STEP(v)->rep && rip == STEP(v)->rip) {
+        /* A rep string instruction traps after every iteration: it goes on, with the
+         * pages it has, until rip moves past it; a breakpoint there saves an exit per
+         * iteration. */
+        *keep_tf = !STEP(v)->len || !patch(vm, v, r);
+        pthread_mutex_unlock(&vm->lock);
+        return true;
+    }
+    if (STEP(v)->pushf) {
+        /* pushf stored RFLAGS with our TF in it: the program must see its own flags. */
+        uint16_t w;
+        if (copy_from_user(&vm->gm, &w, rsp, sizeof w)) {
+            w &= (uint16_t)~RFLAGS_TF;
+            copy_to_user(&vm->gm, rsp, &w, sizeof w);
+        }
+    }
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    for (size_t i = 0; i < STEP(v)->n; i++) {
+        int slot = STEP(v)->slot[i];
+        revoke(vm, slot, &b);
+        for (size_t j = 0; j < c->nowned; j++)
+            if (c->owned[j] == slot) {
+                c->owned[j] = c->owned[--c->nowned];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    step_clear(vm, v);
+    c->steps++;
+    pthread_mutex_unlock(&vm->lock);
+    batch_flush(&vm->gm, &b);
+    return true;
+}
+
+bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r)
+{
+    if (!STEP(v)->bp || rip != STEP(v)->bp_addr + 1)
+        return false;
+    bool keep_tf;
+    crew_step_done(vm, v, STEP(v)->bp_addr, r, &keep_tf); /* unpatches */
+    return true;
+}
+
+bool crew_unpatch(struct vm *vm, struct vcpu *v)
+{
+    if (!STEP(v)->bp)
+        return false;
+    pthread_mutex_lock(&vm->lock);
+    unpatch(vm, v);
+    pthread_mutex_unlock(&vm->lock);
+    return true;
+}

@@ -1,0 +1,135 @@
+/* Page-ownership recording for serialized execution (CREW: concurrent read, exclusive
+ * write), the source of memory cue points.
+ *
+ * Every writable user page is watched. A watched page that the running thread does not
+ * own is *trapped*: its PTE keeps the frame but has P clear and PTE_TRAP set, so any
+ * access to it is a guest #PF (vector 14), which the guest-agent hands to the VMM. The
+ * first thread to touch a page gets it: its PTE is present again while that thread runs,
+ * and trapped again when another thread runs. A page touched by a second thread becomes
+ * shared: from then on every access to it traps, so spin loops and fine-grained
+ * interleavings are all visible.
+ *
+ * Each trapped access is a cue point: the scheduler decides who runs before the access
+ * happens. When the faulting thread's turn comes, the page is mapped for it and the
+ * instruction runs for real, on the CPU, whatever it is (SSE/AVX stores, rep movs,
+ * xsave, cmpxchg16b...): nothing is emulated. For a shared page the instruction is
+ * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM) and the page is
+ * trapped again right after it. A rep string instruction would trap after every
+ * iteration; from its second iteration on, an int3 written over the next instruction
+ * ends its step instead (PVM guests get no hardware breakpoints). The byte is undone as
+ * soon as the thread is back in the VMM for any reason, so no one else ever meets it. A page the thread now owns simply stays mapped until
+ * another thread runs. An instruction that touches several watched pages faults once per
+ * page; each is its own cue point, and the pages it was given stay given (across other
+ * threads' turns) until the step ends, so it always completes.
+ *
+ * Recorded per cue point: the address (the operand's effective address, or the fault
+ * address where an access crosses into the page), size, direction and atomicity from
+ * capstone, and the value a read will see (for spin detection).
+ *
+ * Translations: a trapped -> present change needs no flush (a not-present entry is never
+ * cached); present -> trapped drops the frame's translations (gm_invalidate_frames). */
+#ifndef JINX_CREW_H
+#define JINX_CREW_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "explorer/explorer.h"
+#include "kvm/layout.h"
+
+struct vm;
+struct vcpu;
+struct kvm_regs;
+struct kvm_sregs;
+
+struct crew_page {
+    uint64_t va;
+    uint64_t frame;
+    uint64_t flags;     /* the PTE's bits other than the address, when present */
+    int owner;          /* tid, 0 = nobody yet */
+    bool shared;
+};
+
+
+/* A trapped access, decided on at the fault and performed when its thread's turn
+ * comes (struct crew holds one per vCPU). */
+struct crew_access {
+    int slot;
+    uint64_t addr, rip;
+    uint16_t size;
+    uint8_t kind, flags;    /* enum ex_kind, EX_F_* */
+    bool rep, pushf;        /* what a step of it must know (struct crew_step) */
+    uint8_t len;            /* instruction length */
+    uint8_t esz;            /* element size of a string instruction (0: unknown) */
+    char insn[EX_INSN_LEN];
+};
+
+/* Per thread: the instruction being single-stepped and the shared pages it was given. */
+struct crew_step {
+    bool on;
+    bool rep;               /* rep string: steps until rip moves on */
+    bool bp;                /* ... ended by an int3 patched over the next instruction */
+    bool pushf;             /* pushed RFLAGS: TF must not show in the copy */
+    uint8_t len, esz, bp_saved;
+    uint64_t bp_addr;
+    uint64_t rip;
+    int *slot;
+    size_t n, cap;
+};
+
+struct crew {
+    bool on;
+    struct crew_page *page; /* indexed by slot */
+    size_t npage, cappage;
+    int *owned;             /* slots mapped for the running thread (revoked on a switch);
+                             * room for cappage, so granting never needs memory */
+    size_t nowned;
+    uint64_t accesses, shared_pages, steps, step_traps;
+    size_t watched;         /* slots made in all, over every fragment (the summary's count) */
+    struct ex_u64map slot_of_va;
+    /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending
+     * says whether there is one) and the instruction it is single-stepping. */
+    struct crew_access acc[MAX_VCPUS];
+    struct crew_step step[MAX_VCPUS];
+};
+
+enum crew_verdict {
+    CREW_NOT_WATCHED,   /* not a trapped page: a real fault */
+    CREW_GO,            /* the thread goes on now: return to it */
+    CREW_GO_STEP,       /* the same, single-stepping the instruction (set RFLAGS.TF) */
+    CREW_WAIT,          /* another thread was chosen: return to it, it waits its turn */
+};
+
+/* Starts watching every writable user page. Caller holds no locks. */
+int crew_start(struct vm *vm);
+/* Stops watching on a paused VM: every trapped page is present again, ownership is
+ * forgotten, waiting accesses and steps are dropped (the instruction simply runs again).
+ * Caller holds no locks. */
+void crew_stop(struct vm *vm);
+/* Watches writable pages that appeared in [start,end) (after mmap/mprotect/brk). */
+void crew_watch_range(struct vm *vm, uint64_t start, uint64_t end);
+/* A not-present #PF from user mode on thread v at cr2, instruction at rip; regs are the
+ * user's general registers (rip and rsp taken from the exception frame). */
+enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64_t errcode,
+                             uint64_t rip, const struct kvm_regs *regs,
+                             const struct kvm_sregs *sregs);
+/* Performs v's waiting access (its turn came): sets TF in v's registers if it must be
+ * stepped. Caller holds vm->lock. */
+void crew_perform_pending_locked(struct vm *vm, struct vcpu *v);
+/* A #DB from user mode on thread v, rip after the instruction, rsp the user's. Returns
+ * false if v was not single-stepping (a real SIGTRAP); else *keep_tf says whether the
+ * step goes on (a rep string instruction with iterations left); regs are the user's,
+ * rip and rsp from the frame. */
+bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *regs,
+                    bool *keep_tf);
+/* A #BP from user mode at rip (after the int3): true if it was a step's breakpoint, which
+ * is then undone and the step ended; the thread resumes at rip - 1. */
+bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *regs);
+/* Undoes v's breakpoint, if any (v is back in the VMM for another reason, or stops or
+ * pauses): true if there was one, and the step must go on by TF. */
+bool crew_unpatch(struct vm *vm, struct vcpu *v);
+/* The running thread changes to next (0: nobody): revoke what the old one was given,
+ * give next what it owns. Caller holds vm->lock. */
+void crew_switch_locked(struct vm *vm, int next);
+void crew_free(struct vm *vm);
+
+#endif

@@ -1,0 +1,436 @@
+#include "sched/serialize.h"
+#include "sched/crew.h"
+#include "linux/futex.h"
+#include "kvm/snapshot.h"
+#include "lib/util.h"
+#include "kvm/vm.h"
+#include "linux/threads.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHEDULE_MAX_FILE (16u << 20)
+
+int serialize_init(struct vm *vm, const char *schedule_path, bool roundrobin,
+                uint32_t spin_threshold, char *err, size_t errlen)
+{
+    if (serialize_mode_install(vm) < 0) {
+        snprintf(err, errlen, "serialized execution: out of memory");
+        return -1;
+    }
+    struct serializer *s = vm->ser;
+    memset(s, 0, sizeof *s);
+    ex_schedule_init(&s->sched);
+    ex_trace_init(&s->trace);
+    s->spin_threshold = spin_threshold;
+    ex_spin_init(&s->spin, spin_threshold, 0);
+    s->sched.policy = roundrobin ? EX_DEFAULT_ROUNDROBIN : EX_DEFAULT_CONTINUE;
+    s->sched.quantum = 1;
+    if (schedule_path) {
+        int fd = open(schedule_path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+            (uint64_t)st.st_size > SCHEDULE_MAX_FILE) {
+            snprintf(err, errlen, "--schedule %s: %s", schedule_path,
+                     fd < 0 ? strerror(errno) : "not a regular file of at most 16 MiB");
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        char *buf = malloc((size_t)st.st_size + 1);
+        ssize_t got = buf ? read(fd, buf, (size_t)st.st_size) : -1;
+        close(fd);
+        if (got != st.st_size) {
+            free(buf);
+            snprintf(err, errlen, "--schedule %s: read error", schedule_path);
+            return -1;
+        }
+        struct ex_parse_error pe;
+        memset(&pe, 0, sizeof pe);
+        int rc = ex_schedule_parse(buf, (size_t)got, &s->sched, &pe);
+        free(buf);
+        if (rc < 0) {
+            snprintf(err, errlen, "--schedule %s: %s", schedule_path, pe.msg);
+            return -1;
+        }
+    }
+    ex_cursor_init(&s->cursor, &s->sched);
+    s->on = true;
+    s->current = 1;
+    return 0;
+}
+
+void serialize_free(struct vm *vm)
+{
+    if (!vm->ser)
+        return;
+    ex_schedule_free(&vm->ser->sched);
+    ex_trace_free(&vm->ser->trace);
+}
+
+int serialize_set_schedule(struct vm *vm, const struct ex_schedule *src)
+{
+    struct ex_schedule copy;
+    ex_schedule_init(&copy);
+    if (ex_schedule_copy(&copy, src) < 0)
+        return -1;
+    pthread_mutex_lock(&vm->lock);
+    ex_schedule_free(&vm->ser->sched);
+    vm->ser->sched = copy;
+    ex_cursor_init(&vm->ser->cursor, &vm->ser->sched);
+    pthread_mutex_unlock(&vm->lock);
+    return 0;
+}
+
+uint64_t serialize_vtime(const struct vm *vm)
+{
+    return vm->ser->base_ns + vm->ser->cues * SERIALIZE_CUE_NS + (uint64_t)vm->skipped_ns;
+}
+
+bool serialize_may_run_locked(struct vm *vm, struct vcpu *v)
+{
+    struct serializer *s = vm->ser;
+    if (!s->on)
+        return true;
+    if (s->current < 0)
+        return false; /* the fragment is over: nobody runs until it is ended */
+    if (s->current == 0) {
+        /* Nobody was runnable at the last cue point; the first thread to become
+         * runnable again (a sleeper whose deadline came) takes the turn. */
+        s->current = v->tid;
+        crew_switch_locked(vm, v->tid);
+    }
+    return v->tid == s->current;
+}
+
+void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
+                       uint32_t arg, uint8_t flags)
+{
+    struct serializer *s = vm->ser;
+    if (!s->on)
+        return;
+    s->cues++;
+    /* v->xid: also after a thread's exit (tid 0 by now), until the vCPU is reused. */
+    uint32_t x = v->xid > 0 ? (uint32_t)v->xid : 0;
+    struct ex_event *e = x ? ex_trace_sync(&s->trace, x, kind, addr, arg) : NULL;
+    if (e) {
+        e->flags = flags;
+        e->rip = v->run->s.regs.regs.rcx; /* the user's return address */
+        vm_symbolize(vm, e->rip, e->sym, sizeof e->sym);
+    }
+    if (x)
+        ex_spin_observe(&s->spin, x, kind, addr, 0, 0);
+    serialize_pick_locked(vm, tid);
+}
+
+int serialize_pick_locked(struct vm *vm, int tid)
+{
+    struct serializer *s = vm->ser;
+    struct ex_tidset enabled;
+    ex_tidset_clear(&enabled);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->state == T_RUNNING && w->xid > 0)
+            ex_tidset_add(&enabled, (uint32_t)w->xid);
+    }
+    if (s->notify_at && s->cues == s->notify_at)
+        pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run_from's budget starts */
+    if (s->cut || (s->limit && s->cues >= s->limit)) {
+        /* Exactly `limit` cue points: stop here, at the same point every time. */
+        if (tid > 0)
+            crew_switch_locked(vm, 0);
+        s->current = -1;
+        pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run waits for this */
+        return -1;
+    }
+    uint32_t nx = s->pick ? s->pick(s->pick_ctx, vm, &enabled, ex_spin_avoid(&s->spin))
+                          : ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
+    /* The cursor speaks explorer ids; the rest of the VMM guest tids. */
+    struct vcpu *nv = NULL;
+    for (int i = 0; nx && i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->xid == (int)nx)
+            nv = w;
+    }
+    int next = nv ? nv->tid : 0;
+    if (next != tid)
+        crew_switch_locked(vm, next);
+    s->current = next;
+    if (nv)
+        pthread_cond_broadcast(&nv->cv);
+    return next;
+}
+
+void serialize_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+                          bool blocked)
+{
+    if (!vm->ser->on || atomic_load(&vm->stopping))
+        return;
+    const struct kvm_regs *r = &v->run->s.regs.regs;
+    enum ex_kind kind;
+    uint64_t addr = 0;
+    uint32_t arg = 0;
+    uint8_t flags = 0;
+    switch (nr) {
+    case SYS_futex: {
+        int cmd = (int)(r->rsi & 127);
+        addr = r->rdi;
+        if (cmd == 0 || cmd == 9) { /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+            kind = EX_FUTEX_WAIT;
+            flags = blocked ? 0 : EX_F_NOBLOCK;
+        } else {
+            kind = EX_FUTEX_WAKE;
+            arg = ret > 0 ? (uint32_t)ret : 0;
+        }
+        break;
+    }
+    case SYS_clone:
+        if (ret <= 0)
+            return;
+        kind = EX_THREAD_CREATE;
+        arg = 0; /* the child's explorer id, below */
+        break;
+    case SYS_exit:
+        kind = EX_THREAD_EXIT;
+        break;
+    case SYS_sched_yield: case SYS_nanosleep: case SYS_clock_nanosleep:
+        kind = EX_SYNC_OTHER;
+        break;
+    default:
+        return;
+    }
+    pthread_mutex_lock(&vm->lock);
+    if (kind == EX_THREAD_CREATE) {
+        if (vm->ser->stop_at_clone) {
+            vm->ser->stop_at_clone = false;
+            vm->ser->limit = vm->ser->cues + 1; /* this very cue point */
+        }
+        for (int i = 0; i < vm->nvcpus; i++)
+            if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0)
+                arg = (uint32_t)vm->vcpus[i]->xid;
+    }
+    serialize_cue_locked(vm, v, tid, kind, addr, arg, flags);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+/* Starts a serialized fragment on a paused VM: the lowest runnable tid goes first,
+ * time goes on as base + cues * step + skipped, pages are watched. */
+void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
+{
+    pthread_mutex_lock(&vm->lock);
+    struct serializer *s = vm->ser;
+    uint64_t now = start_vtime ? start_vtime : vm_vtime(vm);
+    s->base_ns = now - (uint64_t)vm->skipped_ns;
+    s->cues = 0;
+    s->cut = false;
+    s->current = 0;
+    thread_xids_reset_locked(vm);
+    for (int i = 0; i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
+            (!s->current || vm->vcpus[i]->tid < s->current))
+            s->current = vm->vcpus[i]->tid;
+    ex_cursor_init(&s->cursor, &s->sched);
+    ex_spin_init(&s->spin, s->spin_threshold, 0);
+    ex_trace_free(&s->trace);
+    ex_trace_init(&s->trace);
+    s->on = true;
+    pthread_mutex_unlock(&vm->lock);
+    crew_start(vm);
+}
+
+/* Lets the fragment run until `want` cue points (or the program ends, or 5 s pass),
+ * and pauses the VM again. */
+bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
+{
+    return serialize_fragment_run_from(vm, want, 0, wall_ns);
+}
+
+bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns)
+{
+    uint64_t start = mono_ns();
+    uint64_t guard = start + SERIALIZE_WALL_GUARD_NS;
+    bool budget_on = exact == 0;
+    uint64_t soft = budget_on && wall_ns ? start + wall_ns : guard;
+    uint64_t hard = budget_on && wall_ns ? start + 5 * wall_ns : guard;
+    bool cut = false;
+    vm->ser->limit = want;
+    vm->ser->notify_at = exact;
+    vm_resume(vm);
+    /* Wait on the VM's done_cv (the fragment's end and every outcome broadcast it): a
+     * polling loop here would preempt the running vCPU's host thread, and on PVM each
+     * vCPU reload costs tens of microseconds. */
+    pthread_mutex_lock(&vm->lock);
+    while (!atomic_load(&vm->stopping) && vm->ser->current >= 0) {
+        uint64_t now = mono_ns();
+        if (!budget_on && vm->ser->cues >= exact) {
+            /* The exact part is done (serialize_cue_locked woke us): the budget starts. */
+            budget_on = true;
+            if (wall_ns) {
+                soft = now + wall_ns;
+                hard = now + 5 * wall_ns;
+            }
+        }
+        if (now >= hard) {
+            /* A thread computing privately for long has no cue point to stop at: stop
+             * it wherever it is (the pause kicks it). */
+            vm->ser->current = -1;
+            break;
+        }
+        if (budget_on && now >= soft && !vm->ser->cut) {
+            /* Over budget: the fragment ends at the next cue point, as if that were
+             * the limit (a replay of the same length stops at the same place). */
+            cut = true;
+            vm->ser->cut = true;
+        }
+        uint64_t until = vm->ser->cut || !budget_on ? hard : soft;
+        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
+                              .tv_nsec = (long)(until % 1000000000ULL)};
+        pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);
+    }
+    vm->ser->notify_at = 0;
+    pthread_mutex_unlock(&vm->lock);
+    vm_pause(vm);
+    return cut;
+}
+
+/* Back to free execution, on a paused VM, at the same virtual time. */
+void serialize_fragment_end(struct vm *vm)
+{
+    crew_stop(vm);
+    pthread_mutex_lock(&vm->lock);
+    uint64_t vt = serialize_vtime(vm);
+    vm->ser->on = false;
+    vm->ser->limit = 0;
+    vm->skipped_ns = (int64_t)vt - (int64_t)(mono_ns() - vm->start_ns);
+    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+static bool pause_after(struct vm *vm, uint64_t after_ns)
+{
+    struct timespec ts = {(time_t)(after_ns / 1000000000ULL), (long)(after_ns % 1000000000ULL)};
+    nanosleep(&ts, NULL);
+    if (atomic_load(&vm->stopping))
+        return false;
+    vm_pause(vm);
+    if (atomic_load(&vm->stopping)) {
+        vm_resume(vm);
+        return false;
+    }
+    return true;
+}
+
+int serialize_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns)
+{
+    if (!pause_after(vm, after_ns))
+        return -1;
+    uint64_t t0 = mono_ns();
+    serialize_fragment_begin(vm, 0);
+    serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
+    serialize_fragment_end(vm);
+    uint64_t wall = mono_ns() - t0;
+    vm_resume(vm);
+    struct serializer *s = vm->ser;
+    fprintf(stderr, "jinx-vmm: recorded a fragment of %llu cue points (%.3f ms of virtual time) in "
+            "%.2f ms wall; %llu memory accesses, %llu shared pages\n",
+            (unsigned long long)s->cues, (double)(s->cues * SERIALIZE_CUE_NS) / 1e6, wall / 1e6,
+            (unsigned long long)vm->crew->accesses, (unsigned long long)vm->crew->shared_pages);
+    return 0;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t trace_hash(const struct ex_trace *t)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        uint64_t k[4] = {e->tid, e->kind, e->addr, ((uint64_t)e->size << 32) | e->arg};
+        h = fnv(h, k, sizeof k);
+    }
+    return h;
+}
+
+static uint64_t memory_hash(struct vm *vm)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uint64_t f = GPA_POOL / PAGE_SIZE; f < vm->gm.nframes; f++)
+        if (vm->gm.bitmap[f / 64] & (1ULL << (f % 64)))
+            h = fnv(h, vm->gm.host + f * PAGE_SIZE, PAGE_SIZE);
+    return h;
+}
+
+void serialize_free_run(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->on = false;
+    vm->ser->limit = 0;
+    for (int i = 0; i < vm->nvcpus; i++)
+        pthread_cond_broadcast(&vm->vcpus[i]->cv);
+    pthread_mutex_unlock(&vm->lock);
+    vm_resume(vm);
+}
+
+int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_ns, int n)
+{
+    if (!pause_after(vm, after_ns))
+        return -1;
+    struct snapshot snap;
+    char err[256];
+    if (snapshot_init(&snap, vm, err, sizeof err) < 0 || snapshot_take(&snap, err, sizeof err) < 0) {
+        jx_err("simulate: %s", err);
+        vm_resume(vm);
+        return -1;
+    }
+    uint64_t first_trace = 0, first_mem = 0;
+    int same = 0;
+    for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
+        uint64_t t0 = mono_ns();
+        serialize_fragment_begin(vm, snap.vtime); /* the same clock every time */
+        serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
+        if (atomic_load(&vm->stopping))
+            break; /* the simulation ended the program: that is the outcome */
+        crew_stop(vm);
+        uint64_t th = trace_hash(&vm->ser->trace), mh = memory_hash(vm);
+        uint64_t cues = vm->ser->cues;
+        if (i == 1) {
+            first_trace = th;
+            first_mem = mh;
+        }
+        same += th == first_trace && mh == first_mem;
+        struct restore_stats st;
+        pthread_mutex_lock(&vm->lock);
+        vm->ser->on = false;
+        pthread_mutex_unlock(&vm->lock);
+        if (snapshot_restore(&snap, &st, err, sizeof err) < 0) {
+            jx_err("simulate: %s", err);
+            break;
+        }
+        fprintf(stderr, "jinx-vmm: simulation %d: %llu cue points, trace %016llx, memory %016llx, "
+                "%.2f ms (restore %.1f us: %llu pages, %llu frames invalidated)\n", i,
+                (unsigned long long)cues, (unsigned long long)th, (unsigned long long)mh,
+                (mono_ns() - t0) / 1e6, st.ns_total / 1e3, (unsigned long long)st.pages_copied,
+                (unsigned long long)st.frames_invalidated);
+    }
+    fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first\n", same, n);
+    snapshot_free(&snap);
+    if (!atomic_load(&vm->stopping))
+        serialize_free_run(vm); /* from the snapshot (the restore set its time) */
+    return same;
+}

@@ -1,0 +1,99 @@
+/* Serialized execution as the exit loop sees it: the hooks (kvm/vm.h, struct
+ * vm_mode_ops) through which the core reaches the scheduler (serialize.c) and page
+ * ownership (crew.c). Each hook is the call the loop used to make itself, with the same
+ * checks, so the synchronization is exactly what it was: only the routing changed. */
+#include "kvm/vm.h"
+#include "sched/crew.h"
+#include "sched/serialize.h"
+#include <stdlib.h>
+
+static bool ser_vtime(struct vm *vm, uint64_t *now)
+{
+    if (!vm->ser->on)
+        return false;
+    *now = serialize_vtime(vm);
+    return true;
+}
+
+static bool ser_turn_elsewhere(struct vm *vm, struct vcpu *v)
+{
+    return vm->ser->on && __atomic_load_n(&vm->ser->current, __ATOMIC_ACQUIRE) != v->tid;
+}
+
+static bool ser_has_turn_locked(struct vm *vm, struct vcpu *v)
+{
+    return vm->ser->current == v->tid;
+}
+
+static void ser_fragment_over_locked(struct vm *vm)
+{
+    __atomic_store_n(&vm->ser->current, -1, __ATOMIC_RELEASE);
+}
+
+static enum vm_fault_verdict ser_fault(struct vm *vm, struct vcpu *v, uint64_t cr2,
+                                       uint64_t err, uint64_t rip, const struct kvm_regs *u,
+                                       const struct kvm_sregs *s)
+{
+    switch (crew_fault(vm, v, cr2, err, rip, u, s)) {
+    case CREW_GO:
+        return VM_FAULT_GO;
+    case CREW_GO_STEP:
+        return VM_FAULT_GO_STEP;
+    case CREW_WAIT:
+        return VM_FAULT_WAIT;
+    case CREW_NOT_WATCHED:
+        break;
+    }
+    return VM_FAULT_NOT_WATCHED;
+}
+
+static void ser_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr, int64_t ret,
+                              bool blocked)
+{
+    if (vm->ser->on)
+        serialize_after_syscall(vm, v, tid, nr, ret, blocked);
+}
+
+static void ser_destroy(struct vm *vm)
+{
+    if (vm->crew)
+        crew_free(vm);
+    free(vm->crew);
+    free(vm->ser);
+    vm->crew = NULL;
+    vm->ser = NULL;
+    vm->mode = NULL;
+}
+
+static const struct vm_mode_ops serialize_ops = {
+    .vtime = ser_vtime,
+    .may_run_locked = serialize_may_run_locked,
+    .turn_elsewhere = ser_turn_elsewhere,
+    .has_turn_locked = ser_has_turn_locked,
+    .perform_pending_locked = crew_perform_pending_locked,
+    .fragment_over_locked = ser_fragment_over_locked,
+    .breakpoint = crew_breakpoint,
+    .fault = ser_fault,
+    .step_done = crew_step_done,
+    .unpatch = crew_unpatch,
+    .after_syscall = ser_after_syscall,
+    .mapped = crew_watch_range,
+    .destroy = ser_destroy,
+};
+
+int serialize_mode_install(struct vm *vm)
+{
+    if (vm->mode == &serialize_ops)
+        return 0;
+    struct serializer *s = calloc(1, sizeof *s);
+    struct crew *c = calloc(1, sizeof *c);
+    if (!s || !c) {
+        free(s);
+        free(c);
+        return -1;
+    }
+    vm->ser = s;
+    vm->crew = c;
+    vm->mode = &serialize_ops;
+    return 0;
+}
