@@ -24,6 +24,7 @@
 #include "campaign/campaign.h"
 #include "dump/race_pair.h"
 #include "explorer/explorer.h"
+#include "cli/jinx_test.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,10 +37,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXIT_NONE 0
-#define EXIT_FOUND 1
-#define EXIT_USAGE 2
-#define MAX_BT 8
 
 /* Each round's fragments stop at their next cue point once this much wall time is spent.
  * Short ones give more rounds per run; long ones reach as far as the fragment's cue-point
@@ -78,50 +75,6 @@ static void usage(FILE *f)
         "reported as a bug. jinx-vmm is taken from this program's directory ($JINX_VMM\n"
         "overrides).\n", MAX_VCPUS);
 }
-
-/* A limit of jinx that a run met, as its --report JSON lists it (limitlog.h). */
-struct jt_limit {
-    char kind[24];
-    char what[LIMIT_WHAT_LEN];
-    char option[LIMIT_OPTION_LEN];
-    uint64_t count;
-};
-
-struct result {
-    bool found;
-    int runs;
-    uint64_t seed;
-    double seconds;
-    int status;                 /* the failing run's exit status */
-    char outcome[64];           /* "SIGABRT", "deadlock", "exit 3" */
-    uint32_t thread;
-    uint64_t rip;
-    char function[160];
-    char bt[MAX_BT][160];
-    int nbt;
-    uint64_t round;             /* 0: unknown (no round records) or a whole run */
-    /* Whole-run exploration (jinx-vmm run --explore), summed over the runs. */
-    uint64_t schedules;         /* whole runs simulated */
-    uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
-    double explore_seconds;     /* wall time spent on them */
-    bool whole_run;             /* the bug was found by a whole run */
-    bool reproduced;            /* ... and its live replay ended in the same bug */
-    bool gave_up;               /* some run was too long for whole runs (rounds took over) */
-    char strategy[32];          /* the strategy of the run that found it */
-    bool replayable;            /* the dump has round records (jinx-vmm replay) */
-    uint64_t cues;              /* the retired trace's cue points (0: no round records) */
-    int has_race;               /* 1: race[] is the retired schedule's racing pair */
-    char race[2][RACE_SIDE_LEN];
-    char dump[PATH_MAX], core[PATH_MAX];
-    char detail[512];
-    char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
-    bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
-    char reason[LIMIT_WHAT_LEN + LIMIT_OPTION_LEN + 8]; /* "<what>, <option>" */
-    struct jt_limit lim[LIMITS_MAX];   /* the failing run's limits */
-    int nlim;
-    struct jt_limit notes[LIMITS_MAX]; /* limits met by runs that ended well */
-    int nnotes;
-};
 
 static const char *vmm_path(char *buf, size_t len)
 {
@@ -299,34 +252,6 @@ static void add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, 
     }
 }
 
-static void print_tail(const char *tail, FILE *f)
-{
-    const char *p = tail;
-    bool first = true;
-    while (*p) {
-        const char *e = strchr(p, '\n');
-        int len = e ? (int)(e - p) : (int)strlen(p);
-        fprintf(f, "  %s %.*s\n", first ? "stderr:   " : "          ", len, p);
-        first = false;
-        p += len + (e ? 1 : 0);
-    }
-}
-
-static void json_limits(FILE *f, const struct jt_limit *l, int n)
-{
-    fputc('[', f);
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "%s{\"kind\":", i ? "," : "");
-        json_fput_str(f, l[i].kind, true);
-        fprintf(f, ",\"what\":");
-        json_fput_str(f, l[i].what, true);
-        fprintf(f, ",\"option\":");
-        json_fput_str(f, l[i].option, true);
-        fprintf(f, ",\"count\":%llu}", (unsigned long long)l[i].count);
-    }
-    fputc(']', f);
-}
-
 /* The dump's path and the backtrace, from jinx-vmm's report. */
 /* The exploration summary line of a run's log (explore.h's stats JSON; written by
  * jinx-vmm, still checked as input). Adds this run's schedules to r's. */
@@ -435,188 +360,6 @@ static void classify(int st, struct result *r)
         snprintf(r->outcome, sizeof r->outcome, "exit %d", st);
 }
 
-static void xml_str(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        default:
-            if (c >= 0x20 || c == '\n' || c == '\t')
-                fputc(c, f);
-        }
-    }
-}
-
-static void report_text(const char *image, const struct result *r, FILE *f)
-{
-    if (r->could_not_test) {
-        fprintf(f, "jinx test: %s: could not test: %s\n", image, r->reason);
-        char how[96];
-        if (!strncmp(r->outcome, "exit ", 5))
-            snprintf(how, sizeof how, "exit status %d", r->status);
-        else
-            snprintf(how, sizeof how, "%s (exit status %d)", r->outcome, r->status);
-        if (r->status == 125)
-            fprintf(f, "  why:       jinx-vmm stopped run %d (seed %llu) itself (exit status "
-                    "125): no verdict on the program\n", r->runs, (unsigned long long)r->seed);
-        else
-            fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own "
-                    "limit, so the failure may be jinx's, not the program's: it is not "
-                    "reported as a bug\n", r->runs, (unsigned long long)r->seed, how);
-        for (int i = 1; i < r->nlim; i++)
-            fprintf(f, "  also:      %s; %s\n", r->lim[i].what,
-                    r->lim[i].option[0] ? r->lim[i].option : "no option raises it");
-        print_tail(r->stderr_tail, f);
-        return;
-    }
-    if (!r->found) {
-        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu; %llu "
-                "whole-run schedules%s)\n", image, r->seconds, r->runs,
-                (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
-                (unsigned long long)r->seed, (unsigned long long)r->schedules,
-                r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
-        for (int i = 0; i < r->nnotes; i++)
-            fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
-                    r->notes[i].what,
-                    r->notes[i].option[0] ? r->notes[i].option : "no option raises it");
-        return;
-    }
-    fprintf(f, "jinx test: %s: BUG FOUND after %.1f s (run %d, seed %llu%s", image, r->seconds,
-            r->runs, (unsigned long long)r->seed, r->round ? ", round " : ")\n");
-    if (r->round)
-        fprintf(f, "%llu)\n", (unsigned long long)r->round);
-    if (r->whole_run)
-        fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
-                (unsigned long long)r->schedules_to_bug, r->strategy,
-                r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
-                r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
-    fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
-    if (r->thread)
-        fprintf(f, "  thread:    %u\n", r->thread);
-    if (r->function[0])
-        fprintf(f, "  function:  %s (rip 0x%llx)\n", r->function, (unsigned long long)r->rip);
-    for (int i = 0; i < r->nbt; i++)
-        fprintf(f, "  %s %s\n", i ? "          " : "backtrace:", r->bt[i]);
-    print_tail(r->stderr_tail, f);
-    if (r->dump[0]) {
-        fprintf(f, "  dump:      %s (+ %s)\n", r->dump, r->core);
-        if (r->replayable)
-            fprintf(f, "  next:      jinxctl inspect %s; jinx-vmm replay %s\n", r->dump, r->dump);
-        else
-            fprintf(f, "  next:      jinxctl inspect %s (met in free execution after the "
-                    "rounds: no replay)\n", r->dump);
-    } else {
-        fprintf(f, "  dump:      none (the program's own failure exit, not a crash)\n");
-    }
-}
-
-static void report_json(const char *image, const struct result *r, FILE *f)
-{
-    fprintf(f, "{\"image\":");
-    json_fput_str(f, image, false);
-    fprintf(f, ",\"found\":%s,\"could_not_test\":%s,\"runs\":%d,\"seed\":%llu,\"seconds\":%.3f",
-            r->found ? "true" : "false", r->could_not_test ? "true" : "false", r->runs,
-            (unsigned long long)r->seed, r->seconds);
-    fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
-            (unsigned long long)r->schedules,
-            r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
-            r->gave_up ? "true" : "false");
-    if (r->could_not_test) {
-        fprintf(f, ",\"reason\":");
-        json_fput_str(f, r->reason, true);
-        fprintf(f, ",\"outcome\":");
-        json_fput_str(f, r->outcome, false);
-        fprintf(f, ",\"status\":%d,\"limits\":", r->status);
-        json_limits(f, r->lim, r->nlim);
-        fprintf(f, ",\"stderr_tail\":");
-        json_fput_str(f, r->stderr_tail, true);
-    } else if (r->found) {
-        fprintf(f, ",\"outcome\":");
-        json_fput_str(f, r->outcome, false);
-        fprintf(f, ",\"status\":%d,\"thread\":%u,\"rip\":\"0x%llx\",\"function\":", r->status,
-                r->thread, (unsigned long long)r->rip);
-        json_fput_str(f, r->function, false);
-        fprintf(f, ",\"round\":%llu,\"replayable\":%s,\"whole_run\":%s,"
-                "\"schedules_to_bug\":%llu,\"reproduced\":%s,\"strategy\":",
-                (unsigned long long)r->round, r->replayable ? "true" : "false",
-                r->whole_run ? "true" : "false", (unsigned long long)r->schedules_to_bug,
-                r->reproduced ? "true" : "false");
-        json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
-        fprintf(f, ",\"backtrace\":[");
-        for (int i = 0; i < r->nbt; i++) {
-            fprintf(f, "%s", i ? "," : "");
-            json_fput_str(f, r->bt[i], false);
-        }
-        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
-        race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
-        fprintf(f, ",\"stderr_tail\":");
-        json_fput_str(f, r->stderr_tail, true);
-        fprintf(f, ",\"dump\":");
-        if (r->dump[0])
-            json_fput_str(f, r->dump, false);
-        else
-            fprintf(f, "null");
-        fprintf(f, ",\"core\":");
-        if (r->core[0])
-            json_fput_str(f, r->core, false);
-        else
-            fprintf(f, "null");
-    } else {
-        fprintf(f, ",\"limits\":"); /* met by runs that ended well: notes only */
-        json_limits(f, r->notes, r->nnotes);
-    }
-    fprintf(f, "}\n");
-}
-
-static int write_junit(const char *path, const char *image, const struct result *r)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-            "  <testsuite name=\"jinx\" tests=\"1\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n"
-            "    <testcase classname=\"jinx.test\" name=\"", r->found ? 1 : 0,
-            r->could_not_test ? 1 : 0, r->seconds);
-    xml_str(f, image);
-    fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
-    if (r->found || r->could_not_test) {
-        char msg[600];
-        if (r->found)
-            snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
-                     r->function[0] ? r->function : "?");
-        else
-            snprintf(msg, sizeof msg, "could not test: %s", r->reason);
-        fprintf(f, "      <%s type=\"", r->found ? "failure" : "error");
-        xml_str(f, r->found ? r->outcome : "could-not-test");
-        fprintf(f, "\" message=\"");
-        xml_str(f, msg);
-        fprintf(f, "\">");
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (m) {
-            report_text(image, r, m);
-            fclose(m);
-            xml_str(f, buf);
-            free(buf);
-        }
-        fprintf(f, "</%s>\n", r->found ? "failure" : "error");
-    } else {
-        fprintf(f, "      <system-out>");
-        char line[300];
-        snprintf(line, sizeof line, "nothing found in %.1f s (%d runs)", r->seconds, r->runs);
-        xml_str(f, line);
-        fprintf(f, "</system-out>\n");
-    }
-    fprintf(f, "    </testcase>\n  </testsuite>\n</testsuites>\n");
-    return fclose(f) == 0 ? 0 : -1;
-}
-
 enum { RUN_AGAIN, RUN_DONE, RUN_FAILED };
 
 /* Judges run `seed` of the test (jinx-vmm's status s; killed: the signal that killed
@@ -691,7 +434,17 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
     return RUN_DONE;
 }
 
-static int cmd_test(int argc, char **argv)
+/* What the command line asked for (options before or after IMAGE, up to --). */
+struct test_opts {
+    const char *strategy, *depth;       /* whole-run strategy and PCT depth (NULL: defaults) */
+    uint64_t first_seed, last_seed, budget;
+    const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall;
+    bool json;
+    struct cli cl;
+};
+
+/* 0, 1 when --help was answered, -1 after a message. */
+static int parse_test_args(int argc, char **argv, char **posv, struct test_opts *t)
 {
     static const struct option lo[] = {
         {"budget", required_argument, 0, 'b'}, {"rate", required_argument, 0, 'r'},
@@ -701,37 +454,33 @@ static int cmd_test(int argc, char **argv)
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
         {"seeds", required_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *strategy = NULL, *depth = NULL;
-    uint64_t first_seed = 1, last_seed = UINT64_MAX;
-    uint64_t budget = 60000000000ULL, n;
-    const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
-    const char *fragment_wall = NULL;
-    bool json = false;
-    char *posv[argc > 0 ? argc : 1];
-    struct cli cl;
-    cli_init(&cl, "test", argc, argv, posv);
+    uint64_t n;
+    *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
+                            .rate = "5/s", .dir = "jinx-dumps"};
+    struct cli *cl = &t->cl;
+    cli_init(cl, "test", argc, argv, posv);
     int c;
-    while ((c = cli_next(&cl, "h", lo, NULL)) != CLI_END) {
+    while ((c = cli_next(cl, "h", lo, NULL)) != CLI_END) {
         switch (c) {
         case CLI_ERROR:
-            jx_err("%s (see jinx test --help; the program's arguments go after --)", cl.err);
-            return EXIT_USAGE;
+            jx_err("%s (see jinx test --help; the program's arguments go after --)", cl->err);
+            return -1;
         case 'b':
-            if (!parse_duration(optarg, &budget) || !budget) {
+            if (!parse_duration(optarg, &t->budget) || !t->budget) {
                 jx_err("--budget %s: expected a duration such as 60s or 5m", optarg);
-                return EXIT_USAGE;
+                return -1;
             }
             break;
-        case 'r': rate = optarg; break;
+        case 'r': t->rate = optarg; break;
         case 'f': {
             struct round_config rc;
             char rerr[200];
             round_config_default(&rc);
             if (round_config_set(&rc, "fragment-wall", optarg, rerr, sizeof rerr) < 0) {
                 jx_err("--%s", rerr);
-                return EXIT_USAGE;
+                return -1;
             }
-            fragment_wall = optarg;
+            t->fragment_wall = optarg;
             break;
         }
         case 's': {
@@ -739,47 +488,61 @@ static int cmd_test(int argc, char **argv)
             if (ex_online_from_name(optarg, &k) < 0) {
                 jx_err("--strategy %s: expected portfolio (the default), pct, pos, random or rf",
                        optarg);
-                return EXIT_USAGE;
+                return -1;
             }
-            strategy = optarg;
+            t->strategy = optarg;
             break;
         }
         case 'e':
-            if (campaign_parse_seeds(optarg, &first_seed, &last_seed) < 0) {
+            if (campaign_parse_seeds(optarg, &t->first_seed, &t->last_seed) < 0) {
                 jx_err("--seeds %s: expected FIRST-LAST, e.g. 1-10 (1 <= FIRST <= LAST)", optarg);
-                return EXIT_USAGE;
+                return -1;
             }
             break;
         case 'D':
             if (!parse_u64(optarg, &n) || n < 1 || n > EX_PCT_MAX_DEPTH) {
                 jx_err("--depth %s: expected a number from 1 to %d", optarg, EX_PCT_MAX_DEPTH);
-                return EXIT_USAGE;
+                return -1;
             }
-            depth = optarg;
+            t->depth = optarg;
             break;
-        case 'j': json = true; break;
-        case 'u': junit = optarg; break;
-        case 'd': dir = optarg; break;
+        case 'j': t->json = true; break;
+        case 'u': t->junit = optarg; break;
+        case 'd': t->dir = optarg; break;
         case 'm':
             if (!parse_size(optarg, &n) || n < (16ULL << 20) || n > MAX_GUEST_MEM ||
                 n % (2ULL << 20)) {
                 jx_err("--mem %s: expected a size from 16M to 3G in whole MiB pairs (e.g. 1G)",
                        optarg);
-                return EXIT_USAGE;
+                return -1;
             }
-            mem = optarg;
+            t->mem = optarg;
             break;
         case 'v':
             if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
                 jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
-                return EXIT_USAGE;
+                return -1;
             }
-            vcpus = optarg;
+            t->vcpus = optarg;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
         }
     }
+    return 0;
+}
+
+static int cmd_test(int argc, char **argv)
+{
+    char *posv[argc > 0 ? argc : 1];
+    static struct test_opts t;
+    int prc = parse_test_args(argc, argv, posv, &t);
+    if (prc != 0)
+        return prc > 0 ? 0 : EXIT_USAGE;
+    struct cli cl = t.cl;
+    const char *dir = t.dir, *junit = t.junit;
+    bool json = t.json;
+    uint64_t budget = t.budget;
     if (cl.npos < 1) {
         jx_err("test: no IMAGE given");
         usage(stderr);
@@ -810,16 +573,16 @@ static int cmd_test(int argc, char **argv)
         jx_err("--dump-dir %s: path too long", dir);
         return EXIT_USAGE;
     }
-    struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
-                          .report = report, .mem = mem, .vcpus = vcpus,
-                          .fragment_wall = fragment_wall, .strategy = strategy,
-                          .depth = depth, .nargs = cl.npos - 1,
+    struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir, .log = log,
+                          .report = report, .mem = t.mem, .vcpus = t.vcpus,
+                          .fragment_wall = t.fragment_wall, .strategy = t.strategy,
+                          .depth = t.depth, .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
     static struct result r;
     memset(&r, 0, sizeof r);
     uint64_t t0 = mono_ns(), last_line = 0;
-    for (uint64_t seed = first_seed; seed <= last_seed && seed; seed++) {
+    for (uint64_t seed = t.first_seed; seed <= t.last_seed && seed; seed++) {
         uint64_t now = mono_ns();
         if (now - t0 >= budget)
             break;
@@ -844,10 +607,10 @@ static int cmd_test(int argc, char **argv)
     r.seconds = (mono_ns() - t0) / 1e9;
     if (tty)
         fprintf(stderr, "\r%*s\r", 70, "");
-    report_text(image, &r, json ? stderr : stdout);
+    jt_report_text(image, &r, json ? stderr : stdout);
     if (json)
-        report_json(image, &r, stdout);
-    if (junit && write_junit(junit, image, &r) < 0) {
+        jt_report_json(image, &r, stdout);
+    if (junit && jt_write_junit(junit, image, &r) < 0) {
         jx_err("cannot write --junit %s: %s", junit, strerror(errno));
         return EXIT_USAGE;
     }

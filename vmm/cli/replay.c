@@ -99,6 +99,20 @@ static bool same_outcome(const struct outcome *o, const struct dump_outcome *d)
     }
 }
 
+/* What is replayed: a whole run (rounds/explore.h: round 0) or a round's simulation. */
+static void announce(const struct dump_round *r, double load_ms)
+{
+    if (r->score.round == 0) /* a whole run (explore.h) */
+        fprintf(stderr, "jinx-vmm: replaying whole run %u (%s) from its snapshot at the first "
+                "thread creation (%zu pages, %u vCPUs, loaded in %.1f ms)\n", r->score.sim,
+                r->score.strategy, r->snap.npages, r->snap.nvcpus, load_ms);
+    else
+        fprintf(stderr, "jinx-vmm: replaying round %llu's %s (%s, %llu cue points) from its snapshot "
+                "(%zu pages, %u vCPUs, loaded in %.1f ms)\n", (unsigned long long)r->score.round,
+                r->score.sim ? "simulation" : "recording", r->score.strategy,
+                (unsigned long long)r->score.cue_limit, r->snap.npages, r->snap.nvcpus, load_ms);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -193,15 +207,7 @@ int cmd_replay(int argc, char **argv)
         goto out_serial;
     }
     uint64_t t1 = mono_ns();
-    if (r.score.round == 0) /* a whole run (explore.h) */
-        fprintf(stderr, "jinx-vmm: replaying whole run %u (%s) from its snapshot at the first "
-                "thread creation (%zu pages, %u vCPUs, loaded in %.1f ms)\n", r.score.sim,
-                r.score.strategy, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
-    else
-        fprintf(stderr, "jinx-vmm: replaying round %llu's %s (%s, %llu cue points) from its snapshot "
-                "(%zu pages, %u vCPUs, loaded in %.1f ms)\n", (unsigned long long)r.score.round,
-                r.score.sim ? "simulation" : "recording", r.score.strategy,
-                (unsigned long long)r.score.cue_limit, r.snap.npages, r.snap.nvcpus, (t1 - t0) / 1e6);
+    announce(&r, (t1 - t0) / 1e6);
 
     /* The retired fragment, serialized, exactly as the round driver retired it. */
     vm.sandbox = false;
