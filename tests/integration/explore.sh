@@ -6,7 +6,8 @@
 # reproduces it; the same seed finds it at the same schedule with the same choices; a
 # deadlock replays too; a bug-free twin runs many schedules and reports nothing; a
 # program without threads has nothing to explore and just ends; a program too long for
-# whole runs hands over to simulation rounds; `jinx test --strategy/--depth` (options
+# whole runs hands over to simulation rounds; a bug met only in free execution is searched
+# for again from snapshots and reported as not replayable; `jinx test --strategy/--depth` (options
 # before or after IMAGE) reports schedules to bug, strategy and replayability in --json;
 # options of --explore without it, and bad values, are refused.
 set -u
@@ -97,7 +98,16 @@ r=$(python3 -c "import json; d=json.load(open('$tmp/jt.json')); print(d['found']
 grep -q "found by:  whole-run schedule" "$tmp/jt.err" && ok "the text report says which schedule found it" ||
   bad "text report lacks the schedule line"
 
-# 8. Refusals.
+# 8. A bug met only in free execution (whole runs give up, rounds' tails stop short): it
+#    is reported as not replayable after a search from snapshots that says so.
+"$JINX" test --budget 25s --dump-dir "$tmp/fc" "$BUILD/guest-tests/freecrash" --json >"$tmp/fc.json" \
+  2>"$tmp/fc.err"; st=$?
+r=$(python3 -c "import json; d=json.load(open('$tmp/fc.json')); print(d['found'], d['replayable'], d['replay_search'], d['whole_runs_too_long'])" 2>&1)
+[ "$st" = 1 ] && [ "$r" = "True False not found True" ] && grep -q "^  replay: *met in free execution; the search" "$tmp/fc.err" &&
+  ok "freecrash: met in free execution, searched from snapshots, reported as not replayable" ||
+  { bad "freecrash: status $st, $r"; tail -4 "$tmp/fc.err"; }
+
+# 9. Refusals.
 for args in "--explore-strategy pct" "--explore 0" "--explore 5s --explore-strategy nope" \
             "--explore 5s --explore-depth 99" "--explore 5s --serial"; do
   # shellcheck disable=SC2086

@@ -45,6 +45,12 @@ struct result {
     bool gave_up;               /* some run was too long for whole runs (rounds took over) */
     char strategy[32];          /* the strategy of the run that found it */
     bool replayable;            /* the dump has round records (jinx-vmm replay) */
+    /* A bug first met in free execution (no snapshot: its dump cannot replay) is looked
+     * for again from snapshots before it is reported (jinx_test_cmd.c). */
+    bool searched, search_found;
+    int search_runs;            /* runs the search took */
+    uint64_t first_seed;        /* the seed whose run met it in free execution */
+    char first_dump[PATH_MAX];  /* that run's dump (no replay) */
     uint64_t cues;              /* the retired trace's cue points (0: no round records) */
     int has_race;               /* 1: race[] is the retired schedule's racing pair */
     char race[2][RACE_SIDE_LEN];

@@ -532,6 +532,48 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
     return 0;
 }
 
+/* How long a bug met in free execution is looked for again from snapshots: at least
+ * this, more if the budget has more left. */
+#define SEARCH_MIN_NS 10000000000ULL
+
+/* r is a bug met in free execution (its dump has no snapshot to replay from): run the
+ * next seeds until one meets the same bug (outcome and function) with a dump that
+ * replays, or until the time is up. On success r takes that run's dump and details. */
+static void search_replayable(struct result *r, const struct run_opts *ro, uint64_t deadline,
+                              uint64_t last_seed)
+{
+    static struct result s;
+    r->searched = true;
+    r->first_seed = r->seed;
+    snprintf(r->first_dump, sizeof r->first_dump, "%s", r->dump);
+    if (isatty(2))
+        fprintf(stderr, "\rjinx test: run %llu met %s in free execution (no replay): searching "
+                "from snapshots for it\n", (unsigned long long)r->seed, r->outcome);
+    for (uint64_t seed = r->seed + 1; seed <= last_seed && seed; seed++) {
+        uint64_t now = mono_ns();
+        if (now >= deadline)
+            return;
+        memset(&s, 0, sizeof s);
+        int killed;
+        int st = run_once(ro, seed, (deadline - now) / 1000000 + 1, &killed);
+        r->search_runs++;
+        if (judge_run(&s, ro, seed, st, killed) != RUN_DONE || !s.found || !s.replayable ||
+            strcmp(s.outcome, r->outcome) || strcmp(s.function, r->function))
+            continue;
+        int runs = r->runs + r->search_runs, search_runs = r->search_runs;
+        uint64_t first_seed = r->first_seed;
+        char first_dump[PATH_MAX];
+        memcpy(first_dump, r->first_dump, sizeof first_dump);
+        *r = s;
+        r->runs = runs;
+        r->searched = r->search_found = true;
+        r->search_runs = search_runs;
+        r->first_seed = first_seed;
+        memcpy(r->first_dump, first_dump, sizeof first_dump);
+        return;
+    }
+}
+
 static int cmd_test(int argc, char **argv)
 {
     char *posv[argc > 0 ? argc : 1];
@@ -603,6 +645,12 @@ static int cmd_test(int argc, char **argv)
         if (verdict == RUN_FAILED)
             return EXIT_USAGE;
         break;
+    }
+    if (r.found && !r.replayable && r.dump[0]) {
+        uint64_t deadline = t0 + budget, now = mono_ns();
+        if (deadline < now + SEARCH_MIN_NS)
+            deadline = now + SEARCH_MIN_NS;
+        search_replayable(&r, &ro, deadline, t.last_seed);
     }
     r.seconds = (mono_ns() - t0) / 1e9;
     if (tty)

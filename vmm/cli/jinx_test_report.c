@@ -107,8 +107,16 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         if (r->replayable)
             fprintf(f, "  next:      jinxctl inspect %s; jinx-vmm replay %s\n", r->dump, r->dump);
         else
-            fprintf(f, "  next:      jinxctl inspect %s (met in free execution after the "
-                    "rounds: no replay)\n", r->dump);
+            fprintf(f, "  next:      jinxctl inspect %s (met in free execution: no replay)\n",
+                    r->dump);
+        if (r->searched && r->search_found)
+            fprintf(f, "  replay:    first met in free execution (seed %llu, dump %s); the "
+                    "search from snapshots met it again in %d run%s: the dump above replays\n",
+                    (unsigned long long)r->first_seed, r->first_dump, r->search_runs,
+                    r->search_runs == 1 ? "" : "s");
+        else if (r->searched)
+            fprintf(f, "  replay:    met in free execution; the search from snapshots did not "
+                    "meet it again in %d run%s\n", r->search_runs, r->search_runs == 1 ? "" : "s");
     } else {
         fprintf(f, "  dump:      none (the program's own failure exit, not a crash)\n");
     }
@@ -146,6 +154,8 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
                 r->whole_run ? "true" : "false", (unsigned long long)r->schedules_to_bug,
                 r->reproduced ? "true" : "false");
         json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
+        fprintf(f, ",\"replay_search\":%s", !r->searched ? "null"
+                : r->search_found ? "\"found\"" : "\"not found\"");
         fprintf(f, ",\"backtrace\":[");
         for (int i = 0; i < r->nbt; i++) {
             fprintf(f, "%s", i ? "," : "");

@@ -1,0 +1,37 @@
+/* A crash that whole runs and rounds cannot reach from a snapshot: two threads make far
+ * more shared-memory cue points than a whole run's budget allows (whole-run exploration
+ * gives up), then main computes privately for about a second (longer than a round's
+ * serialized tail may take) and aborts, in free execution. jinx test must
+ * report it as met in free execution and say that its search from snapshots did not meet
+ * it again (tests/integration/explore.sh). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define INCREMENTS 400000
+
+static atomic_long counter;
+
+static void *work(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < INCREMENTS; i++)
+        atomic_fetch_add(&counter, 1);
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, work, NULL))
+            return 2;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    volatile unsigned long x = 0;
+    for (unsigned long i = 0; i < 1500000000UL; i++)
+        x += i;
+    fprintf(stderr, "freecrash: %ld increments, aborting\n", atomic_load(&counter));
+    abort();
+}
