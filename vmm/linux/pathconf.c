@@ -114,12 +114,17 @@ static int walk_error(const struct grants *g, const char *p, int e)
     return grants_allow(g, p) ? -e : -ENOENT;
 }
 
-int path_resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
-                 char *out)
-{
+/* The walk's buffers: on the heap, the vCPU threads' stacks being small. */
+struct walk {
     char cur[PATHCONF_MAX], prefix[PATHCONF_MAX], next[2 * PATHCONF_MAX + 2],
         target[PATHCONF_MAX];
-    int rc = path_normalize(cwd, path, cur, sizeof cur);
+};
+
+static int resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
+                   char *out, struct walk *w)
+{
+    char *cur = w->cur, *prefix = w->prefix, *next = w->next, *target = w->target;
+    int rc = path_normalize(cwd, path, cur, PATHCONF_MAX);
     if (rc)
         return rc;
     int hops = 0;
@@ -138,16 +143,16 @@ again:;
         if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
             if (++hops > MAX_SYMLINK_HOPS)
                 return -ELOOP;
-            ssize_t tl = readlink(prefix, target, sizeof target - 1);
+            ssize_t tl = readlink(prefix, target, PATHCONF_MAX - 1);
             if (tl <= 0)
                 return walk_error(g, prefix, tl < 0 ? errno : ENOENT);
             target[tl] = 0;
             /* The link's directory, then its target, then the rest of the path. */
             size_t dl = i - 1; /* cur[0..i-1) is the parent, without its trailing slash */
-            int m = snprintf(next, sizeof next, "%.*s/%s%s", (int)dl, cur, target, cur + j);
-            if (m < 0 || (size_t)m >= sizeof next)
+            int m = snprintf(next, sizeof w->next, "%.*s/%s%s", (int)dl, cur, target, cur + j);
+            if (m < 0 || (size_t)m >= sizeof w->next)
                 return -ENAMETOOLONG;
-            rc = path_normalize("/", target[0] == '/' ? next + dl + 1 : next, cur, sizeof cur);
+            rc = path_normalize("/", target[0] == '/' ? next + dl + 1 : next, cur, PATHCONF_MAX);
             if (rc)
                 return rc;
             goto again;
@@ -158,4 +163,15 @@ again:;
     }
     memcpy(out, cur, strlen(cur) + 1);
     return grants_allow(g, out) ? 0 : -EACCES;
+}
+
+int path_resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
+                 char *out)
+{
+    struct walk *w = malloc(sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    int r = resolve(g, cwd, path, follow_last, out, w);
+    free(w);
+    return r;
 }
