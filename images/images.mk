@@ -54,3 +54,24 @@ $(IMAGES_CXX_WIDEN): images/bin/widen/%: images/src/%.cpp images/src/cxxpool.h |
 	$(IMAGES_CXX_CC) $(IMAGES_CXXFLAGS) -DWIDEN_WINDOW -o $@ $<
 
 include images/corpus/corpus.mk
+
+# Dynamically linked builds (docs/contract.md "Dynamic programs"): every C workload with
+# plain `gcc -pthread` and every C++ one with plain `g++ -pthread` (host glibc and
+# libstdc++, loaded by ld-linux in the guest), as images/bin/dyn/NAME; plus
+# images/bin/dyn/dyn-files (reads the files named on its command line, tries escapes and
+# writes) and images/bin/dyn/cxx-tests (a small test binary with --filter, as a user's
+# gtest-like binary would be). tests/integration/dynbin.sh runs them.
+IMAGES_DYN_CFLAGS   := $(filter-out -static,$(IMAGES_CFLAGS))
+IMAGES_DYN_CXXFLAGS := $(filter-out -static,$(IMAGES_CXXFLAGS))
+IMAGES_DYN_C   := $(addprefix images/bin/dyn/,$(IMAGE_NAMES) dyn-files)
+IMAGES_DYN_CXX := $(addprefix images/bin/dyn/,$(IMAGE_CXX) cxx-tests)
+
+images: $(IMAGES_DYN_C) $(IMAGES_DYN_CXX)
+
+$(IMAGES_DYN_C): images/bin/dyn/%: images/src/%.c images/src/common.h | deps
+	@mkdir -p $(dir $@)
+	$(GLIBC_CC) $(IMAGES_DYN_CFLAGS) -o $@ $<
+
+$(IMAGES_DYN_CXX): images/bin/dyn/%: images/src/%.cpp images/src/cxxpool.h | deps
+	@mkdir -p $(dir $@)
+	$(IMAGES_CXX_CC) $(IMAGES_DYN_CXXFLAGS) -o $@ $<

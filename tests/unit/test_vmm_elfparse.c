@@ -369,15 +369,13 @@ static void test_pt_interp(void **state)
 {
     (void)state;
     struct built b = build(0, 1);
+    /* A PT_INTERP whose bytes are not one NUL-terminated path is refused, wherever it is */
     PH(&b, PH_RELRO)->p_type = PT_INTERP;
-    expect_reject(&b, "dynamically linked");
-    expect_reject(&b, "PT_INTERP");
-    expect_reject(&b, "-static");
+    expect_reject(&b, "bad PT_INTERP");
     free(b.d);
-    /* PT_INTERP is fatal wherever it is, even as the first header */
     b = build(0, 1);
     PH(&b, PH_R)->p_type = PT_INTERP;
-    expect_reject(&b, "dynamically linked");
+    expect_reject(&b, "PT_INTERP");
     free(b.d);
 }
 

@@ -25,7 +25,7 @@
 
 /* The options whose values are not plain (their own parsing), besides run_values. */
 enum { OPT_HELP = 256, OPT_ENV, OPT_POLICY, OPT_ATTACH, OPT_ROUND, OPT_CHECK_WORKERS,
-       OPT_EXPLORE_STRATEGY };
+       OPT_EXPLORE_STRATEGY, OPT_RO_DIR };
 static const struct option run_specials[] = {
     {"help", no_argument, 0, OPT_HELP}, {"env", required_argument, 0, OPT_ENV},
     {"policy", required_argument, 0, OPT_POLICY}, {"attach", required_argument, 0, OPT_ATTACH},
@@ -36,6 +36,7 @@ static const struct option run_specials[] = {
     {"fragment-wall", required_argument, 0, OPT_ROUND},
     {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
     {"explore-strategy", required_argument, 0, OPT_EXPLORE_STRATEGY},
+    {"ro-dir", required_argument, 0, OPT_RO_DIR},
     {0, 0, 0, 0}};
 
 /* What the command line asked for, and what the phases pass on. */
@@ -172,6 +173,14 @@ static int parse_special(struct run *r, int c, const char *name)
             return -1;
         }
         r->envp[r->envc++] = optarg;
+        return 0;
+    case OPT_RO_DIR:
+        if (r->opt.n_ro_dirs == VM_MAX_RO_DIRS) {
+            jx_err("--ro-dir %s: at most %d directories (grant a common parent instead)", optarg,
+                   VM_MAX_RO_DIRS);
+            return -1;
+        }
+        r->opt.ro_dirs[r->opt.n_ro_dirs++] = optarg;
         return 0;
     case OPT_POLICY:
         if (!strcmp(optarg, "roundrobin"))

@@ -1,4 +1,5 @@
 #include "kvm/snapshot.h"
+#include "linux/files.h"
 #include "kvm/snapimage.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -117,6 +118,10 @@ void snapshot_free(struct snapshot *s)
     free(s->vmas);
     free(s->frame_bitmap);
     free(s->changed);
+    if (s->files) {
+        files_state_free(s->files);
+        free(s->files);
+    }
     memset(s, 0, sizeof *s);
 }
 
@@ -243,6 +248,13 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
     s->vtime = vm_vtime(vm);
     s->rng = vm->rng;
     memcpy(s->sigact, vm->sigact, sizeof s->sigact);
+    if (vm->files) {
+        if (!s->files)
+            s->files = calloc(1, sizeof *s->files);
+        if (!s->files)
+            return jx_fail(err, errlen, "out of memory (snapshot of the descriptor table)");
+        files_save(vm->files, s->files);
+    }
     pthread_mutex_lock(&gm->lock);
     free(s->vmas);
     s->vmas = malloc((vm->mm.n ? vm->mm.n : 1) * sizeof *s->vmas);
@@ -366,6 +378,8 @@ static int apply_state(struct vm *vm, const struct snapshot *s)
     vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
     vm->rng = s->rng;
     memcpy(vm->sigact, s->sigact, sizeof s->sigact);
+    if (vm->files && s->files)
+        files_restore(vm->files, s->files); /* descriptors and offsets are guest state */
     pthread_mutex_unlock(&vm->lock);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "kvm/vm.h"
 
 struct snap_vcpu;
+struct files_state;
 
 struct snapshot {
     struct vm *vm;
@@ -31,6 +32,7 @@ struct snapshot {
     uint64_t *frame_bitmap;
     uint64_t frames_used, frames_next;
     uint64_t *changed;          /* snapshot_track_changes: frames taken since the last sync */
+    struct files_state *files;  /* the descriptor table and offsets (linux/files.h) */
 };
 
 struct restore_stats {

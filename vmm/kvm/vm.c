@@ -1,4 +1,5 @@
 #include "kvm/vm.h"
+#include "linux/files.h"
 #include "linux/backtrace.h"
 #include "kvm/cpu.h"
 #include "kvm/decode.h"
@@ -80,6 +81,12 @@ void vm_destroy(struct vm *vm)
     mm_destroy(&vm->mm);
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
+    elf_free(&vm->interp);
+    if (vm->files) {
+        files_destroy(vm->files);
+        free(vm->files);
+        vm->files = NULL;
+    }
     limits_destroy(&vm->limits);
     tail_destroy(&vm->errtail);
 }

@@ -79,6 +79,8 @@ struct vcpu {
     uint64_t exits, syscalls;
 };
 
+#define VM_MAX_RO_DIRS 16
+
 struct vm_options {
     int max_vcpus;              /* most threads at once: --vcpus, default MAX_VCPUS */
     bool vcpus_given;           /* --vcpus was given (the limit message names it) */
@@ -100,7 +102,11 @@ struct vm_options {
     const char *report_path;
     const char *dump_dir;       /* --dump-dir: crash dumps go there (dump.h); NULL: none */
     uint64_t max_dump_size;     /* --max-dump-size: larger dumps are refused; 0: no cap */
+    const char *ro_dirs[VM_MAX_RO_DIRS]; /* --ro-dir: host directories the guest may read */
+    int n_ro_dirs;
 };
+
+struct files;
 
 struct vm {
     struct vm_options opt;
@@ -116,6 +122,9 @@ struct vm {
     int argc, envc;             /* the program's arguments and environment, as given to */
     char **argv, **envp;        /* vm_load (borrowed): a crash dump records them */
     uint64_t bias;              /* load address - link address (static-pie) */
+    struct elf_image interp;    /* the program's interpreter (PT_INTERP), data NULL if none */
+    uint64_t interp_bias;       /* where it was loaded */
+    struct files *files;        /* the read-only file layer (linux/files.h), from vm_load */
     struct agent_header agent;
     bool pvm;                   /* /dev/kvm is PVM: user SYSCALL stays in user mode */
     bool cpuid_faulting;        /* user-mode CPUID traps (#GP) and is answered by the VMM */

@@ -112,7 +112,7 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         return jx_fail(err, errlen, "wrong machine %u: jinx runs x86-64 (EM_X86_64) programs only",
                     eh->e_machine);
     if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
-        return jx_fail(err, errlen, "ELF type %u is not an executable (ET_EXEC or static-pie ET_DYN)",
+        return jx_fail(err, errlen, "ELF type %u is not an executable (ET_EXEC or ET_DYN)",
                     eh->e_type);
     if (eh->e_phentsize != sizeof(Elf64_Phdr))
         return jx_fail(err, errlen, "bad program header size %u", eh->e_phentsize);
@@ -134,9 +134,15 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         const Elf64_Phdr *p = &ph[i];
         switch (p->p_type) {
         case PT_INTERP:
-            return jx_fail(err, errlen,
-                        "dynamically linked executable (has PT_INTERP): build it with "
-                        "`musl-gcc -static` (or -static-pie)");
+            /* The interpreter's path: NUL-terminated inside the file, a sane length. */
+            if (p->p_filesz < 2 || p->p_filesz > ELF_MAX_INTERP || !fits(p->p_offset, p->p_filesz, size) ||
+                data[p->p_offset + p->p_filesz - 1] != 0 ||
+                memchr(data + p->p_offset, 0, p->p_filesz) != data + p->p_offset + p->p_filesz - 1)
+                return jx_fail(err, errlen, "bad PT_INTERP: the interpreter's path is not a "
+                               "NUL-terminated string of at most %d bytes inside the file",
+                               ELF_MAX_INTERP);
+            memcpy(img->interp, data + p->p_offset, p->p_filesz);
+            break;
         case PT_PHDR:
             phdr_from_pt = p->p_vaddr;
             break;
@@ -197,7 +203,7 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         return jx_fail(err, errlen, "segment at 0x%llx is below the lowest user address 0x%llx",
                     (unsigned long long)img->lo, (unsigned long long)USER_MIN);
     if (img->pie && img->lo != 0)
-        return jx_fail(err, errlen, "static-pie image does not start at address 0");
+        return jx_fail(err, errlen, "position-independent image does not start at address 0");
     int entry_ok = 0;
     for (int i = 0; i < img->nseg; i++) {
         const struct elf_segment *s = &img->seg[i];

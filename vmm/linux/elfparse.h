@@ -10,6 +10,7 @@
 #define ELF_MAX_SEGMENTS 16
 #define ELF_MAX_FILE     (1ULL << 30)
 #define ELF_MAX_SPAN     (1ULL << 30)
+#define ELF_MAX_INTERP   256
 
 #define PROT_R 1
 #define PROT_W 2
@@ -28,7 +29,7 @@ struct elf_symbol {
 struct elf_image {
     uint8_t *data;
     size_t size;
-    int pie;                 /* ET_DYN static-pie: loaded at a chosen base */
+    int pie;                 /* ET_DYN (PIE, static-pie, ld.so): loaded at a chosen base */
     uint64_t entry;          /* link-time address */
     uint64_t phdr_vaddr;     /* link-time address of the program headers, 0 if not loaded */
     uint64_t phnum, phentsize;
@@ -39,6 +40,7 @@ struct elf_image {
     int nseg;
     struct elf_symbol *syms; /* sorted by address */
     size_t nsyms;
+    char interp[ELF_MAX_INTERP]; /* PT_INTERP's path ("" when static) */
     uint8_t build_hash[32];  /* FNV-1a based digest of the whole file, for dump matching */
 };
 

@@ -3,15 +3,18 @@
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "linux/files.h"
+#include "linux/libdeps.h"
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static int load_segments(struct vm *vm, char *err, size_t errlen)
+static int load_segments(struct vm *vm, const struct elf_image *img, uint64_t bias, char *err,
+                         size_t errlen)
 {
-    struct elf_image *img = &vm->img;
     uint64_t npages = (img->hi - img->lo) / PAGE_SIZE;
     uint8_t *prot = calloc(npages ? npages : 1, 1);
     if (!prot) {
@@ -28,7 +31,7 @@ static int load_segments(struct vm *vm, char *err, size_t errlen)
     for (uint64_t p = 0; p < npages && rc == 0; p++) {
         if (!prot[p])
             continue;
-        uint64_t va = vm->bias + img->lo + p * PAGE_SIZE;
+        uint64_t va = bias + img->lo + p * PAGE_SIZE;
         int64_t r = mm_map(&vm->mm, va, PAGE_SIZE, 3, true);
         if (r < 0) {
             snprintf(err, errlen, "the program does not fit in guest memory (%llu MiB): raise "
@@ -38,7 +41,7 @@ static int load_segments(struct vm *vm, char *err, size_t errlen)
     }
     for (int i = 0; i < img->nseg && rc == 0; i++) {
         const struct elf_segment *s = &img->seg[i];
-        if (s->filesz && !copy_to_user(&vm->gm, vm->bias + s->vaddr, img->data + s->offset,
+        if (s->filesz && !copy_to_user(&vm->gm, bias + s->vaddr, img->data + s->offset,
                                        s->filesz)) {
             snprintf(err, errlen, "internal: cannot copy segment %d", i);
             rc = -1;
@@ -46,7 +49,7 @@ static int load_segments(struct vm *vm, char *err, size_t errlen)
     }
     for (uint64_t p = 0; p < npages && rc == 0; p++)
         if (prot[p])
-            mm_protect(&vm->mm, vm->bias + img->lo + p * PAGE_SIZE, PAGE_SIZE, prot[p]);
+            mm_protect(&vm->mm, bias + img->lo + p * PAGE_SIZE, PAGE_SIZE, prot[p]);
     free(prot);
     return rc;
 }
@@ -86,10 +89,62 @@ static uint64_t push_bytes(struct stack_builder *b, const void *data, size_t len
     return b->sp;
 }
 
+/* The file layer and what it grants: --ro-dir, the program, and for a dynamically linked
+ * one its interpreter, its libraries and the loader's cache. */
+static int set_up_files(struct vm *vm, const char *path, int envc, char **envp, char *err,
+                        size_t errlen)
+{
+    vm->files = calloc(1, sizeof *vm->files);
+    if (!vm->files)
+        return jx_fail(err, errlen, "out of memory");
+    if (files_init(vm->files, path, err, errlen) < 0)
+        return -1;
+    struct grants *g = &vm->files->grants;
+    char gerr[PATHCONF_MAX + 128];
+    for (int i = 0; i < vm->opt.n_ro_dirs; i++)
+        if (grants_add(g, vm->opt.ro_dirs[i], true, gerr, sizeof gerr) < 0)
+            return jx_fail(err, errlen, "--ro-dir %s", gerr);
+    if (grants_add(g, path, false, gerr, sizeof gerr) < 0)
+        return jx_fail(err, errlen, "%s", gerr);
+    if (!vm->img.interp[0])
+        return 0;
+    if (grants_add(g, vm->img.interp, false, gerr, sizeof gerr) < 0)
+        return jx_fail(err, errlen, "the program's interpreter (PT_INTERP) %s", gerr);
+    if (access("/etc/ld.so.cache", R_OK) == 0 &&
+        grants_add(g, "/etc/ld.so.cache", false, gerr, sizeof gerr) < 0)
+        return jx_fail(err, errlen, "%s", gerr);
+    const char *llp = NULL;
+    for (int i = 0; i < envc; i++)
+        if (!strncmp(envp[i], "LD_LIBRARY_PATH=", 16))
+            llp = envp[i] + 16;
+    if (libdeps_grant(g, path, llp, gerr, sizeof gerr) < 0)
+        return jx_fail(err, errlen, "finding the program's libraries: %s", gerr);
+    return 0;
+}
+
+/* The interpreter (ld-linux) goes where an mmap would put it, as the kernel does. */
+static int load_interp(struct vm *vm, char *err, size_t errlen)
+{
+    char ierr[256];
+    if (elf_open(vm->img.interp, &vm->interp, ierr, sizeof ierr) < 0)
+        return jx_fail(err, errlen, "the program's interpreter %s: %s", vm->img.interp, ierr);
+    if (!vm->interp.pie || vm->interp.interp[0])
+        return jx_fail(err, errlen, "the program's interpreter %s is not a self-contained "
+                       "position-independent loader (ET_DYN without PT_INTERP)", vm->img.interp);
+    uint64_t span = vm->interp.hi - vm->interp.lo;
+    int64_t base = mm_map(&vm->mm, 0, span, 0, false);
+    if (base < 0 || mm_unmap(&vm->mm, (uint64_t)base, span) < 0)
+        return jx_fail(err, errlen, "no room for the interpreter: raise --mem");
+    vm->interp_bias = (uint64_t)base;
+    return load_segments(vm, &vm->interp, vm->interp_bias, err, errlen);
+}
+
 int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, char **envp,
             char *err, size_t errlen)
 {
     if (elf_open(path, &vm->img, err, errlen) < 0)
+        return -1;
+    if (set_up_files(vm, path, envc, envp, err, errlen) < 0)
         return -1;
     vm->image_path = path;
     vm->argc = argc;
@@ -97,10 +152,12 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
     vm->envc = envc;
     vm->envp = envp;
     vm->bias = vm->img.pie ? PIE_BASE : 0;
-    if (load_segments(vm, err, errlen) < 0)
+    if (load_segments(vm, &vm->img, vm->bias, err, errlen) < 0)
         return -1;
     raise_thread_stack(vm);
     vm->mm.brk_base = vm->mm.brk_cur = vm->bias + vm->img.hi;
+    if (vm->img.interp[0] && load_interp(vm, err, errlen) < 0)
+        return -1;
 
     if (mm_map(&vm->mm, STACK_TOP - STACK_SIZE, STACK_SIZE, 3, true) < 0) {
         snprintf(err, errlen, "no room for the main stack: raise --mem");
@@ -138,7 +195,7 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
     uint64_t random = push_bytes(&b, rnd, 16);
     uint64_t auxv[][2] = {
         {AT_PHDR, vm->bias + vm->img.phdr_vaddr}, {AT_PHENT, vm->img.phentsize},
-        {AT_PHNUM, vm->img.phnum}, {AT_PAGESZ, PAGE_SIZE}, {AT_BASE, 0}, {AT_FLAGS, 0},
+        {AT_PHNUM, vm->img.phnum}, {AT_PAGESZ, PAGE_SIZE}, {AT_BASE, vm->interp.data ? vm->interp_bias : 0}, {AT_FLAGS, 0},
         {AT_ENTRY, vm->bias + vm->img.entry}, {AT_UID, 0}, {AT_EUID, 0}, {AT_GID, 0},
         {AT_EGID, 0}, {AT_PLATFORM, platform}, {AT_HWCAP, vm->hwcap}, {AT_CLKTCK, 100},
         {AT_SECURE, 0}, {AT_RANDOM, random}, {AT_HWCAP2, 0}, {AT_EXECFN, execfn},
@@ -162,7 +219,9 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
         return -1;
     }
     memset(&vm->entry_regs, 0, sizeof vm->entry_regs);
-    vm->entry_regs.rip = vm->bias + vm->img.entry;
+    /* A dynamic program starts in its interpreter, which finds it through AT_PHDR/AT_ENTRY. */
+    vm->entry_regs.rip = vm->interp.data ? vm->interp_bias + vm->interp.entry
+                                         : vm->bias + vm->img.entry;
     vm->entry_regs.rsp = sp;
     vm->entry_regs.rflags = 0x202;
     return 0;

@@ -1,6 +1,7 @@
 #include "linux/syscall.h"
 #include "linux/threads.h"
 #include "linux/futex.h"
+#include "linux/files.h"
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -310,8 +311,7 @@ static void warn_once(struct vm *vm, unsigned nr, const char *extra)
 }
 
 /* fstat/newfstatat on the guest's stdin/out/err: a pipe-like character stream (glibc's
- * stdio asks, to size its buffers); the guest has no files, so a path is ENOENT and any
- * other descriptor EBADF. */
+ * stdio asks, to size its buffers); files are files.c's. */
 static int64_t do_fstat(struct vm *vm, int64_t fd, uint64_t statbuf)
 {
     if (fd < 0 || fd > 2)
@@ -342,14 +342,16 @@ static int prot_from_linux(uint64_t p) { return (int)(p & 7); }
 /* The address-space calls that change what is mapped: mmap (anonymous only), munmap,
  * mprotect, mremap, brk; the mode hears of what became accessible (vm_note_mapped). */
 static int64_t memory_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2,
-                              uint64_t a3, uint64_t a4)
+                              uint64_t a3, uint64_t a4, uint64_t a5)
 {
     int64_t ret = -ENOSYS;
     switch (nr) {
     case SYS_mmap: {
         int flags = (int)a3;
         if (!(flags & 0x20 /* MAP_ANONYMOUS */)) {
-            ret = (int64_t)a4 < 0 ? -EINVAL : -ENODEV; /* no files in the guest */
+            ret = files_mmap(vm, a0, a1, (int)a2, flags, (int)a4, a5);
+            if (ret > 0)
+                vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
             break;
         }
         if ((flags & 3) == 0 || (a2 & ~7ULL)) {
@@ -440,15 +442,17 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     v->syscalls++;
     atomic_fetch_add_explicit(&vm->n_syscalls, 1, memory_order_relaxed);
 
+    /* The file layer (files.h) answers the file syscalls but stdin/stdout/stderr's. */
+    const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
+    bool by_files = false;
+    ret = files_syscall(vm, nr, args, &by_files);
+    if (by_files)
+        goto done;
     switch (nr) {
     case SYS_read: ret = do_read(vm, (int)a0, a1, a2); break;
     case SYS_write: ret = do_write(vm, (int)a0, a1, a2); break;
     case SYS_writev: ret = do_writev(vm, (int)a0, a1, a2); break;
     case SYS_readv: ret = -EBADF; break;
-    case SYS_open: case SYS_openat: ret = -ENOENT; break;
-    /* No files: a path names nothing (glibc's startup asks for /proc/self/exe). */
-    case SYS_readlink: case SYS_readlinkat: case SYS_stat: case SYS_lstat: case SYS_access:
-    case SYS_faccessat: ret = -ENOENT; break;
     case SYS_fstat: ret = do_fstat(vm, (int64_t)a0, a1); break;
     case SYS_newfstatat: ret = do_newfstatat(vm, (int64_t)(int)a0, a1, a2, a3); break;
     case SYS_close: ret = a0 <= 2 ? 0 : -EBADF; break;
@@ -466,7 +470,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
             ret = -ENOTTY;
         break;
     case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_brk:
-        ret = memory_syscall(vm, nr, a0, a1, a2, a3, a4);
+        ret = memory_syscall(vm, nr, a0, a1, a2, a3, a4, a5);
         break;
     case SYS_madvise: ret = do_madvise(vm, a0, a1, (int)a2); break;
     case SYS_mlock: case SYS_munlock: case SYS_mlockall: case SYS_munlockall: ret = 0; break;
@@ -548,6 +552,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         ret = -ENOSYS;
         break;
     }
+done:
     note_memory_limit(vm, nr, ret, exhausted);
     if (gone)
         return SYSCALL_THREAD_GONE;

@@ -1,0 +1,78 @@
+/* The guest's read-only files: its descriptor table (fds 3..FILES_MAX-1; 0-2 are the
+ * terminal streams, syscall.c) over host files opened read-only inside the grants
+ * (pathconf.h), and the file syscalls: open/openat, read/pread64/readv/preadv, lseek,
+ * fstat/stat/lstat/newfstatat/statx, close, dup/dup2/dup3, fcntl, access/faccessat(2),
+ * readlink(at), getdents64, getcwd, chdir, and the calls that would write (EROFS inside a
+ * grant, the resolution's error outside), plus the private file mmap.
+ *
+ * Nothing is ever written on the host and nothing outside the grants is opened. Offsets
+ * and descriptors are VMM state: files_save/files_restore carry them through snapshots.
+ * Every file ever opened is remembered (path, identity) so that a dump can record its
+ * SHA-256 and a replay can refuse a changed file. */
+#ifndef JINX_FILES_H
+#define JINX_FILES_H
+#include "linux/pathconf.h"
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FILES_MAX 1024     /* RLIMIT_NOFILE as the guest sees it */
+#define FILES_MAX_DIR (16u << 20) /* bytes of directory entries one open directory holds */
+
+struct vm;
+struct vcpu;
+struct gfile;
+
+struct fdent {
+    struct gfile *f;       /* NULL: free */
+    uint64_t off;
+    bool cloexec;
+};
+
+/* A file the program opened, for dumps (files_hash fills sha256). */
+struct opened_file {
+    char *path;
+    uint64_t size;
+    uint8_t sha256[32];
+};
+
+struct files {
+    pthread_mutex_t lock;
+    struct grants grants;
+    char cwd[PATHCONF_MAX];
+    char exe[PATHCONF_MAX];            /* /proc/self/exe's answer */
+    struct fdent fd[FILES_MAX];
+    struct opened_file *opened;
+    size_t nopened;
+};
+
+/* A saved descriptor table (a snapshot's). */
+struct files_state {
+    struct fdent fd[FILES_MAX];
+    char cwd[PATHCONF_MAX];
+};
+
+/* cwd: the guest's starting directory (jinx-vmm's); exe: the program's path. 0, or -1
+ * with a message. */
+int files_init(struct files *fs, const char *exe, char *err, size_t errlen);
+void files_destroy(struct files *fs);
+
+/* Handles syscall nr if it is a file syscall (*handled set); the result or -errno. */
+int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *handled);
+
+/* mmap of guest fd (MAP_PRIVATE; MAP_SHARED only without PROT_WRITE): maps the range,
+ * fills it from the file (zeroes past its end) and sets prot. Address or -errno. */
+int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int flags, int fd,
+                   uint64_t off);
+
+void files_save(struct files *fs, struct files_state *st);
+void files_restore(struct files *fs, const struct files_state *st);
+void files_state_free(struct files_state *st);
+
+/* SHA-256 of every file opened so far (into fs->opened). 0, or -1 with a message (a
+ * file became unreadable). */
+int files_hash(struct files *fs, char *err, size_t errlen);
+/* SHA-256 of host file path; 0 or -errno. */
+int file_sha256(const char *path, uint8_t out[32], uint64_t *size);
+
+#endif

@@ -1,0 +1,48 @@
+/* Shared by the file layer's own modules (files.c, files_stat.c, files_state.c): not an
+ * interface for anyone else. */
+#ifndef JINX_FILES_INT_H
+#define JINX_FILES_INT_H
+#include "linux/files.h"
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* An open host file, shared by the descriptors and snapshots that name it. */
+struct gfile {
+    int hostfd;
+    bool dir;
+    atomic_int refs;
+    uint8_t *dents;          /* a directory's entries, read at open (d_off rewritten) */
+    size_t dents_len;
+};
+
+struct gfile *gfile_get(struct gfile *f);
+void gfile_put(struct gfile *f);
+/* The descriptor's file with a reference held (put it back), or NULL; *off its offset. */
+struct gfile *fd_get(struct files *fs, int64_t fd, uint64_t *off);
+/* Reads guest path uptr and resolves it relative to dirfd (AT_FDCWD: the cwd). */
+int files_guest_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow_last,
+                     char *canon);
+/* Opens canonical p as O_PATH without following symlinks (but a final one when
+ * follow_last). fd or -errno. */
+int files_open_path(const char *p, bool follow_last);
+/* EROFS inside a grant, the resolution's error elsewhere. */
+int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creates);
+
+/* pread from host fd straight into guest memory [va, va+len) (marked dirty). Bytes read,
+ * or -errno (-EFAULT: an unmapped guest page before any byte). */
+int64_t files_pread_user(struct vm *vm, int hostfd, uint64_t va, uint64_t len, uint64_t off);
+
+/* files_stat.c */
+int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf);
+int64_t files_stat_path(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t statbuf,
+                        uint64_t flags);
+int64_t files_statx(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t flags,
+                    uint64_t mask, uint64_t buf);
+int64_t files_access(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t mode,
+                     uint64_t flags);
+int64_t files_readlink(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t buf,
+                       uint64_t size);
+int64_t files_getcwd(struct vm *vm, uint64_t buf, uint64_t size);
+int64_t files_chdir(struct vm *vm, uint64_t uptr);
+
+#endif

@@ -1,0 +1,163 @@
+/* The file layer as guest state (files.h): private file mappings, descriptor tables in
+ * snapshots, and the digests a dump records. */
+#include "linux/files_int.h"
+#include "kvm/vm.h"
+#include "lib/sha256.h"
+#include "lib/util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAP_CHUNK 65536
+
+int64_t files_pread_user(struct vm *vm, int hostfd, uint64_t va, uint64_t len, uint64_t off)
+{
+    uint64_t done = 0;
+    if (va + len < va)
+        return -EFAULT;
+    while (done < len) {
+        uint64_t at = va + done;
+        size_t chunk = PAGE_SIZE - (at & (PAGE_SIZE - 1));
+        if (chunk > len - done)
+            chunk = (size_t)(len - done);
+        uint8_t *p = gm_user_ptr(&vm->gm, at, true);
+        if (!p)
+            return done ? (int64_t)done : -EFAULT;
+        /* The VMM writes guest memory: its own dirty log must hear of it (snapshots). */
+        gm_mark_dirty(&vm->gm, (uint64_t)(p - vm->gm.host));
+        ssize_t r = pread(hostfd, p, chunk, (off_t)(off + done));
+        if (r < 0)
+            return done ? (int64_t)done : -errno;
+        done += (uint64_t)r;
+        if ((size_t)r < chunk)
+            break;
+    }
+    return (int64_t)done;
+}
+
+int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int flags, int fd,
+                   uint64_t off)
+{
+    int type = flags & 0xf;
+    if (type != 1 /* MAP_SHARED */ && type != 2 /* MAP_PRIVATE */ && type != 3)
+        return -EINVAL;
+    if ((off & (PAGE_SIZE - 1)) || (int64_t)off < 0 || (prot & ~7))
+        return -EINVAL;
+    if (len == 0 || len > (1ULL << 46))
+        return -EINVAL;
+    struct gfile *f = fd_get(vm->files, fd, NULL);
+    if (!f)
+        return -EBADF;
+    if (f->dir) {
+        gfile_put(f);
+        return -ENODEV;
+    }
+    if (type != 2 && (prot & 2)) { /* a shared writable mapping would write the host file */
+        gfile_put(f);
+        return -EACCES;
+    }
+    enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE : (flags & 0x10) ? MM_FIXED
+                                                                                : MM_HINT;
+    int64_t at = mm_map_mode(&vm->mm, addr, len, prot | 3, mode);
+    if (at < 0) {
+        gfile_put(f);
+        return at;
+    }
+    /* The file's bytes; past its end the pages stay zero (Linux would raise SIGBUS on
+     * whole pages past the end: a program that touches them is already wrong). */
+    uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    int64_t ret = files_pread_user(vm, f->hostfd, (uint64_t)at, want, off);
+    if (ret >= 0)
+        ret = at;
+    else if (ret == -EFAULT)
+        ret = -ENOMEM; /* guest memory ran out while filling the mapping */
+    gfile_put(f);
+    if (ret < 0) {
+        mm_unmap(&vm->mm, (uint64_t)at, len);
+        return ret;
+    }
+    if ((prot | 3) != prot)
+        mm_protect(&vm->mm, (uint64_t)at, len, prot);
+    return at;
+}
+
+void files_save(struct files *fs, struct files_state *st)
+{
+    pthread_mutex_lock(&fs->lock);
+    for (int i = 0; i < FILES_MAX; i++) {
+        gfile_put(st->fd[i].f);
+        st->fd[i] = fs->fd[i];
+        gfile_get(st->fd[i].f);
+    }
+    memcpy(st->cwd, fs->cwd, sizeof st->cwd);
+    pthread_mutex_unlock(&fs->lock);
+}
+
+void files_restore(struct files *fs, const struct files_state *st)
+{
+    pthread_mutex_lock(&fs->lock);
+    for (int i = 0; i < FILES_MAX; i++) {
+        gfile_put(fs->fd[i].f);
+        fs->fd[i] = st->fd[i];
+        gfile_get(fs->fd[i].f);
+    }
+    memcpy(fs->cwd, st->cwd, sizeof fs->cwd);
+    pthread_mutex_unlock(&fs->lock);
+}
+
+void files_state_free(struct files_state *st)
+{
+    for (int i = 0; i < FILES_MAX; i++) {
+        gfile_put(st->fd[i].f);
+        st->fd[i].f = NULL;
+    }
+}
+
+int file_sha256(const char *path, uint8_t out[32], uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    struct sha256 s;
+    sha256_init(&s);
+    char *buf = malloc(MAP_CHUNK);
+    if (!buf) {
+        close(fd);
+        return -ENOMEM;
+    }
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, MAP_CHUNK);
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            free(buf);
+            return -e;
+        }
+        if (n == 0)
+            break;
+        sha256_update(&s, buf, (size_t)n);
+        total += (uint64_t)n;
+    }
+    close(fd);
+    free(buf);
+    sha256_final(&s, out);
+    if (size)
+        *size = total;
+    return 0;
+}
+
+int files_hash(struct files *fs, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < fs->nopened; i++) {
+        int r = file_sha256(fs->opened[i].path, fs->opened[i].sha256, &fs->opened[i].size);
+        if (r < 0)
+            return jx_fail(err, errlen, "cannot read %s, which the program opened: %s",
+                           fs->opened[i].path, strerror(-r));
+    }
+    return 0;
+}
