@@ -1,6 +1,7 @@
 /* jinx-vmm replay (replay.h). */
 #include "cli/replay.h"
 #include "dump/dumpfile.h"
+#include "dump/dump_files.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
 #include "lib/sha256.h"
@@ -186,10 +187,17 @@ int cmd_replay(int argc, char **argv)
                         "--image PATH", image);
         goto out_round;
     }
+    /* So must every file the program read: files are guest input too. */
+    if (dump_check_files(&d, err, sizeof err) < 0) {
+        status = refuse("%s", err);
+        goto out_round;
+    }
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
                              .timeout_ns = timeout_ns, .roundrobin = true};
+    for (size_t i = 0; i < d.nro_dirs && i < VM_MAX_RO_DIRS; i++) /* the same grants */
+        opt.ro_dirs[opt.n_ro_dirs++] = d.ro_dirs[i];
     static struct vm vm;
     if (vm_create(&vm, &opt, err, sizeof err) < 0 ||
         vm_load(&vm, image, r.opts.argc, r.opts.argv, r.opts.envc, r.opts.envp, err,
