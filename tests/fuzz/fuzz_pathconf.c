@@ -12,10 +12,12 @@
  * Input: byte 0 picks the cwd (bits 0-1) and follow_last (bit 2); the rest is the path. */
 #include "linux/pathconf.h"
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +40,17 @@ static void at(char *buf, const char *rel)
     snprintf(buf, PATH_MAX + 32, "%s/%s", root, rel);
 }
 
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+/* The tree goes when the fuzzer exits (libFuzzer ends through exit()). */
+static void remove_tree(void) { nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -45,6 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     char tmpl[] = "/tmp/jinx-fuzz-pathconf-XXXXXX", p[PATH_MAX + 32];
     must(mkdtemp(tmpl) != NULL, "mkdtemp");
     must(realpath(tmpl, root) != NULL, "realpath");
+    atexit(remove_tree);
     static const char *dirs[] = {"g", "g/sub", "secret"};
     for (size_t i = 0; i < 3; i++) {
         at(p, dirs[i]);
