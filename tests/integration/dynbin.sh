@@ -5,7 +5,8 @@
 # --ro-dir, lists and mmaps it, and is refused every escape (.., absolute and relative
 # symlinks out, an absolute path outside, /proc) and every write with the errno a program
 # expects, nothing created on the host; cxx-tests' --filter reaches the program, and
-# `jinx test` finds Circle.Area's bug in the C++ dynamic binary; a round-found dump of the
+# `jinx test` finds Circle.Area's bug in the C++ dynamic binary and its dump replays;
+# --serial gives the musl builds' outcomes, deterministically; a round-found dump of the
 # dynamic circle replays; a dump of dyn-heldfile (a file held open across the crash)
 # replays exactly and is refused once the file changes. Env: BUDGET (jinx test budget, seconds, default 90).
 set -u
@@ -70,6 +71,22 @@ if [ $st = 0 ] && echo "$out" | grep -q "PASSED  \] 2 tests" && ! echo "$out" | 
 "$JINX" test images/bin/dyn/cxx-tests --budget "${BUDGET}s" --dump-dir "$tmp/dumps" -- --filter='Circle.*' >"$tmp/jt" 2>&1; st=$?
 if [ $st = 1 ] && grep -q "GetArea" "$tmp/jt"; then ok "jinx test found Circle.Area's bug in the dynamic C++ binary"
 else bad "jinx test cxx-tests: status $st: $(tail -5 "$tmp/jt")"; fi
+cdump=$(ls "$tmp"/dumps/cxx-tests-*.jinxdump 2>/dev/null | head -1)
+if [ -n "$cdump" ]; then timeout 60 "$VMM" replay "$cdump" >"$tmp/cr" 2>&1; st=$?
+  if [ $st = 134 ] && grep -q "replay reproduced" "$tmp/cr"; then ok "cxx-tests' Circle dump replays"
+  else bad "replay of the cxx-tests dump: status $st: $(grep -v '^jinx-vmm:   ' "$tmp/cr" | tail -3)"; fi
+else bad "jinx test cxx-tests left no dump"; fi
+
+# --serial: dynamic builds give the musl builds' outcomes, and the same trace twice
+for n in circle cxx-race; do
+  timeout 60 "$VMM" run --no-control --quiet --serial "images/bin/$n" >/dev/null 2>&1; want=$?
+  timeout 60 "$VMM" run --no-control --quiet --serial "images/bin/dyn/$n" >/dev/null 2>"$tmp/se"; st=$?
+  if [ $st = "$want" ] && ! grep -q unsupported "$tmp/se"; then ok "$n (dynamic) --serial: status $st, as the musl build"
+  else bad "$n (dynamic) --serial: status $st, the musl build $want: $(tail -2 "$tmp/se")"; fi
+done
+for i in 1 2; do timeout 60 "$VMM" run --no-control --quiet --serial --trace "$tmp/st.$i" images/bin/dyn/circle >/dev/null 2>&1; done
+if [ -s "$tmp/st.1" ] && cmp -s "$tmp/st.1" "$tmp/st.2"; then ok "dynamic circle --serial: the same trace twice"
+else bad "dynamic circle --serial traces differ or are empty"; fi
 
 # 4. a round-found dump of a dynamic program replays
 rm -rf "$tmp/rd"; found=""
