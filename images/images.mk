@@ -63,7 +63,7 @@ include images/corpus/corpus.mk
 # gtest-like binary would be). tests/integration/dynbin.sh runs them.
 IMAGES_DYN_CFLAGS   := $(filter-out -static,$(IMAGES_CFLAGS))
 IMAGES_DYN_CXXFLAGS := $(filter-out -static,$(IMAGES_CXXFLAGS))
-IMAGES_DYN_C   := $(addprefix images/bin/dyn/,$(IMAGE_NAMES) dyn-files)
+IMAGES_DYN_C   := $(addprefix images/bin/dyn/,$(IMAGE_NAMES) dyn-files dyn-heldfile)
 IMAGES_DYN_CXX := $(addprefix images/bin/dyn/,$(IMAGE_CXX) cxx-tests)
 
 images: $(IMAGES_DYN_C) $(IMAGES_DYN_CXX)

@@ -1,6 +1,7 @@
 # libFuzzer harnesses for the parsers of untrusted input: dump files (dumpfile, corefile,
 # roundrec), ELF images (elf), schedule files (schedule), control socket requests
-# (control) and `jinx campaign`'s results/N.json and tasks.tsv (campaign). clang from Debian: packages clang and libclang-rt-14-dev, installed by
+# (control), `jinx campaign`'s results/N.json and tasks.tsv (campaign), the file layer's
+# guest path confinement (pathconf) and the dynamic-section parser (libdeps). clang from Debian: packages clang and libclang-rt-14-dev, installed by
 # scripts/setup-deps.sh.
 #   make fuzz-smoke            each harness for FUZZ_SECONDS (15) on its seed corpus
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
@@ -14,13 +15,14 @@ FUZZ_SECONDS ?= 15
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
-FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/corefile.c vmm/linux/backtrace.c \
+FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm/dump/corefile.c vmm/linux/backtrace.c \
                 vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/linux/elfparse.c \
                 vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
                 tests/fuzz/schedule_fuzz.c
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
+FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
-FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps

@@ -1,5 +1,5 @@
-/* Writes small, valid seed inputs for the fuzz harnesses (a 3-thread .jinxdump and a
- * 3-page core with code, a stack and frame-pointer frames). Run once by
+/* Writes small, valid seed inputs for the fuzz harnesses (a 3-thread .jinxdump with a
+ * FILES record, and a 3-page core with code, a stack and frame-pointer frames). Run once by
  * `make fuzz-seeds`; the output is committed under tests/fuzz/corpus/. */
 #include "dump/corefile.h"
 #include "dump/dumpfile.h"
@@ -93,6 +93,11 @@ int main(int argc, char **argv)
     struct dump_record ex = {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5};
     d.extra = &ex;
     d.nextra = 1;
+    static const uint8_t fsha[SHA256_LEN] = {1, 2, 3};
+    if (dumpfile_add_file(&d, "/seed/data/input.txt", 18, fsha) < 0 ||
+        dumpfile_add_file(&d, "/usr/lib/x86_64-linux-gnu/libc.so.6", 1926232, fsha) < 0 ||
+        dumpfile_add_ro_dir(&d, "/seed/data") < 0)
+        return 1;
     struct dbuf b = {0};
     if (dumpfile_encode(&d, &b) < 0)
         return 1;

@@ -64,4 +64,27 @@ printf '{"cmd":"ping","x":"\\ud800"}' >$C/control/lone-surrogate
 printf '{"cmd":"ping"' >$C/control/unterminated
 # A reply as jinxctl reads it (nested objects): the nested reader is fuzzed on the same input.
 printf '{"ok":true,"status":{"attached":true,"rate":5,"last":{"sims":8,"note":"a\\nb"},"strategies":[1,[2,{"x":null}]]},"control":{"clients":2}}' >$C/control/reply-nested
-echo "mkseeds.sh: seeds written under $C/{elf,schedule,control}"
+# ---- pathconf: byte 0 = cwd (0 g, 1 g/sub, 2 the tree's root, 3 /) | 4 follow the last
+# symlink; then a guest path (fuzz_pathconf.c's tree: g/{file,sub/f,rel-out,abs-out,loop,
+# in,dot,to-one}, secret/s, one) ----
+mkdir -p $C/pathconf
+seed() { printf "\\$(printf %03o "$1")%s" "$2" >"$C/pathconf/$3"; }
+seed 4 file plain; seed 4 ../g/./sub//f dotdot-in; seed 4 ../secret/s dotdot-out
+seed 4 rel-out/s rel-link-out; seed 4 abs-out/s abs-link-out; seed 4 loop/x loop
+seed 4 in in-link; seed 0 in in-nofollow; seed 5 up up-link-out; seed 4 dot/dot/file dot-link
+seed 4 to-one file-grant-link; seed 6 one file-grant; seed 7 /etc/passwd abs-outside
+seed 7 /proc/self/exe proc; seed 5 ../../../../.. root-clamp; seed 4 file/x notdir
+seed 4 "" empty; printf '\004%04096d' 0 >$C/pathconf/too-long
+
+# ---- libdeps: a small dynamically linked program with a DT_RUNPATH, and broken variants ----
+mkdir -p $C/libdeps
+printf 'int main(void) { return 0; }\n' >"$tmp/d.c"
+gcc -Os -o "$tmp/dyn" "$tmp/d.c" -Wl,-rpath,'$ORIGIN/lib' -Wl,--enable-new-dtags
+strip -o $C/libdeps/dyn-runpath "$tmp/dyn"
+gcc -Os -o "$tmp/dyn2" "$tmp/d.c" -Wl,-rpath,/opt/x -Wl,--disable-new-dtags
+strip -o $C/libdeps/dyn-rpath "$tmp/dyn2"
+head -c 1000 $C/libdeps/dyn-runpath >$C/libdeps/truncated
+cp $C/elf/static-exec-stripped $C/libdeps/static
+printf 'not an elf file\n' >$C/libdeps/not-elf
+
+echo "mkseeds.sh: seeds written under $C/{elf,schedule,control,pathconf,libdeps}"

@@ -5,8 +5,10 @@
 # --ro-dir, lists and mmaps it, and is refused every escape (.., absolute and relative
 # symlinks out, an absolute path outside, /proc) and every write with the errno a program
 # expects, nothing created on the host; cxx-tests' --filter reaches the program, and
-# `jinx test` finds Circle.Area's bug in the C++ dynamic binary; a round-found dump of the
-# dynamic circle replays. Env: BUDGET (jinx test budget, seconds, default 90).
+# `jinx test` finds Circle.Area's bug in the C++ dynamic binary and its dump replays;
+# --serial gives the musl builds' outcomes, deterministically; a round-found dump of the
+# dynamic circle replays; a dump of dyn-heldfile (a file held open across the crash)
+# replays exactly and is refused once the file changes. Env: BUDGET (jinx test budget, seconds, default 90).
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; BUDGET=${BUDGET:-90}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -69,6 +71,22 @@ if [ $st = 0 ] && echo "$out" | grep -q "PASSED  \] 2 tests" && ! echo "$out" | 
 "$JINX" test images/bin/dyn/cxx-tests --budget "${BUDGET}s" --dump-dir "$tmp/dumps" -- --filter='Circle.*' >"$tmp/jt" 2>&1; st=$?
 if [ $st = 1 ] && grep -q "GetArea" "$tmp/jt"; then ok "jinx test found Circle.Area's bug in the dynamic C++ binary"
 else bad "jinx test cxx-tests: status $st: $(tail -5 "$tmp/jt")"; fi
+cdump=$(ls "$tmp"/dumps/cxx-tests-*.jinxdump 2>/dev/null | head -1)
+if [ -n "$cdump" ]; then timeout 60 "$VMM" replay "$cdump" >"$tmp/cr" 2>&1; st=$?
+  if [ $st = 134 ] && grep -q "replay reproduced" "$tmp/cr"; then ok "cxx-tests' Circle dump replays"
+  else bad "replay of the cxx-tests dump: status $st: $(grep -v '^jinx-vmm:   ' "$tmp/cr" | tail -3)"; fi
+else bad "jinx test cxx-tests left no dump"; fi
+
+# --serial: dynamic builds give the musl builds' outcomes, and the same trace twice
+for n in circle cxx-race; do
+  timeout 60 "$VMM" run --no-control --quiet --serial "images/bin/$n" >/dev/null 2>&1; want=$?
+  timeout 60 "$VMM" run --no-control --quiet --serial "images/bin/dyn/$n" >/dev/null 2>"$tmp/se"; st=$?
+  if [ $st = "$want" ] && ! grep -q unsupported "$tmp/se"; then ok "$n (dynamic) --serial: status $st, as the musl build"
+  else bad "$n (dynamic) --serial: status $st, the musl build $want: $(tail -2 "$tmp/se")"; fi
+done
+for i in 1 2; do timeout 60 "$VMM" run --no-control --quiet --serial --trace "$tmp/st.$i" images/bin/dyn/circle >/dev/null 2>&1; done
+if [ -s "$tmp/st.1" ] && cmp -s "$tmp/st.1" "$tmp/st.2"; then ok "dynamic circle --serial: the same trace twice"
+else bad "dynamic circle --serial traces differ or are empty"; fi
 
 # 4. a round-found dump of a dynamic program replays
 rm -rf "$tmp/rd"; found=""
@@ -83,6 +101,29 @@ else
   elif grep -q "no round records\|free execution" "$tmp/rp"; then ok "dynamic circle dump (free-execution crash: no replay to check)"
   else bad "replay of the dynamic circle: status $st: $(tail -3 "$tmp/rp")"; fi
 fi
+
+# 5. files are guest state: dyn-heldfile holds a --ro-dir file open across the crash; its
+# dump records the file, its snapshot the descriptor and offset, so the replay (from
+# another directory) is exact; after the file changes, replay refuses (status 2).
+hd=$tmp/held; mkdir -p "$hd"; head -c 300 /dev/urandom > "$hd/radii"
+(cd "$hd" && "$OLDPWD/$JINX" test --budget "${BUDGET}s" --dump-dir dumps --ro-dir . \
+  "$OLDPWD/images/bin/dyn/dyn-heldfile" -- radii) >"$tmp/ht" 2>&1; st=$?
+hdump=$(ls "$hd"/dumps/*.jinxdump 2>/dev/null | head -1)
+if [ $st = 1 ] && [ -n "$hdump" ]; then ok "jinx test found dyn-heldfile's bug (file held open)"
+  "$BIN/jinxctl" inspect --json "$hdump" > "$tmp/hj" 2>&1
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=[x for x in d["files"] if x["path"]==sys.argv[2]]; sys.exit(not (f and f[0]["size"]==300 and f[0]["now"]=="unchanged" and d["ro_dirs"]==[sys.argv[3]]))' \
+      "$tmp/hj" "$(realpath "$hd/radii")" "$(realpath "$hd")"; then ok "inspect --json lists the held file and the --ro-dir"
+  else bad "inspect --json files: $(head -c 400 "$tmp/hj")"; fi
+  timeout 60 "$VMM" replay "$hdump" >"$tmp/hr" 2>&1; st=$?
+  if [ $st = 134 ] && grep -q "replay reproduced" "$tmp/hr"; then ok "dyn-heldfile dump replays exactly (descriptor and offset restored)"
+  else bad "replay of dyn-heldfile: status $st: $(grep -v '^jinx-vmm:   ' "$tmp/hr" | tail -3)"; fi
+  printf x >> "$hd/radii"
+  timeout 60 "$VMM" replay "$hdump" >"$tmp/hr" 2>&1; st=$?
+  if [ $st = 2 ] && grep -q "radii, which the program read, has changed" "$tmp/hr"; then ok "replay refuses the dump after its file changed (status 2)"
+  else bad "replay after the file changed: status $st: $(tail -2 "$tmp/hr")"; fi
+  "$BIN/jinxctl" inspect "$hdump" 2>&1 | grep -q "radii (300 bytes, .*CHANGED now)" && ok "inspect shows the file CHANGED" \
+    || bad "inspect does not show the changed file: $("$BIN/jinxctl" inspect "$hdump" 2>&1 | grep radii)"
+else bad "jinx test dyn-heldfile: status $st: $(tail -5 "$tmp/ht")"; fi
 
 echo "dynbin: $pass passed, $fail failed"
 [ $fail = 0 ]

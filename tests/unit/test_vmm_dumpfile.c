@@ -50,6 +50,12 @@ static void sample(struct dumpfile *d)
         for (int b = 0; b < DUMP_FPREGS_LEN; b++)
             x->fpregs[b] = x->has_fpregs ? (uint8_t)(b ^ t) : 0;
     }
+    uint8_t sha[SHA256_LEN];
+    memset(sha, 0xab, sizeof sha);
+    assert_int_equal(dumpfile_add_file(d, "/data/input.json", 1234, sha), 0);
+    sha[0] = 1;
+    assert_int_equal(dumpfile_add_file(d, "/usr/lib/libc.so.6", 99, sha), 0);
+    assert_int_equal(dumpfile_add_ro_dir(d, "/data"), 0);
 }
 
 static void encode(const struct dumpfile *d, struct dbuf *b)
@@ -81,6 +87,13 @@ static void test_round_trip(void **state)
     assert_int_equal(e.extra[0].type, DREC_SCHEDULE);
     assert_int_equal(e.extra[0].len, 5);
     assert_memory_equal(e.extra[0].data, blob, 5);
+    assert_true(e.has_files);
+    assert_int_equal(e.nfiles, 2);
+    assert_string_equal(e.files[0].path, "/data/input.json");
+    assert_int_equal(e.files[0].size, 1234);
+    assert_memory_equal(e.files[1].sha256, d.files[1].sha256, SHA256_LEN);
+    assert_int_equal(e.nro_dirs, 1);
+    assert_string_equal(e.ro_dirs[0], "/data");
     /* Encoding what was parsed gives the same bytes. */
     struct dbuf b2;
     encode(&e, &b2);
@@ -88,6 +101,50 @@ static void test_round_trip(void **state)
     assert_memory_equal(b2.p, b.p, b.len);
     dbuf_free(&b);
     dbuf_free(&b2);
+    dumpfile_free(&d);
+    dumpfile_free(&e);
+}
+
+/* The FILES record: paths must be absolute, and a dump without one (format 1.0) still
+ * reads, with no files. */
+static void test_files_record(void **state)
+{
+    (void)state;
+    struct dumpfile d, e;
+    struct dbuf b;
+    char err[256];
+    sample(&d);
+    d.files[1].path[0] = 'x'; /* a relative path, as a hostile writer would put */
+    encode(&d, &b);
+    assert_int_equal(dumpfile_parse(b.p, b.len, 0, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "FILES record: file 1"));
+    dbuf_free(&b);
+    d.files[1].path[0] = '/';
+    free(d.ro_dirs[0]);
+    d.ro_dirs[0] = strdup("");
+    encode(&d, &b);
+    assert_int_equal(dumpfile_parse(b.p, b.len, 0, &e, err, sizeof err), -1);
+    assert_non_null(strstr(err, "directory 0"));
+    dbuf_free(&b);
+    assert_int_equal(dumpfile_add_file(&d, "relative", 1, d.files[0].sha256), -1);
+    assert_int_equal(dumpfile_add_ro_dir(&d, "rel/dir"), -1);
+    dumpfile_free(&d);
+    assert_int_equal(d.nfiles, 0);
+    sample(&d);
+    for (size_t i = 0; i < d.nfiles; i++)
+        free(d.files[i].path);
+    free(d.files);
+    free(d.ro_dirs[0]);
+    free(d.ro_dirs);
+    d.files = NULL;
+    d.ro_dirs = NULL;
+    d.nfiles = d.nro_dirs = 0;
+    d.has_files = false;
+    encode(&d, &b);
+    assert_int_equal(dumpfile_parse(b.p, b.len, 0, &e, err, sizeof err), 0);
+    assert_false(e.has_files);
+    assert_int_equal(e.nfiles, 0);
+    dbuf_free(&b);
     dumpfile_free(&d);
     dumpfile_free(&e);
 }
@@ -319,6 +376,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_files_record),
         cmocka_unit_test(test_every_truncation_refused),
         cmocka_unit_test(test_every_bit_flip_refused),
         cmocka_unit_test(test_appended_refused),

@@ -302,6 +302,58 @@ static void test_other_records(void **state)
     dbuf_free(&b);
 }
 
+/* The file layer's descriptors and cwd ride at the end of the SNAPSHOT record: they round
+ * trip, a record without them (format 1.0) reads with none, and bad ones are refused. */
+static void test_snapshot_fds(void **state)
+{
+    (void)state;
+    static struct sample x;
+    sample_image(&x);
+    struct dbuf old, b;
+    char err[256];
+    encode_ok(&x.s, &old);
+    x.s.cwd = strdup("/home/u/proj");
+    x.s.fds = calloc(2, sizeof *x.s.fds);
+    x.s.fds[0] = (struct snapimg_fd){.fd = 3, .off = 17, .path = strdup("/data/in.txt")};
+    x.s.fds[1] = (struct snapimg_fd){.fd = 9, .flags = SNAP_FD_CLOEXEC, .off = 1ULL << 33,
+                                     .path = strdup("/data")};
+    x.s.nfds = 2;
+    encode_ok(&x.s, &b);
+    struct snap_image p;
+    assert_int_equal(snapfile_parse(b.p, b.len, &p, err, sizeof err), 0);
+    assert_string_equal(p.cwd, "/home/u/proj");
+    assert_int_equal(p.nfds, 2);
+    assert_int_equal(p.fds[0].fd, 3);
+    assert_int_equal(p.fds[0].off, 17);
+    assert_string_equal(p.fds[0].path, "/data/in.txt");
+    assert_int_equal(p.fds[1].flags, SNAP_FD_CLOEXEC);
+    assert_int_equal(p.fds[1].off, 1ULL << 33);
+    snapimg_free(&p);
+    for (size_t n = old.len + 1; n < b.len; n++) /* a cut descriptor section */
+        assert_int_equal(snapfile_parse(b.p, n, &p, err, sizeof err), -1);
+    assert_int_equal(snapfile_parse(old.p, old.len, &p, err, sizeof err), 0);
+    assert_int_equal(p.nfds, 0);
+    assert_null(p.cwd);
+    snapimg_free(&p);
+    dbuf_free(&b);
+    /* Hostile descriptors: stdio, unsorted, beyond the table, unknown flags, relative. */
+    uint32_t fd1[] = {2, 3, 1024, 4, 4};
+    uint32_t fd2[] = {4, 3, 5, 5, 5};
+    uint32_t flags[] = {0, 0, 0, 2, 0};
+    for (int k = 0; k < 5; k++) {
+        x.s.fds[0].fd = fd1[k];
+        x.s.fds[1].fd = fd2[k];
+        x.s.fds[1].flags = flags[k];
+        x.s.fds[1].path[0] = k == 4 ? 'd' : '/';
+        assert_int_equal(snapimg_validate(&x.s, err, sizeof err), -1);
+        struct dbuf bad = {0};
+        assert_int_equal(snapfile_encode(&x.s, &bad), -1);
+        dbuf_free(&bad);
+    }
+    dbuf_free(&old);
+    snapimg_free(&x.s);
+}
+
 /* A whole dump with every round record: dump_round_parse finds and checks them all. */
 static void test_dump_round(void **state)
 {
@@ -364,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_snapshot_hostile),
+        cmocka_unit_test(test_snapshot_fds),
         cmocka_unit_test(test_trace_round_trip),
         cmocka_unit_test(test_other_records),
         cmocka_unit_test(test_dump_round),

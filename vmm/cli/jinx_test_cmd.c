@@ -16,6 +16,7 @@
 #include "dump/dumpfile.h"
 #include "linux/elfparse.h"
 #include "kvm/layout.h"
+#include "kvm/vm.h"
 #include "linux/limitlog.h"
 #include "rounds/round_config.h"
 #include "dump/roundrec.h"
@@ -51,7 +52,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
-        "                 [--seeds FIRST-LAST] [-- ARGS...]\n"
+        "                 [--seeds FIRST-LAST] [--ro-dir DIR]... [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
@@ -66,6 +67,8 @@ static void usage(FILE *f)
         "  --json          print the result as one JSON object on stdout\n"
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
+        "  --ro-dir DIR    let the program read DIR and below, read-only (jinx-vmm run\n"
+        "                  --ro-dir; repeatable)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
         "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
         "\n"
@@ -96,6 +99,8 @@ struct run_opts {
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
+    const char *const *ro_dirs;   /* --ro-dir, passed on to every run */
+    int n_ro_dirs;
     int nargs;
     char **args;
 };
@@ -117,7 +122,7 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
                            "--attach", ro->rate, "--dump-dir", ro->dir, "--timeout", to_s,
                            "--report", ro->report};
     size_t nf = sizeof fixed / sizeof fixed[0];
-    char **argv = calloc(nf + (size_t)ro->nargs + 16, sizeof *argv);
+    char **argv = calloc(nf + (size_t)ro->nargs + 2 * (size_t)ro->n_ro_dirs + 16, sizeof *argv);
     if (!argv)
         return -1;
     for (size_t i = 0; i < nf; i++)
@@ -143,6 +148,10 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     if (ro->vcpus) {
         argv[k++] = "--vcpus";
         argv[k++] = (char *)ro->vcpus;
+    }
+    for (int i = 0; i < ro->n_ro_dirs; i++) {
+        argv[k++] = "--ro-dir";
+        argv[k++] = (char *)ro->ro_dirs[i];
     }
     argv[k++] = (char *)ro->image;
     argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
@@ -439,6 +448,8 @@ struct test_opts {
     const char *strategy, *depth;       /* whole-run strategy and PCT depth (NULL: defaults) */
     uint64_t first_seed, last_seed, budget;
     const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall;
+    const char *ro_dirs[VM_MAX_RO_DIRS];
+    int n_ro_dirs;
     bool json;
     struct cli cl;
 };
@@ -452,7 +463,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
-        {"seeds", required_argument, 0, 'e'},
+        {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
@@ -505,6 +516,14 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
                 return -1;
             }
             t->depth = optarg;
+            break;
+        case 'R':
+            if (t->n_ro_dirs == VM_MAX_RO_DIRS) {
+                jx_err("--ro-dir %s: at most %d directories (grant a common parent instead)",
+                       optarg, VM_MAX_RO_DIRS);
+                return -1;
+            }
+            t->ro_dirs[t->n_ro_dirs++] = optarg;
             break;
         case 'j': t->json = true; break;
         case 'u': t->junit = optarg; break;
@@ -618,7 +637,8 @@ static int cmd_test(int argc, char **argv)
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir, .log = log,
                           .report = report, .mem = t.mem, .vcpus = t.vcpus,
                           .fragment_wall = t.fragment_wall, .strategy = t.strategy,
-                          .depth = t.depth, .nargs = cl.npos - 1,
+                          .depth = t.depth, .ro_dirs = t.ro_dirs, .n_ro_dirs = t.n_ro_dirs,
+                          .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
     static struct result r;

@@ -1,6 +1,7 @@
 /* jinx-vmm replay (replay.h). */
 #include "cli/replay.h"
 #include "dump/dumpfile.h"
+#include "dump/dump_files.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
 #include "lib/sha256.h"
@@ -113,6 +114,33 @@ static void announce(const struct dump_round *r, double load_ms)
                 (unsigned long long)r->score.cue_limit, r->snap.npages, r->snap.nvcpus, load_ms);
 }
 
+/* The image must be the very build the dump came from, and every file the program read
+ * must read the same: files are guest input too. 0, or -1 after refusing. */
+static int check_inputs(const struct dumpfile *d, const char *image)
+{
+    char err[1024];
+    struct elf_image probe;
+    if (elf_open(image, &probe, err, sizeof err) < 0) {
+        refuse("cannot read the image: %s (moved? give it with --image PATH)", err);
+        return -1;
+    }
+    uint8_t h[SHA256_LEN];
+    sha256(probe.data, probe.size, h);
+    bool same = memcmp(h, d->image.sha256, SHA256_LEN) == 0 && probe.size == d->image.size;
+    elf_free(&probe);
+    if (!same) {
+        refuse("%s is not the build this dump came from (its SHA-256 differs): rebuild the "
+               "image from the same sources, or point to the right file with --image PATH",
+               image);
+        return -1;
+    }
+    if (dump_check_files(d, err, sizeof err) < 0) {
+        refuse("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -169,27 +197,15 @@ int cmd_replay(int argc, char **argv)
                       "--dump-dir DIR, or jinx test) can be replayed", path);
     }
 
-    /* The image must be the very build the dump came from. */
     const char *image = image_override ? image_override : d.image.path;
-    struct elf_image probe;
-    if (elf_open(image, &probe, err, sizeof err) < 0) {
-        status = refuse("cannot read the image: %s (moved? give it with --image PATH)", err);
+    if (check_inputs(&d, image) < 0)
         goto out_round;
-    }
-    uint8_t h[SHA256_LEN];
-    sha256(probe.data, probe.size, h);
-    bool same = memcmp(h, d.image.sha256, SHA256_LEN) == 0 && probe.size == d.image.size;
-    elf_free(&probe);
-    if (!same) {
-        status = refuse("%s is not the build this dump came from (its SHA-256 differs): rebuild "
-                        "the image from the same sources, or point to the right file with "
-                        "--image PATH", image);
-        goto out_round;
-    }
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
                              .timeout_ns = timeout_ns, .roundrobin = true};
+    for (size_t i = 0; i < d.nro_dirs && i < VM_MAX_RO_DIRS; i++) /* the same grants */
+        opt.ro_dirs[opt.n_ro_dirs++] = d.ro_dirs[i];
     static struct vm vm;
     if (vm_create(&vm, &opt, err, sizeof err) < 0 ||
         vm_load(&vm, image, r.opts.argc, r.opts.argv, r.opts.envc, r.opts.envp, err,

@@ -2,6 +2,7 @@
  * (corefile.c) and a .jinxdump (dumpfile.c), and publishes both atomically. */
 #include "dump/dump.h"
 #include "dump/corefile.h"
+#include "dump/dump_files.h"
 #include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
@@ -505,6 +506,7 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
 
     /* Jinx's record. */
     fill_records(&d, vm, o, pi);
+    dump_fill_files(&d, vm);
     for (size_t i = 0; i < nextra; i++)
         if (dumpfile_add_record(&d, extra[i].type, extra[i].flags, extra[i].data,
                                 extra[i].len) < 0) {

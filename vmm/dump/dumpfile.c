@@ -1,6 +1,7 @@
 /* The .jinxdump record format, both ways. The parser treats its input as hostile: every
  * read goes through a cursor that checks the remaining length first. */
 #include "dump/dumpfile.h"
+#include "dump/dumpfiles.h"
 #include "lib/bytes.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -116,9 +117,15 @@ int dumpfile_encode(const struct dumpfile *d, struct dbuf *b)
     bput_str(b, d->core.name, DUMP_MAX_STR);
     rec_end(b, at);
 
+    if (d->has_files) {
+        at = rec_begin(b, DREC_FILES, 0);
+        dumpfiles_encode(d, b);
+        rec_end(b, at);
+    }
+
     for (size_t i = 0; i < d->nextra; i++) {
         const struct dump_record *r = &d->extra[i];
-        if (r->type == DREC_END)
+        if (r->type == DREC_END || r->type == DREC_FILES)
             return -1;
         at = rec_begin(b, r->type, r->flags);
         bput(b, r->data, r->len);
@@ -160,6 +167,7 @@ void dumpfile_free(struct dumpfile *d)
     for (size_t i = 0; i < d->nextra; i++)
         free(d->extra[i].data);
     free(d->extra);
+    dumpfiles_free(d);
     d->threads = NULL;
     d->extra = NULL;
     d->nthreads = d->nextra = 0;
@@ -182,6 +190,7 @@ static const char *type_name(uint32_t t)
     case DREC_RUN: return "RUN";
     case DREC_THREAD: return "THREAD";
     case DREC_CORE: return "CORE";
+    case DREC_FILES: return "FILES";
     case DREC_END: return "END";
     default: return "unknown";
     }
@@ -393,6 +402,12 @@ int dumpfile_parse(const uint8_t *buf, size_t len, unsigned flags, struct dumpfi
             break;
         case DREC_CORE:
             if (parse_core(&c, d, &seen_core, err, errlen) < 0) {
+                rc = -1;
+                goto out;
+            }
+            break;
+        case DREC_FILES:
+            if (dumpfiles_parse(&c, d, err, errlen) < 0) {
                 rc = -1;
                 goto out;
             }

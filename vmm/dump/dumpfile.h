@@ -25,7 +25,7 @@
 
 #define DUMP_MAGIC         "JINXDUMP"
 #define DUMP_VERSION_MAJOR 1
-#define DUMP_VERSION_MINOR 0
+#define DUMP_VERSION_MINOR 1
 #define DUMP_HEADER_LEN    16
 #define DUMP_REC_HDR_LEN   16
 
@@ -34,6 +34,8 @@
 #define DUMP_MAX_STR       4096
 #define DUMP_MAX_THREADS   1024
 #define DUMP_MAX_EXTRA     256
+#define DUMP_MAX_FILES     1024
+#define DUMP_MAX_RO_DIRS   64
 
 /* Record types. Numbers are forever: never reuse one. */
 enum dump_rec_type {
@@ -42,7 +44,8 @@ enum dump_rec_type {
     DREC_RUN = 3,              /* when and how it ran: time, seed, memory, vCPUs, argv */
     DREC_THREAD = 4,           /* one per guest thread: state, registers, FPU */
     DREC_CORE = 5,             /* the matching ELF core file: name, size, SHA-256 */
-    /* 6..15: reserved for more machine state (memory map, futex table, ...) */
+    DREC_FILES = 6,            /* the files the program opened (path, size, SHA-256), --ro-dir */
+    /* 7..15: reserved for more machine state (memory map, futex table, ...) */
     DREC_SNAPSHOT = 16,        /* reserved: the snapshot the retired fragment started from */
     DREC_SCHEDULE = 17,        /* reserved: the retired schedule */
     DREC_TRACE_RECORDED = 18,  /* reserved: the recorded cue-point trace */
@@ -112,6 +115,13 @@ struct dump_core {
     char name[256];            /* file name in the .jinxdump's own directory: no '/' */
 };
 
+/* A host file the program opened: replay refuses to run when it changed. */
+struct dump_file {
+    uint8_t sha256[SHA256_LEN];
+    uint64_t size;
+    char *path;                /* owned: canonical absolute host path */
+};
+
 /* A record kept as bytes: types this version does not interpret (from a newer writer),
  * or what a caller adds (the round driver's snapshot, schedule, traces). */
 struct dump_record {
@@ -131,10 +141,16 @@ struct dumpfile {
     size_t nthreads;
     struct dump_record *extra;     /* owned */
     size_t nextra;
+    bool has_files;                /* a FILES record (dumps from format 1.1) */
+    struct dump_file *files;       /* owned */
+    size_t nfiles;
+    char **ro_dirs;                /* owned: the run's --ro-dir directories (canonical) */
+    size_t nro_dirs;
 };
 
 
-/* Encodes d (header, RUN if has_run, IMAGE, OUTCOME, THREADs, CORE, extra, END) into b.
+/* Encodes d (header, RUN if has_run, IMAGE, OUTCOME, THREADs, CORE, FILES if has_files,
+ * extra, END) into b.
  * Returns 0, or -1 when out of memory or d holds an out-of-range value. */
 int dumpfile_encode(const struct dumpfile *d, struct dbuf *b);
 
@@ -149,6 +165,12 @@ void dumpfile_free(struct dumpfile *d);
 /* Adds a raw record to d->extra (copying data). 0, or -1 out of memory / bad type. */
 int dumpfile_add_record(struct dumpfile *d, uint32_t type, uint32_t flags, const void *data,
                         uint64_t len);
+
+/* Adds a file (path copied) or an --ro-dir to d's FILES record (sets has_files). 0, or -1
+ * out of memory or past the limits. */
+int dumpfile_add_file(struct dumpfile *d, const char *path, uint64_t size,
+                      const uint8_t sha256[SHA256_LEN]);
+int dumpfile_add_ro_dir(struct dumpfile *d, const char *dir);
 
 const char *dump_tstate_name(uint32_t state);
 const char *dump_out_kind_name(uint32_t kind);

@@ -2,6 +2,7 @@
 #include "dump/inspect.h"
 #include "linux/backtrace.h"
 #include "dump/srcline.h"
+#include "dump/inspect_files.h"
 #include "dump/corefile.h"
 #include "kvm/decode.h"
 #include "dump/dumpfile.h"
@@ -416,6 +417,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     if (d->has_run)
         fprintf(f, "command: %s (seed %llu%s)\n", d->run.cmdline,
                 (unsigned long long)d->run.seed, (d->run.flags & DRUN_F_SERIAL) ? ", serial" : "");
+    inspect_files_text(d, f);
     switch (o->kind) {
     case DOUT_SIGNAL:
         symbolize(x, o->rip, false, sym, sizeof sym);
@@ -588,6 +590,7 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
         json_fput_str(f, d->run.cmdline, true);
         fprintf(f, "}");
     }
+    inspect_files_json(d, f);
     fprintf(f, ",\"outcome\":{\"kind\":");
     json_fput_str(f, dump_out_kind_name(o->kind), true);
     fprintf(f, ",\"exit_status\":%d", o->exit_status);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NREGS (sizeof(struct kvm_regs) / 8)
 _Static_assert(sizeof(struct kvm_regs) == 18 * 8, "kvm_regs is 18 u64");
@@ -113,7 +114,59 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
         bput_u64(b, s->pages[i].frame);
         bput(b, s->pages[i].data, PAGE_SIZE);
     }
+    /* The file layer's state (added in dump format 1.1; older readers stop before it). */
+    bput_u32(b, (uint32_t)s->nfds);
+    bput_u32(b, 0);
+    bput_str(b, s->cwd ? s->cwd : "", SNAP_MAX_PATH);
+    for (size_t i = 0; i < s->nfds; i++) {
+        bput_u32(b, s->fds[i].fd);
+        bput_u32(b, s->fds[i].flags);
+        bput_u64(b, s->fds[i].off);
+        bput_str(b, s->fds[i].path, SNAP_MAX_PATH);
+    }
     return b->oom ? -1 : 0;
+}
+
+/* The descriptor section after the pages; absent in dumps older than format 1.1. */
+static int parse_fds(struct bcur *c, struct snap_image *s, char *err, size_t errlen)
+{
+    if (c->left == 0)
+        return 0;
+    uint32_t n = bget_u32(c);
+    bget_u32(c);
+    char *path = malloc(SNAP_MAX_PATH);
+    if (!path)
+        return jx_fail(err, errlen, "out of memory");
+    int rc = -1;
+    if (c->bad || n > SNAP_MAX_FDS || (uint64_t)n * 20 > c->left ||
+        !bget_str(c, path, SNAP_MAX_PATH)) {
+        jx_fail(err, errlen, "SNAPSHOT: descriptor section malformed or cut short");
+        goto out;
+    }
+    if (path[0] && !(s->cwd = strdup(path)))
+        goto oom;
+    if (n && !(s->fds = calloc(n, sizeof *s->fds)))
+        goto oom;
+    for (uint32_t i = 0; i < n; i++) {
+        struct snapimg_fd *f = &s->fds[i];
+        f->fd = bget_u32(c);
+        f->flags = bget_u32(c);
+        f->off = bget_u64(c);
+        if (!bget_str(c, path, SNAP_MAX_PATH)) {
+            jx_fail(err, errlen, "SNAPSHOT: descriptor %u malformed or cut short", i);
+            goto out;
+        }
+        if (!(f->path = strdup(path)))
+            goto oom;
+        s->nfds++;
+    }
+    rc = 0;
+    goto out;
+oom:
+    jx_fail(err, errlen, "out of memory");
+out:
+    free(path);
+    return rc;
 }
 
 /* ---- validation ------------------------------------------------------------------ */
@@ -249,6 +302,8 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
         s->pages[i].frame = bget_u64(&c);
         s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
     }
+    if (!c.bad && parse_fds(&c, s, err, errlen) < 0)
+        goto out;
     if (c.bad) {
         jx_fail(err, errlen, "SNAPSHOT record cut short");
         goto out;

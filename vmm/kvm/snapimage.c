@@ -14,6 +14,10 @@ void snapimg_free(struct snap_image *s)
     free(s->frame_bitmap);
     free(s->tables);
     free(s->pages);
+    for (size_t i = 0; i < s->nfds; i++)
+        free(s->fds[i].path);
+    free(s->fds);
+    free(s->cwd);
     memset(s, 0, sizeof *s);
 }
 
@@ -175,6 +179,27 @@ int snapimg_validate(const struct snap_image *s, char *err, size_t errlen)
     }
     if (with_tid != s->live)
         return jx_fail(err, errlen, "%d live threads, but %d vCPUs hold a thread", s->live, with_tid);
+    return snapimg_validate_fds(s, err, errlen);
+}
+
+int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen)
+{
+    if (s->cwd && (s->cwd[0] != '/' || strlen(s->cwd) >= SNAP_MAX_PATH))
+        return jx_fail(err, errlen, "working directory is not an absolute path");
+    if (s->nfds > SNAP_MAX_FDS || (s->nfds && !s->fds))
+        return jx_fail(err, errlen, "%zu open descriptors (at most %u)", s->nfds, SNAP_MAX_FDS);
+    for (size_t i = 0; i < s->nfds; i++) {
+        const struct snapimg_fd *f = &s->fds[i];
+        if (f->fd < 3 || f->fd >= SNAP_MAX_FDS || (i && f->fd <= s->fds[i - 1].fd))
+            return jx_fail(err, errlen, "descriptor %u out of range or unsorted", f->fd);
+        if (f->flags & ~SNAP_FD_CLOEXEC)
+            return jx_fail(err, errlen, "descriptor %u: unknown flags 0x%x", f->fd, f->flags);
+        if (!f->path || f->path[0] != '/' || strlen(f->path) >= SNAP_MAX_PATH)
+            return jx_fail(err, errlen, "descriptor %u: its file is not an absolute path",
+                           f->fd);
+        if (f->off > (1ULL << 62))
+            return jx_fail(err, errlen, "descriptor %u: offset out of range", f->fd);
+    }
     return 0;
 }
 

@@ -51,6 +51,17 @@ struct snapimg_page {
     const uint8_t *data;       /* borrowed: PAGE_SIZE bytes */
 };
 
+/* One open guest descriptor (linux/files.h): the file layer reopens path, which must lie
+ * inside the loading run's grants, and puts the descriptor back at fd with its offset. */
+#define SNAP_MAX_FDS 1024      /* == FILES_MAX */
+#define SNAP_MAX_PATH 4096     /* == PATHCONF_MAX, with its NUL */
+#define SNAP_FD_CLOEXEC 1u
+struct snapimg_fd {
+    uint32_t fd, flags;        /* fd 3..SNAP_MAX_FDS-1, ascending; flags: SNAP_FD_* */
+    uint64_t off;
+    char *path;                /* owned: canonical absolute host path */
+};
+
 struct snap_image {
     uint64_t mem;              /* bytes of guest memory */
     uint32_t nvcpus;
@@ -69,6 +80,9 @@ struct snap_image {
     uint64_t pml4_user[256];
     struct snapimg_page *pages;   /* owned array; data borrowed */
     size_t npages;
+    char *cwd;                    /* owned: the guest's working directory; NULL: unknown */
+    struct snapimg_fd *fds;       /* owned: open descriptors (files), ascending by fd */
+    size_t nfds;
 };
 
 void snapimg_free(struct snap_image *s);
@@ -76,6 +90,8 @@ void snapimg_free(struct snap_image *s);
 uint64_t snapimg_bitmap_words(uint64_t mem);
 /* The checks above; snapfile_parse makes them too. 0, or -1 with a message. */
 int snapimg_validate(const struct snap_image *s, char *err, size_t errlen);
+/* The descriptor and cwd part of those checks. */
+int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen);
 /* Bytes of guest memory the image stores (pages x PAGE_SIZE). */
 uint64_t snapimg_bytes(const struct snap_image *s);
 

@@ -551,6 +551,8 @@ int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err,
         img->pages[img->npages++] = (struct snapimg_page){.frame = f, .data = data};
     }
     memcpy(img->pml4_user, gm->host + GPA_PML4, sizeof img->pml4_user);
+    if (s->files && files_state_export(s->files, img) < 0) /* descriptors are guest state */
+        goto oom;
     char why[200];
     if (snapimg_validate(img, why, sizeof why) < 0) {
         snprintf(err, errlen, "snapshot export: %s", why);
@@ -586,6 +588,11 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
         snprintf(err, errlen, "snapshot of %llu MiB, VM of %llu MiB%s",
                  (unsigned long long)(img->mem >> 20), (unsigned long long)(gm->size >> 20),
                  vm->nvcpus ? " that already runs" : "");
+        return -1;
+    }
+    /* Files first: a file that cannot be reopened refuses the image before any change. */
+    if (vm->files && files_import(vm->files, img, why, sizeof why) < 0) {
+        snprintf(err, errlen, "snapshot: %s", why);
         return -1;
     }
     atomic_store(&vm->paused, true); /* the vCPU threads created below wait */

@@ -41,6 +41,7 @@ void gfile_put(struct gfile *f)
     if (f && atomic_fetch_sub(&f->refs, 1) == 1) {
         close(f->hostfd);
         free(f->dents);
+        free(f->path);
         free(f);
     }
 }
@@ -140,7 +141,7 @@ int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creat
     return path_resolve(&vm->files->grants, base, dir, true, parent) == 0 ? -EROFS : r;
 }
 
-static void remember(struct files *fs, const char *canon)
+void files_remember(struct files *fs, const char *canon)
 {
     for (size_t i = 0; i < fs->nopened; i++)
         if (!strcmp(fs->opened[i].path, canon))
@@ -208,19 +209,10 @@ static int lowest_free(struct files *fs, int from)
     return -EMFILE;
 }
 
-static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
+int files_open_canon(const char *canon, int flags, struct gfile **out)
 {
-    char canon[PATHCONF_MAX];
-    struct files *fs = vm->files;
-    if ((flags & G_O_TMPFILE) == G_O_TMPFILE)
-        return files_write_path(vm, dirfd, uptr, true) == -EROFS ? -EROFS : -EOPNOTSUPP;
     bool wants_write = (flags & G_O_ACCMODE) != 0 || (flags & G_O_TRUNC);
-    int r = files_guest_path(vm, dirfd, uptr, !(flags & G_O_NOFOLLOW), canon);
-    if (r == -ENOENT && (flags & G_O_CREAT))
-        return files_write_path(vm, dirfd, uptr, true);
-    if (r)
-        return r;
-    int pfd = files_open_path(canon, !(flags & G_O_NOFOLLOW));
+    int r, pfd = files_open_path(canon, !(flags & G_O_NOFOLLOW));
     if (pfd < 0)
         return pfd == -ELOOP || pfd == -EXDEV ? -ELOOP : pfd;
     struct stat st;
@@ -261,16 +253,36 @@ static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
     f->hostfd = hfd;
     f->dir = S_ISDIR(st.st_mode);
     atomic_init(&f->refs, 1);
-    if (f->dir && (r = load_dents(f)) < 0) {
+    f->path = strdup(canon);
+    r = !f->path ? -ENOMEM : f->dir ? load_dents(f) : 0;
+    if (r < 0) {
         gfile_put(f);
         return r;
     }
+    *out = f;
+    return 0;
+}
+
+static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
+{
+    char canon[PATHCONF_MAX];
+    struct files *fs = vm->files;
+    if ((flags & G_O_TMPFILE) == G_O_TMPFILE)
+        return files_write_path(vm, dirfd, uptr, true) == -EROFS ? -EROFS : -EOPNOTSUPP;
+    int r = files_guest_path(vm, dirfd, uptr, !(flags & G_O_NOFOLLOW), canon);
+    if (r == -ENOENT && (flags & G_O_CREAT))
+        return files_write_path(vm, dirfd, uptr, true);
+    if (r)
+        return r;
+    struct gfile *f;
+    if ((r = files_open_canon(canon, flags, &f)) < 0)
+        return r;
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
         fs->fd[fd] = (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0};
         if (!f->dir)
-            remember(fs, canon);
+            files_remember(fs, canon);
     }
     pthread_mutex_unlock(&fs->lock);
     if (fd < 0)

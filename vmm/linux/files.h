@@ -69,6 +69,14 @@ void files_save(struct files *fs, struct files_state *st);
 void files_restore(struct files *fs, const struct files_state *st);
 void files_state_free(struct files_state *st);
 
+/* A saved table as a snapshot image's descriptors and cwd (kvm/snapimage.h: dumps carry
+ * them), and back into a fresh VM's table: every file is reopened by its canonical path,
+ * which must lie inside fs's grants (the image is untrusted), and each descriptor gets its
+ * offset and close-on-exec flag again. 0, or -1 with a message naming the file. */
+struct snap_image;
+int files_state_export(const struct files_state *st, struct snap_image *img);
+int files_import(struct files *fs, const struct snap_image *img, char *err, size_t errlen);
+
 /* SHA-256 of every file opened so far (into fs->opened). 0, or -1 with a message (a
  * file became unreadable). */
 int files_hash(struct files *fs, char *err, size_t errlen);

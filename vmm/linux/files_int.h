@@ -13,6 +13,7 @@ struct gfile {
     atomic_int refs;
     uint8_t *dents;          /* a directory's entries, read at open (d_off rewritten) */
     size_t dents_len;
+    char *path;              /* canonical host path it was opened at (snapshot images) */
 };
 
 struct gfile *gfile_get(struct gfile *f);
@@ -31,6 +32,14 @@ int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creat
 /* pread from host fd straight into guest memory [va, va+len) (marked dirty). Bytes read,
  * or -errno (-EFAULT: an unmapped guest page before any byte). */
 int64_t files_pread_user(struct vm *vm, int hostfd, uint64_t va, uint64_t len, uint64_t off);
+
+/* Opens canonical path canon (already resolved inside the grants) for reading as the
+ * guest's open flags ask (O_NOFOLLOW, O_DIRECTORY; a write access is refused). 0 and *out
+ * (one reference), or -errno. */
+int files_open_canon(const char *canon, int flags, struct gfile **out);
+/* Adds canon to the files a dump records (fs->opened). Takes no lock: the caller holds
+ * fs->lock or is alone. */
+void files_remember(struct files *fs, const char *canon);
 
 /* files_stat.c */
 int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf);

@@ -1,6 +1,7 @@
 /* The file layer as guest state (files.h): private file mappings, descriptor tables in
  * snapshots, and the digests a dump records. */
 #include "linux/files_int.h"
+#include "kvm/snapimage.h"
 #include "kvm/vm.h"
 #include "lib/sha256.h"
 #include "lib/util.h"
@@ -158,6 +159,57 @@ int files_hash(struct files *fs, char *err, size_t errlen)
         if (r < 0)
             return jx_fail(err, errlen, "cannot read %s, which the program opened: %s",
                            fs->opened[i].path, strerror(-r));
+    }
+    return 0;
+}
+
+int files_state_export(const struct files_state *st, struct snap_image *img)
+{
+    size_t n = 0;
+    for (int i = 3; i < FILES_MAX; i++)
+        n += st->fd[i].f != NULL;
+    if (st->cwd[0] && !(img->cwd = strdup(st->cwd)))
+        return -1;
+    if (n && !(img->fds = calloc(n, sizeof *img->fds)))
+        return -1;
+    for (int i = 3; i < FILES_MAX; i++) {
+        const struct fdent *e = &st->fd[i];
+        if (!e->f)
+            continue;
+        struct snapimg_fd *o = &img->fds[img->nfds];
+        *o = (struct snapimg_fd){.fd = (uint32_t)i, .off = e->off,
+                                 .flags = e->cloexec ? SNAP_FD_CLOEXEC : 0,
+                                 .path = strdup(e->f->path ? e->f->path : "")};
+        if (!o->path)
+            return -1;
+        img->nfds++;
+    }
+    return 0;
+}
+
+int files_import(struct files *fs, const struct snap_image *img, char *err, size_t errlen)
+{
+    if (snapimg_validate_fds(img, err, errlen) < 0)
+        return -1;
+    if (img->cwd && strlen(img->cwd) < sizeof fs->cwd)
+        memcpy(fs->cwd, img->cwd, strlen(img->cwd) + 1);
+    for (size_t i = 0; i < img->nfds; i++) {
+        const struct snapimg_fd *d = &img->fds[i];
+        if (!grants_allow(&fs->grants, d->path))
+            return jx_fail(err, errlen, "descriptor %u names %s, which this run does not let "
+                           "the program read (run with the same --ro-dir options)", d->fd,
+                           d->path);
+        struct gfile *f;
+        int r = files_open_canon(d->path, 0, &f);
+        if (r < 0)
+            return jx_fail(err, errlen, "descriptor %u: cannot reopen %s: %s", d->fd, d->path,
+                           strerror(-r));
+        pthread_mutex_lock(&fs->lock);
+        gfile_put(fs->fd[d->fd].f);
+        fs->fd[d->fd] = (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0};
+        if (!f->dir)
+            files_remember(fs, d->path);
+        pthread_mutex_unlock(&fs->lock);
     }
     return 0;
 }
