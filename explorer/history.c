@@ -6,6 +6,7 @@ void ex_history_init(struct ex_history *h)
 {
     memset(h, 0, sizeof *h);
     ex_u64map_init(&h->pairs);
+    ex_u64map_init(&h->conflict);
 }
 
 void ex_history_free(struct ex_history *h)
@@ -14,6 +15,7 @@ void ex_history_free(struct ex_history *h)
         free(h->corpus[i].choices);
     free(h->corpus);
     ex_u64map_free(&h->pairs);
+    ex_u64map_free(&h->conflict);
     ex_history_init(h);
 }
 
@@ -110,7 +112,47 @@ static long corpus_slot(const struct ex_history *h, uint32_t weight)
     return h->corpus[worst].weight <= weight ? (long)worst : -1;
 }
 
-static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, uint32_t weight)
+/* Per word of the run: the first thread to access it (low 32 bits), another
+ * thread accessed it too, some thread wrote it. */
+#define W_MULTI (1ull << 32)
+#define W_WRITE (1ull << 33)
+
+/* Joins the run's conflict words to h->conflict and counts the run's accesses
+ * to any conflict word into *racy. Returns 0 or -1 (no memory). */
+static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy)
+{
+    struct ex_u64map words;
+    int rc = 0;
+    *racy = 0;
+    ex_u64map_init(&words);
+    for (size_t i = 0; t && i < t->n && rc == 0; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!ex_is_access(e))
+            continue;
+        bool added;
+        uint64_t *st = ex_u64map_put(&words, ex_word_of(e), e->tid, &added);
+        if (!st) {
+            rc = -1;
+            break;
+        }
+        if ((uint32_t)*st != e->tid)
+            *st |= W_MULTI;
+        if (ex_is_write(e))
+            *st |= W_WRITE;
+    }
+    for (size_t i = 0; rc == 0 && i < words.cap; i++)
+        if (words.used[i] && (words.vals[i] & (W_MULTI | W_WRITE)) == (W_MULTI | W_WRITE) &&
+            !ex_u64map_put(&h->conflict, words.keys[i], 0, NULL))
+            rc = -1;
+    ex_u64map_free(&words);
+    for (size_t i = 0; t && rc == 0 && i < t->n; i++)
+        if (ex_is_access(&t->ev[i]) && ex_u64map_get(&h->conflict, ex_word_of(&t->ev[i])))
+            (*racy)++;
+    return rc;
+}
+
+static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, uint32_t weight,
+                      uint64_t racy)
 {
     long slot = corpus_slot(h, weight);
     if (slot < 0)
@@ -135,6 +177,7 @@ static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, u
     e->n = n;
     e->weight = weight;
     e->run = h->runs;
+    e->racy = racy;
     return 0;
 }
 
@@ -144,12 +187,18 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 {
     struct add_ctx c = { h, 0 };
     int rc = 0;
+    uint64_t racy = 0;
     if (new_pairs)
         *new_pairs = 0;
     if (trace && ex_trace_pairs(trace, add_pair, &c) != 0)
         rc = -1;
-    if (rc == 0 && c.fresh > 0 && choices && n > 0 && corpus_add(h, choices, n, c.fresh) != 0)
+    if (rc == 0 && learn_conflicts(h, trace, &racy) != 0)
         rc = -1;
+    if (rc == 0 && c.fresh > 0 && choices && n > 0 &&
+        corpus_add(h, choices, n, c.fresh, racy) != 0)
+        rc = -1;
+    if (racy > h->max_racy)
+        h->max_racy = racy;
     if (n > h->max_steps)
         h->max_steps = n;
     h->total_steps += n;
@@ -163,4 +212,14 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 uint64_t ex_history_step_estimate(const struct ex_history *h, uint64_t dflt)
 {
     return h && h->max_steps > 0 ? h->max_steps : dflt;
+}
+
+uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->max_racy > 0 ? h->max_racy : dflt;
+}
+
+bool ex_history_conflicting(const struct ex_history *h, uint64_t addr)
+{
+    return h && ex_u64map_get(&h->conflict, addr >> 3) != NULL;
 }

@@ -19,6 +19,11 @@
  *                     made it (read->write and write->write orders; the
  *                     write->read order is the reads-from pair);
  *    an access is grouped by the word of its first byte (ex_word_of);
+ *  - the CONFLICT words: 8-byte words two different threads accessed in one
+ *    run, at least one writing, accumulated over the runs; a run's
+ *    conflicting accesses are its accesses to those words (after it joined
+ *    them), and the most in one run estimates the "racy" steps the strategies
+ *    count (online.h: PCT draws its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
@@ -43,6 +48,7 @@ struct ex_corpus_entry {
     size_t n;
     uint32_t weight;        /* new pairs that run found (>= 1) */
     uint64_t run;           /* its number among the runs added (0-based) */
+    uint64_t racy;          /* its conflicting accesses (ex_history_add_run) */
 };
 
 struct ex_history {
@@ -55,6 +61,11 @@ struct ex_history {
     struct ex_u64map pairs; /* keys ex_history_pair_key() */
     struct ex_corpus_entry *corpus;
     size_t ncorpus;
+    /* Words (ex_word_of) that two threads accessed, one of them writing, in
+     * some run: an access to one of them may be ordered differently against
+     * another thread's, so the strategies switch threads only there. */
+    struct ex_u64map conflict;
+    uint64_t max_racy;      /* most conflicting accesses in one run */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -82,6 +93,13 @@ int ex_trace_pairs(const struct ex_trace *t,
 int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
                        const struct ex_trace *trace, enum ex_outcome outcome,
                        uint32_t *new_pairs);
+
+/* k for the racy-step PCT: the most conflicting accesses of an earlier run,
+ * or dflt if none had any. */
+uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
+
+/* An access at addr (its first byte's word) touches a conflict word. */
+bool ex_history_conflicting(const struct ex_history *h, uint64_t addr);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or
  * all were empty). */

@@ -100,12 +100,45 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b)
 void ex_online_init(struct ex_online *o)
 {
     memset(o, 0, sizeof *o);
+    ex_u64map_init(&o->conflict);
+}
+
+/* o->conflict = h's conflict words (o->conflict keeps its buffer across runs).
+ * Returns 0 or -1 (no memory: then the set is partial, the run still valid). */
+static int copy_conflicts(struct ex_online *o, const struct ex_history *h)
+{
+    ex_u64map_clear(&o->conflict);
+    for (size_t i = 0; h && i < h->conflict.cap; i++)
+        if (h->conflict.used[i] && !ex_u64map_put(&o->conflict, h->conflict.keys[i], 0, NULL))
+            return -1;
+    return 0;
+}
+
+bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
+                    const struct ex_tidset *enabled, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known ||
+        ex_tidset_count(enabled) < 2)
+        return false;
+    const struct ex_pending *e = pend->ev[t];
+    if ((e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW) &&
+        ex_u64map_get(&o->conflict, e->addr >> 3))
+        return true;
+    struct ex_tidset it = *enabled;
+    for (int i = 0; i < 4; i++)
+        it.w[i] &= pend->listed.w[i];
+    ex_tidset_del(&it, t);
+    for (uint32_t u; (u = ex_tidset_pop(&it)) != 0;)
+        if (ex_pending_races(e, pend->ev[u]))
+            return true;
+    return false;
 }
 
 void ex_online_free(struct ex_online *o)
 {
     free(o->choices);
     free(o->rf.prefix);
+    ex_u64map_free(&o->conflict);
     ex_online_init(o);
 }
 
@@ -115,10 +148,13 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix;
     size_t cap = o->cap;
+    struct ex_u64map conflict = o->conflict;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
+    o->conflict = conflict;
     free(prefix);
+    int rc = copy_conflicts(o, h);
     if (params)
         o->p = *params;
     else
@@ -134,7 +170,7 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
         return -1;
-    return known ? 0 : -1;
+    return known && rc == 0 ? 0 : -1;
 }
 
 static void record(struct ex_online *o, uint32_t t)
@@ -185,19 +221,18 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     ex_pending_table pend;
     uint32_t t = 0;
+    build_table(v, &pend);
     switch (o->kind) {
     case EX_ONLINE_PCT:
-        t = ex_online_pct_pick(o, &en, &fresh);
+        t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
-        t = ex_online_random_pick(o, &en);
+        t = ex_online_random_pick(o, &en, &pend);
         break;
     case EX_ONLINE_RF:
-        build_table(v, &pend);
         t = ex_online_rf_pick(o, &en, &fresh, &pend);
         break;
     default:
-        build_table(v, &pend);
         ex_online_pos_fresh(o, &fresh);
         t = ex_online_pos_pick(o, &en);
         ex_online_pos_after(o, &pend, t);
@@ -205,6 +240,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
+    o->racy += ex_online_racy(o, &pend, &en, t);
     o->steps++;
     record(o, t);
     return t;
@@ -236,7 +272,8 @@ int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
 
 static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
 {
-    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64, o->p.depth, o->pct.k);
+    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64,
+                     o->p.depth, o->pct.k, o->racy);
     for (uint32_t i = 0; w >= 0 && i < o->pct.nchange; i++) {
         *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
         w = snprintf(buf + *at, len - *at, "%s%" PRIu64, i ? "," : " change-points=",

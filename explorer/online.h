@@ -133,6 +133,8 @@ struct ex_online {
     size_t nchoices, cap;
     bool lost;                  /* recording failed for lack of memory */
     struct ex_tidset seen;      /* threads met so far */
+    struct ex_u64map conflict;  /* the history's conflict words, copied at begin */
+    uint64_t racy;              /* racy steps chosen so far (ex_online_racy_step) */
     struct {
         uint64_t k;             /* step estimate */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
@@ -148,12 +150,17 @@ struct ex_online {
         uint64_t redraws;               /* priorities re-drawn because of a race */
     } pos;
     struct {
+        uint32_t last;          /* random: the thread chosen last */
+    } walk;
+    struct {
         bool mutating;          /* false: the corpus was empty, this is pos */
         size_t parent;          /* corpus index of the parent */
         uint64_t parent_run;    /* its run number */
         uint32_t *prefix;       /* a copy of the parent's choices */
         size_t nprefix;
         uint64_t flip;          /* the step where the choice differs (moves on if forced) */
+        uint64_t flip_racy;     /* > 0: flip at the parent's flip_racy-th racy step instead */
+        uint64_t racy_seen;     /* racy steps of the parent's prefix so far */
         bool flipped;           /* the flip happened (at step `flip`) */
         bool diverged;          /* the parent's choice was not enabled before the flip */
         bool insert;            /* after the flip: the parent's suffix (else pos) */

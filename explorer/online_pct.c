@@ -11,7 +11,7 @@ static int cmp_u64(const void *x, const void *y)
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
 {
-    uint64_t k = ex_history_step_estimate(h, o->p.default_steps);
+    uint64_t k = ex_history_racy_estimate(h, o->p.default_steps);
     uint32_t want = o->p.depth - 1;
     o->pct.k = k;
     if (want > k)
@@ -61,7 +61,7 @@ static uint32_t highest(const struct ex_online *o, const struct ex_tidset *enabl
 }
 
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
-                            const struct ex_tidset *fresh)
+                            const struct ex_tidset *fresh, const ex_pending_table *pend)
 {
     /* New threads in ascending tid order, each at a uniformly random rank
      * among the threads never lowered. */
@@ -72,9 +72,11 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             o->pct.nhigh++;
         }
     uint32_t t = highest(o, enabled);
-    uint64_t c = o->steps + 1;
-    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == c) {
-        o->pct.fired_step[o->pct.nfired] = c;
+    /* Change points count racy steps only: a preemption anywhere else orders
+     * nothing differently. */
+    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == o->racy + 1 &&
+        ex_online_racy(o, pend, enabled, t)) {
+        o->pct.fired_step[o->pct.nfired] = o->steps + 1;
         o->pct.fired_tid[o->pct.nfired] = t;
         o->pct.nfired++;
         lower(o, t);
