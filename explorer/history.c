@@ -1,4 +1,7 @@
 #include "history.h"
+#include "hb.h"
+#include "race.h"
+#include "syncdep.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,42 +115,82 @@ static long corpus_slot(const struct ex_history *h, uint32_t weight)
     return h->corpus[worst].weight <= weight ? (long)worst : -1;
 }
 
-/* Per word of the run: the first thread to access it (low 32 bits), another
- * thread accessed it too, some thread wrote it. */
+/* Per word of the run: the first thread to write it atomically (low 32 bits),
+ * and whether another thread wrote it atomically too. */
 #define W_MULTI (1ull << 32)
-#define W_WRITE (1ull << 33)
+
+/* The run's conflict words: words of its data races (race.h: unordered by
+ * happens-before), and words two threads wrote atomically (locks, counters,
+ * flags: happens-before orders those accesses by the order they happened in,
+ * which is exactly what another schedule changes). Lock-protected data and a
+ * thread's own structures handed over by create and join are left out. */
+static int run_conflicts(const struct ex_trace *t, struct ex_u64map *out)
+{
+    struct ex_u64map atom;
+    struct ex_hb hb;
+    struct ex_race *races = NULL;
+    size_t nraces = 0;
+    int rc = -1;
+    int32_t *dep = t->n ? malloc(t->n * sizeof *dep) : NULL;
+    ex_u64map_init(&atom);
+    if (t->n && !dep)
+        return -1;
+    if (t->n && (ex_syncdeps(t, dep) != 0 || ex_hb_build(&hb, t, dep) != 0))
+        goto out;
+    if (t->n && ex_races_find(t, &hb, 0, &races, &nraces) != 0)
+        goto out_hb;
+    rc = 0;
+    for (size_t i = 0; i < nraces && rc == 0; i++)
+        if (!ex_u64map_put(out, ex_word_of(&t->ev[races[i].a]), 0, NULL) ||
+            !ex_u64map_put(out, ex_word_of(&t->ev[races[i].b]), 0, NULL))
+            rc = -1;
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!ex_is_access(e) || !ex_is_write(e) || !ex_is_atomic(e))
+            continue;
+        uint64_t *st = ex_u64map_put(&atom, ex_word_of(e), e->tid, NULL);
+        if (!st)
+            rc = -1;
+        else if ((uint32_t)*st != e->tid && !(*st & W_MULTI)) {
+            *st |= W_MULTI;
+            if (!ex_u64map_put(out, ex_word_of(e), 0, NULL))
+                rc = -1;
+        }
+    }
+    free(races);
+out_hb:
+    if (t->n)
+        ex_hb_free(&hb);
+out:
+    free(dep);
+    ex_u64map_free(&atom);
+    return rc;
+}
 
 /* Joins the run's conflict words to h->conflict and counts the run's accesses
  * to any conflict word into *racy. Returns 0 or -1 (no memory). */
 static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy)
 {
-    struct ex_u64map words;
+    struct ex_u64map last; /* word -> tid | W_MULTI if read: its last access */
     int rc = 0;
     *racy = 0;
-    ex_u64map_init(&words);
-    for (size_t i = 0; t && i < t->n && rc == 0; i++) {
+    if (!t || run_conflicts(t, &h->conflict) != 0)
+        return t ? -1 : 0;
+    ex_u64map_init(&last);
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
-        if (!ex_is_access(e))
+        if (!ex_is_access(e) || !ex_u64map_get(&h->conflict, ex_word_of(e)))
             continue;
-        bool added;
-        uint64_t *st = ex_u64map_put(&words, ex_word_of(e), e->tid, &added);
-        if (!st) {
+        uint64_t *l = ex_u64map_put(&last, ex_word_of(e), 0, NULL);
+        uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
+        if (!l)
             rc = -1;
-            break;
-        }
-        if ((uint32_t)*st != e->tid)
-            *st |= W_MULTI;
-        if (ex_is_write(e))
-            *st |= W_WRITE;
-    }
-    for (size_t i = 0; rc == 0 && i < words.cap; i++)
-        if (words.used[i] && (words.vals[i] & (W_MULTI | W_WRITE)) == (W_MULTI | W_WRITE) &&
-            !ex_u64map_put(&h->conflict, words.keys[i], 0, NULL))
-            rc = -1;
-    ex_u64map_free(&words);
-    for (size_t i = 0; t && rc == 0 && i < t->n; i++)
-        if (ex_is_access(&t->ev[i]) && ex_u64map_get(&h->conflict, ex_word_of(&t->ev[i])))
+        else if (*l != now || e->kind != EX_READ) /* a spin's re-read is not racy */
             (*racy)++;
+        if (l)
+            *l = now;
+    }
+    ex_u64map_free(&last);
     return rc;
 }
 

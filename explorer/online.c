@@ -101,6 +101,25 @@ void ex_online_init(struct ex_online *o)
 {
     memset(o, 0, sizeof *o);
     ex_u64map_init(&o->conflict);
+    ex_u64map_init(&o->lastacc);
+}
+
+#define LAST_READ (1ull << 32)
+
+static bool is_access(const struct ex_pending *e)
+{
+    return e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW;
+}
+
+/* Remembers t's pending access as its word's last one. */
+static void note_access(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
+        return;
+    const struct ex_pending *e = pend->ev[t];
+    uint64_t *v = ex_u64map_put(&o->lastacc, e->addr >> 3, 0, NULL);
+    if (v) /* without memory a spin's re-reads count as racy: more choices, still valid */
+        *v = t | (e->kind == EX_READ ? LAST_READ : 0);
 }
 
 /* o->conflict = h's conflict words (o->conflict keeps its buffer across runs).
@@ -121,9 +140,11 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
         ex_tidset_count(enabled) < 2)
         return false;
     const struct ex_pending *e = pend->ev[t];
-    if ((e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW) &&
-        ex_u64map_get(&o->conflict, e->addr >> 3))
-        return true;
+    if (is_access(e) && ex_u64map_get(&o->conflict, e->addr >> 3)) {
+        /* A thread reading again what it read last (a spin) sees nothing new. */
+        const uint64_t *last = ex_u64map_get(&o->lastacc, e->addr >> 3);
+        return !(e->kind == EX_READ && last && *last == (t | LAST_READ));
+    }
     struct ex_tidset it = *enabled;
     for (int i = 0; i < 4; i++)
         it.w[i] &= pend->listed.w[i];
@@ -139,6 +160,7 @@ void ex_online_free(struct ex_online *o)
     free(o->choices);
     free(o->rf.prefix);
     ex_u64map_free(&o->conflict);
+    ex_u64map_free(&o->lastacc);
     ex_online_init(o);
 }
 
@@ -148,11 +170,13 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix;
     size_t cap = o->cap;
-    struct ex_u64map conflict = o->conflict;
+    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
     o->conflict = conflict;
+    o->lastacc = lastacc;
+    ex_u64map_clear(&o->lastacc);
     free(prefix);
     int rc = copy_conflicts(o, h);
     if (params)
@@ -241,6 +265,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
     o->racy += ex_online_racy(o, &pend, &en, t);
+    note_access(o, &pend, t);
     o->steps++;
     record(o, t);
     return t;

@@ -134,7 +134,8 @@ struct ex_online {
     bool lost;                  /* recording failed for lack of memory */
     struct ex_tidset seen;      /* threads met so far */
     struct ex_u64map conflict;  /* the history's conflict words, copied at begin */
-    uint64_t racy;              /* racy steps chosen so far (ex_online_racy_step) */
+    uint64_t racy;              /* racy steps chosen so far */
+    struct ex_u64map lastacc;   /* word -> tid | 1 << 32 if read: its last access */
     struct {
         uint64_t k;             /* step estimate */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
