@@ -275,7 +275,8 @@ static void observe_change_points(void *ctx, const struct ex_online *o,
     }
 }
 
-/* d-1 distinct change points in [1, k]; exactly d-1 drops, at those steps. */
+/* d-1 distinct change points in [1, k]; exactly d-1 drops, at those racy
+ * steps (here every step while two threads are left: all write X). */
 static void test_pct_change_points(void **state)
 {
     (void)state;
@@ -283,7 +284,7 @@ static void test_pct_change_points(void **state)
     struct sim_prog p = { .nthreads = 3 };
     for (uint32_t t = 1; t <= 3; t++) {
         for (int i = 0; i < 50; i++)
-            evs[t][i] = (struct sim_ev){ OP_WRITE, X + 8 * (uint64_t)(i % 3), 0x1000u * t + (uint64_t)i, 0 };
+            evs[t][i] = (struct sim_ev){ OP_WRITE, X, 0x1000u * t + (uint64_t)i, 0 };
         p.ev[t] = evs[t];
         p.n[t] = 50;
     }
@@ -316,12 +317,22 @@ static void test_pct_change_points(void **state)
     }
     assert_true(preemptions > 300); /* the drops do preempt */
 
-    /* With a history, k is the longest run so far; d-1 > k takes all of [1, k]. */
+    /* With a history, k is the most conflicting accesses of a run so far (not
+     * its steps); d-1 > k takes all of [1, k]. Thread 1 writes X n times and
+     * Y once, thread 2 reads X once: n + 1 conflicting accesses. */
     struct ex_history h;
     ex_history_init(&h);
-    assert_int_equal(ex_history_add_run(&h, NULL, 7, NULL, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_int_equal(ex_history_add_run(&h, NULL, 10, NULL, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_int_equal(ex_history_add_run(&h, NULL, 4, NULL, EX_OUTCOME_NORMAL, NULL), 0);
+    static const unsigned writes[] = { 6, 9, 3 };
+    for (int run = 0; run < 3; run++) {
+        struct ex_trace tr;
+        ex_trace_init(&tr);
+        for (unsigned i = 0; i < writes[run]; i++)
+            ex_trace_access(&tr, 1, EX_WRITE, X, 8, 0, 0x10);
+        ex_trace_access(&tr, 1, EX_WRITE, Y, 8, 0, 0x11);
+        ex_trace_access(&tr, 2, EX_READ, X, 8, 0, 0x20);
+        assert_int_equal(ex_history_add_run(&h, NULL, 40, &tr, EX_OUTCOME_NORMAL, NULL), 0);
+        ex_trace_free(&tr);
+    }
     params.depth = 32;
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, &h, 11, 0), 0);
     assert_int_equal(o.pct.k, 10);
@@ -366,15 +377,17 @@ static void test_pct_new_thread_rank(void **state)
                   rank[2], rank[3], chi);
     assert_true(chi < 16.27); /* 3 degrees of freedom, p = 0.001 */
 
-    /* depth 2, k 1: the first choice lowers the thread about to run. */
+    /* depth 2, k 1: the first (racy) choice lowers the thread about to run. */
     params.depth = 2;
     params.default_steps = 1;
+    struct ex_pending wr[3] = { { 1, EX_WRITE, X, 8, true }, { 2, EX_WRITE, X, 8, true },
+                                { 3, EX_WRITE, X, 8, true } };
     for (uint64_t idx = 0; idx < 200; idx++) {
         ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 9, idx);
         ex_tidset_clear(&en);
         ex_tidset_add(&en, 1);
         ex_tidset_add(&en, 2);
-        struct ex_view v = { &en, NULL, 0, 0 };
+        struct ex_view v = { &en, wr, 3, 0 };
         uint32_t t = ex_online_next(&o, &v);
         assert_int_equal(o.pct.nfired, 1);
         assert_int_not_equal(t, o.pct.fired_tid[0]);
@@ -387,8 +400,8 @@ static void test_pct_new_thread_rank(void **state)
 }
 
 /* Two threads, 5 events each; the bug needs B's first event between A's
- * first and second: depth 2. PCT d=2 over k=10 must hit it with probability
- * >= 1/(n k) = 1/20. */
+ * first and second: depth 2. PCT d=2 over k=8 racy steps must hit it with
+ * probability >= 1/(n k) = 1/16 (the bound asserted is that of k=10). */
 static void test_pct_depth2_bug(void **state)
 {
     (void)state;
@@ -405,7 +418,17 @@ static void test_pct_depth2_bug(void **state)
     ex_online_init(&o);
     ex_online_params_default(&params);
     ex_history_init(&h);
-    assert_int_equal(ex_history_add_run(&h, NULL, 10, NULL, EX_OUTCOME_NORMAL, NULL), 0);
+    /* The history of one run (A then B): k = its 8 conflicting accesses (B's
+     * re-reads of Z see nothing new). */
+    struct ex_trace serial;
+    ex_trace_init(&serial);
+    for (int i = 0; i < 5; i++)
+        ex_trace_access(&serial, 1, EX_WRITE, A[i].addr, 8, 0, A[i].rip);
+    for (int i = 0; i < 5; i++)
+        ex_trace_access(&serial, 2, EX_READ, B[i].addr, 8, 0, B[i].rip);
+    assert_int_equal(ex_history_add_run(&h, NULL, 10, &serial, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_racy_estimate(&h, 100), 8);
+    ex_trace_free(&serial);
     for (uint32_t d = 1; d <= 3; d++) {
         const unsigned N = 3000;
         unsigned hits2 = 0, hits3 = 0;
@@ -427,7 +450,7 @@ static void test_pct_depth2_bug(void **state)
                 first = (long)idx;
             sim_free(&r);
         }
-        print_message("pct d=%u k=10: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
+        print_message("pct d=%u k=8: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
                       d, hits2, N, first, hits3, N);
         if (d == 1) {
             assert_int_equal(hits2, 0); /* no preemption, no bug */
@@ -451,7 +474,7 @@ static void test_pct_describe(void **state)
     char buf[EX_NOTE_LEN], want[EX_NOTE_LEN];
     ex_online_init(&o);
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, NULL, NULL, 7, 4), 0);
-    snprintf(want, sizeof want, "pct seed=7 index=4 d=3 k=100 change-points=%llu,%llu",
+    snprintf(want, sizeof want, "pct seed=7 index=4 d=3 k=100 racy=0 change-points=%llu,%llu",
              (unsigned long long)o.pct.change[0], (unsigned long long)o.pct.change[1]);
     assert_string_equal(ex_online_describe(&o, buf, sizeof buf), want);
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, NULL, 7, 6), 0);

@@ -1,0 +1,200 @@
+/* Racy steps (online.h): the history's conflict words and racy-step estimate,
+ * and the strategies that switch threads only at racy steps (PCT's change
+ * points, the random walk, rf's flips). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "explorer.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "online_sim.h"
+
+#define S 0x2000                /* the one shared word of the programs below */
+#define PRIV(t) (0x3000 + 0x100 * (uint64_t)(t))
+
+/* Conflict words: a data race's words and words two threads wrote atomically;
+ * not a word only one thread wrote, nor one ordered by a lock. */
+static void test_history_conflicts(void **state)
+{
+    (void)state;
+    struct ex_history h;
+    struct ex_trace t;
+    ex_history_init(&h);
+    ex_trace_init(&t);
+    ex_trace_access(&t, 1, EX_WRITE, X, 8, 0, 0x10);           /* races with 2's read */
+    ex_trace_access(&t, 2, EX_READ, X, 8, 0, 0x20);
+    ex_trace_access(&t, 2, EX_READ, X, 8, 0, 0x21);            /* a re-read: not counted */
+    ex_trace_access(&t, 1, EX_WRITE, Y, 8, 0, 0x30);           /* only thread 1 */
+    ex_trace_access(&t, 1, EX_READ, Y, 8, 0, 0x31);
+    ex_trace_access(&t, 1, EX_RMW, S, 4, EX_F_ATOMIC, 0x40);   /* lock L ... */
+    ex_trace_access(&t, 1, EX_WRITE, Z, 8, 0, 0x41);           /* Z under L */
+    ex_trace_access(&t, 1, EX_RMW, S, 4, EX_F_ATOMIC, 0x42);   /* ... unlock */
+    ex_trace_access(&t, 2, EX_RMW, S, 4, EX_F_ATOMIC, 0x50);   /* lock L */
+    ex_trace_access(&t, 2, EX_READ, Z, 8, 0, 0x51);            /* ordered by L */
+    ex_trace_access(&t, 2, EX_RMW, S, 4, EX_F_ATOMIC, 0x52);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_true(ex_history_conflicting(&h, X));
+    assert_true(ex_history_conflicting(&h, X + 7));    /* same word */
+    assert_true(ex_history_conflicting(&h, S));
+    assert_false(ex_history_conflicting(&h, Y));
+    assert_false(ex_history_conflicting(&h, Z));
+    assert_false(ex_history_conflicting(NULL, X));
+    /* X: 2 (write, first read), S: 4 RMWs */
+    assert_int_equal(h.max_racy, 6);
+    assert_int_equal(ex_history_racy_estimate(&h, 99), 6);
+    assert_int_equal(ex_history_racy_estimate(NULL, 99), 99);
+    /* A later run's accesses to a word learnt earlier count too. */
+    ex_trace_free(&t);
+    ex_trace_init(&t);
+    for (int i = 0; i < 9; i++)
+        ex_trace_access(&t, 3, EX_WRITE, X, 8, 0, 0x60);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_racy_estimate(&h, 99), 9);
+    ex_trace_free(&t);
+    ex_history_free(&h);
+}
+
+/* Three threads, each: 3 private writes, one access to S, 3 private writes.
+ * Thread 1 writes S, threads 2 and 3 read it. */
+static struct sim_ev prog_ev[4][7];
+static void build_prog(struct sim_prog *p)
+{
+    memset(p, 0, sizeof *p);
+    p->nthreads = 3;
+    for (uint32_t t = 1; t <= 3; t++) {
+        for (int i = 0; i < 7; i++)
+            prog_ev[t][i] = (struct sim_ev){ OP_WRITE, PRIV(t) + 8 * (uint64_t)i,
+                                             0x100 * t + (uint64_t)i, 0 };
+        prog_ev[t][3] = (struct sim_ev){ t == 1 ? OP_WRITE : OP_READ, S, 0x100 * t + 3, 0 };
+        p->ev[t] = prog_ev[t];
+        p->n[t] = 7;
+    }
+}
+
+struct racy_ctx {
+    struct sim_run *r;
+    const struct ex_history *h;
+    unsigned switches, bad;
+};
+
+/* Whether the step of thread prev (its next event) was racy: it accesses S,
+ * another enabled thread's next event races with it or S is a conflict word
+ * of the history, and someone else could run. */
+static bool step_was_racy(const struct racy_ctx *c, const struct ex_tidset *en, uint32_t prev)
+{
+    const struct sim_ev *e = sim_next_ev(c->r, prev);
+    if (!e || e->addr != S || ex_tidset_count(en) < 2)
+        return false;
+    if (ex_history_conflicting(c->h, S))
+        return true;
+    for (uint32_t u = 1; u <= 3; u++) {
+        const struct sim_ev *f = u != prev && ex_tidset_has(en, u) ? sim_next_ev(c->r, u) : NULL;
+        if (f && f->addr == S && (e->op == OP_WRITE || f->op == OP_WRITE))
+            return true;
+    }
+    return false;
+}
+
+static void observe_switch(void *ctx, const struct ex_online *o, const struct ex_tidset *en,
+                           uint32_t chosen, uint32_t prev)
+{
+    (void)o;
+    struct racy_ctx *c = ctx;
+    if (prev && ex_tidset_has(en, prev) && chosen != prev) {
+        c->switches++;
+        c->bad += !step_was_racy(c, en, prev);
+    }
+}
+
+/* The random walk switches away from a thread that can go on only at a racy
+ * step, and still reaches every order of the accesses to S. */
+static void test_random_switches_only_at_racy(void **state)
+{
+    (void)state;
+    struct sim_prog p;
+    struct ex_online o;
+    struct ex_history h;
+    unsigned writer_first = 0, writer_last = 0, switches = 0;
+    const unsigned N = 600;
+    build_prog(&p);
+    ex_online_init(&o);
+    ex_history_init(&h);
+    for (int with_history = 0; with_history < 2; with_history++)
+        for (uint64_t idx = 0; idx < N; idx++) {
+            struct sim_run r;
+            sim_init(&r, &p);
+            struct racy_ctx c = { &r, with_history ? &h : NULL, 0, 0 };
+            assert_int_equal(ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, c.h, 3, idx), 0);
+            sim_run_online(&r, &o, observe_switch, &c);
+            assert_int_equal(c.bad, 0);
+            switches += c.switches;
+            long w = sim_index_of(&r.tr, 0x103), r2 = sim_index_of(&r.tr, 0x203),
+                 r3 = sim_index_of(&r.tr, 0x303);
+            writer_first += w < r2 && w < r3;
+            writer_last += w > r2 && w > r3;
+            if (!with_history && idx == 0) /* the history learns S from one run */
+                assert_int_equal(ex_history_add_run(&h, NULL, 0, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
+            sim_free(&r);
+        }
+    print_message("random: %u switches at racy steps; writer first %u, last %u of %u\n",
+                  switches, writer_first, writer_last, 2 * N);
+    assert_true(switches > N / 4);
+    assert_true(writer_first > N / 10 && writer_last > N / 10);
+    ex_history_free(&h);
+    ex_online_free(&o);
+}
+
+/* PCT's change points fire only at racy steps: with d = 3 and k = the
+ * history's estimate, every preemption is at an access to S. */
+static void test_pct_changes_only_at_racy(void **state)
+{
+    (void)state;
+    struct sim_prog p;
+    struct ex_online o;
+    struct ex_online_params params;
+    struct ex_history h;
+    unsigned fired = 0, switches = 0;
+    build_prog(&p);
+    ex_online_init(&o);
+    ex_online_params_default(&params);
+    ex_history_init(&h);
+    struct sim_run r0;
+    sim_init(&r0, &p);
+    ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 1, 0);
+    sim_run_online(&r0, &o, NULL, NULL);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &r0.tr, EX_OUTCOME_NORMAL, NULL), 0);
+    sim_free(&r0);
+    assert_int_equal(ex_history_racy_estimate(&h, 100), 3); /* the three accesses to S */
+    for (uint64_t idx = 0; idx < 300; idx++) {
+        struct sim_run r;
+        sim_init(&r, &p);
+        struct racy_ctx c = { &r, &h, 0, 0 };
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, &h, 3, idx), 0);
+        assert_int_equal(o.pct.k, 3);
+        sim_run_online(&r, &o, observe_switch, &c);
+        assert_int_equal(c.bad, 0);
+        assert_true(o.racy <= 3);
+        fired += o.pct.nfired;
+        switches += c.switches;
+        sim_free(&r);
+    }
+    print_message("pct: %u change points fired, %u switches\n", fired, switches);
+    assert_true(fired > 300 && switches > 150);
+    ex_history_free(&h);
+    ex_online_free(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_history_conflicts),
+        cmocka_unit_test(test_random_switches_only_at_racy),
+        cmocka_unit_test(test_pct_changes_only_at_racy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
