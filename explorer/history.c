@@ -167,15 +167,31 @@ out:
     return rc;
 }
 
-/* Joins the run's conflict words to h->conflict and counts the run's accesses
- * to any conflict word into *racy. Returns 0 or -1 (no memory). */
+/* Joins the run's conflict words to h->conflict and counts into *racy the
+ * run's accesses to any conflict word made while another thread was alive
+ * (from its creation, or the snapshot, to its last event: someone else could
+ * have gone), a thread's re-read of what it read last excepted (a spin sees
+ * nothing new). */
 static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy)
 {
     struct ex_u64map last; /* word -> tid | W_MULTI if read: its last access */
+    static const size_t none = SIZE_MAX;
+    size_t first[EX_MAX_TID + 1], end[EX_MAX_TID + 1];
     int rc = 0;
     *racy = 0;
     if (!t || run_conflicts(t, &h->conflict) != 0)
         return t ? -1 : 0;
+    for (uint32_t u = 0; u <= EX_MAX_TID; u++)
+        first[u] = none, end[u] = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        uint32_t u = e->tid <= EX_MAX_TID ? e->tid : 0;
+        if (e->kind == EX_THREAD_CREATE && e->arg <= EX_MAX_TID && first[e->arg] == none)
+            first[e->arg] = i;
+        if (first[u] == none)
+            first[u] = 0; /* there at the snapshot */
+        end[u] = i + 1;
+    }
     ex_u64map_init(&last);
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
@@ -183,9 +199,12 @@ static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint6
             continue;
         uint64_t *l = ex_u64map_put(&last, ex_word_of(e), 0, NULL);
         uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
+        bool company = false;
+        for (uint32_t u = 1; u <= EX_MAX_TID && !company; u++)
+            company = u != e->tid && first[u] <= i && i < end[u];
         if (!l)
             rc = -1;
-        else if (*l != now || e->kind != EX_READ) /* a spin's re-read is not racy */
+        else if (company && (*l != now || e->kind != EX_READ))
             (*racy)++;
         if (l)
             *l = now;

@@ -319,10 +319,11 @@ static void test_pct_change_points(void **state)
 
     /* With a history, k is the most conflicting accesses of a run so far (not
      * its steps); d-1 > k takes all of [1, k]. Thread 1 writes X n times and
-     * Y once, thread 2 reads X once: n + 1 conflicting accesses. */
+     * Y once, then thread 2 reads X: n conflicting accesses made while the
+     * other thread was alive (thread 1 has ended at thread 2's read). */
     struct ex_history h;
     ex_history_init(&h);
-    static const unsigned writes[] = { 6, 9, 3 };
+    static const unsigned writes[] = { 6, 10, 3 };
     for (int run = 0; run < 3; run++) {
         struct ex_trace tr;
         ex_trace_init(&tr);
@@ -400,8 +401,8 @@ static void test_pct_new_thread_rank(void **state)
 }
 
 /* Two threads, 5 events each; the bug needs B's first event between A's
- * first and second: depth 2. PCT d=2 over k=8 racy steps must hit it with
- * probability >= 1/(n k) = 1/16 (the bound asserted is that of k=10). */
+ * first and second: depth 2. PCT d=2 over k=5 racy steps must hit it with
+ * probability >= 1/(n k) = 1/10 (the bound asserted is that of k=10, 1/20). */
 static void test_pct_depth2_bug(void **state)
 {
     (void)state;
@@ -418,8 +419,8 @@ static void test_pct_depth2_bug(void **state)
     ex_online_init(&o);
     ex_online_params_default(&params);
     ex_history_init(&h);
-    /* The history of one run (A then B): k = its 8 conflicting accesses (B's
-     * re-reads of Z see nothing new). */
+    /* The history of one run (A then B): k = A's 5 conflicting accesses (when
+     * B reads, A has ended). */
     struct ex_trace serial;
     ex_trace_init(&serial);
     for (int i = 0; i < 5; i++)
@@ -427,7 +428,7 @@ static void test_pct_depth2_bug(void **state)
     for (int i = 0; i < 5; i++)
         ex_trace_access(&serial, 2, EX_READ, B[i].addr, 8, 0, B[i].rip);
     assert_int_equal(ex_history_add_run(&h, NULL, 10, &serial, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_int_equal(ex_history_racy_estimate(&h, 100), 8);
+    assert_int_equal(ex_history_racy_estimate(&h, 100), 5);
     ex_trace_free(&serial);
     for (uint32_t d = 1; d <= 3; d++) {
         const unsigned N = 3000;
@@ -450,7 +451,7 @@ static void test_pct_depth2_bug(void **state)
                 first = (long)idx;
             sim_free(&r);
         }
-        print_message("pct d=%u k=8: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
+        print_message("pct d=%u k=5: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
                       d, hits2, N, first, hits3, N);
         if (d == 1) {
             assert_int_equal(hits2, 0); /* no preemption, no bug */

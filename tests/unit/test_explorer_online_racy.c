@@ -44,15 +44,18 @@ static void test_history_conflicts(void **state)
     assert_false(ex_history_conflicting(&h, Y));
     assert_false(ex_history_conflicting(&h, Z));
     assert_false(ex_history_conflicting(NULL, X));
-    /* X: 2 (write, first read), S: 4 RMWs */
-    assert_int_equal(h.max_racy, 6);
-    assert_int_equal(ex_history_racy_estimate(&h, 99), 6);
+    /* Made while the other thread was alive (thread 2 from the snapshot to its
+     * last event, thread 1 to 0x42): X's write and first read, thread 1's two
+     * RMWs of S. */
+    assert_int_equal(h.max_racy, 4);
+    assert_int_equal(ex_history_racy_estimate(&h, 99), 4);
     assert_int_equal(ex_history_racy_estimate(NULL, 99), 99);
     /* A later run's accesses to a word learnt earlier count too. */
     ex_trace_free(&t);
     ex_trace_init(&t);
     for (int i = 0; i < 9; i++)
         ex_trace_access(&t, 3, EX_WRITE, X, 8, 0, 0x60);
+    ex_trace_access(&t, 4, EX_WRITE, Y, 8, 0, 0x70); /* alive all along */
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
     assert_int_equal(ex_history_racy_estimate(&h, 99), 9);
     ex_trace_free(&t);
@@ -169,13 +172,15 @@ static void test_pct_changes_only_at_racy(void **state)
     sim_run_online(&r0, &o, NULL, NULL);
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &r0.tr, EX_OUTCOME_NORMAL, NULL), 0);
     sim_free(&r0);
-    assert_int_equal(ex_history_racy_estimate(&h, 100), 3); /* the three accesses to S */
+    /* The accesses to S made while another thread was alive. */
+    uint64_t k = ex_history_racy_estimate(&h, 100);
+    assert_true(k >= 2 && k <= 3);
     for (uint64_t idx = 0; idx < 300; idx++) {
         struct sim_run r;
         sim_init(&r, &p);
         struct racy_ctx c = { &r, &h, 0, 0 };
         assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, &h, 3, idx), 0);
-        assert_int_equal(o.pct.k, 3);
+        assert_int_equal(o.pct.k, k);
         sim_run_online(&r, &o, observe_switch, &c);
         assert_int_equal(c.bad, 0);
         assert_true(o.racy <= 3);
