@@ -116,23 +116,26 @@ static long corpus_slot(const struct ex_history *h, uint32_t weight)
 }
 
 /* Per word of the run: the first thread to write it atomically (low 32 bits),
- * and whether another thread wrote it atomically too. */
+ * another thread wrote it atomically too, it was accessed atomically at all. */
 #define W_MULTI (1ull << 32)
+#define W_ATOMIC (1ull << 33)
 
-/* The run's conflict words: words of its data races (race.h: unordered by
- * happens-before), and words two threads wrote atomically (locks, counters,
- * flags: happens-before orders those accesses by the order they happened in,
- * which is exactly what another schedule changes). Lock-protected data and a
- * thread's own structures handed over by create and join are left out. */
+/* Adds the run's conflict words to *out with their class (history.h): DATA
+ * for the words of its data races (race.h: plain, unordered by happens-before)
+ * that no access touched atomically, SYNC for words two threads wrote
+ * atomically (locks, counters, CAS'd pointers: happens-before orders them by
+ * the order they happened in, which is what another schedule changes).
+ * Lock-protected data, a thread's structures handed over by create and join,
+ * and a lock word's spinning plain reads stay out. */
 static int run_conflicts(const struct ex_trace *t, struct ex_u64map *out)
 {
-    struct ex_u64map atom;
+    struct ex_u64map word;
     struct ex_hb hb;
     struct ex_race *races = NULL;
     size_t nraces = 0;
     int rc = -1;
     int32_t *dep = t->n ? malloc(t->n * sizeof *dep) : NULL;
-    ex_u64map_init(&atom);
+    ex_u64map_init(&word);
     if (t->n && !dep)
         return -1;
     if (t->n && (ex_syncdeps(t, dep) != 0 || ex_hb_build(&hb, t, dep) != 0))
@@ -140,22 +143,34 @@ static int run_conflicts(const struct ex_trace *t, struct ex_u64map *out)
     if (t->n && ex_races_find(t, &hb, 0, &races, &nraces) != 0)
         goto out_hb;
     rc = 0;
-    for (size_t i = 0; i < nraces && rc == 0; i++)
-        if (!ex_u64map_put(out, ex_word_of(&t->ev[races[i].a]), 0, NULL) ||
-            !ex_u64map_put(out, ex_word_of(&t->ev[races[i].b]), 0, NULL))
-            rc = -1;
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
-        if (!ex_is_access(e) || !ex_is_write(e) || !ex_is_atomic(e))
+        if (!ex_is_access(e) || !ex_is_atomic(e))
             continue;
-        uint64_t *st = ex_u64map_put(&atom, ex_word_of(e), e->tid, NULL);
-        if (!st)
+        uint64_t *st = ex_u64map_put(&word, ex_word_of(e), W_ATOMIC | (ex_is_write(e) ? e->tid : 0),
+                                     NULL);
+        if (!st) {
             rc = -1;
-        else if ((uint32_t)*st != e->tid && !(*st & W_MULTI)) {
+        } else if (ex_is_write(e) && (uint32_t)*st == 0) {
+            *st |= e->tid;
+        } else if (ex_is_write(e) && (uint32_t)*st != e->tid && !(*st & W_MULTI)) {
             *st |= W_MULTI;
-            if (!ex_u64map_put(out, ex_word_of(e), 0, NULL))
+            uint64_t *c = ex_u64map_put(out, ex_word_of(e), 0, NULL);
+            if (!c)
                 rc = -1;
+            else
+                *c |= EX_CONFLICT_SYNC;
         }
+    }
+    for (size_t i = 0; i < nraces && rc == 0; i++) {
+        uint64_t w = ex_word_of(&t->ev[races[i].a]);
+        if (ex_u64map_get(&word, w))
+            continue; /* touched atomically: a lock's or flag's, not data */
+        uint64_t *c = ex_u64map_put(out, w, 0, NULL);
+        if (!c)
+            rc = -1;
+        else
+            *c |= EX_CONFLICT_DATA;
     }
     free(races);
 out_hb:
@@ -163,15 +178,22 @@ out_hb:
         ex_hb_free(&hb);
 out:
     free(dep);
-    ex_u64map_free(&atom);
+    ex_u64map_free(&word);
     return rc;
 }
 
+bool ex_conflict_racy(uint64_t cls, enum ex_kind kind)
+{
+    if (cls & EX_CONFLICT_DATA)
+        return kind == EX_READ || kind == EX_WRITE || kind == EX_RMW;
+    return (cls & EX_CONFLICT_SYNC) && (kind == EX_WRITE || kind == EX_RMW);
+}
+
 /* Joins the run's conflict words to h->conflict and counts into *racy the
- * run's accesses to any conflict word made while another thread was alive
- * (from its creation, or the snapshot, to its last event: someone else could
- * have gone), a thread's re-read of what it read last excepted (a spin sees
- * nothing new). */
+ * run's racy accesses to them (ex_conflict_racy) made while another thread was
+ * alive (from its creation, or the snapshot, to its last event: someone else
+ * could have gone), a thread's re-read of what it read last excepted (a spin
+ * sees nothing new). */
 static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy)
 {
     struct ex_u64map last; /* word -> tid | W_MULTI if read: its last access */
@@ -195,7 +217,8 @@ static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint6
     ex_u64map_init(&last);
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
-        if (!ex_is_access(e) || !ex_u64map_get(&h->conflict, ex_word_of(e)))
+        const uint64_t *cls = ex_is_access(e) ? ex_u64map_get(&h->conflict, ex_word_of(e)) : NULL;
+        if (!cls || !ex_conflict_racy(*cls, (enum ex_kind)e->kind))
             continue;
         uint64_t *l = ex_u64map_put(&last, ex_word_of(e), 0, NULL);
         uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
@@ -281,7 +304,8 @@ uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt)
     return h && h->max_racy > 0 ? h->max_racy : dflt;
 }
 
-bool ex_history_conflicting(const struct ex_history *h, uint64_t addr)
+uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)
 {
-    return h && ex_u64map_get(&h->conflict, addr >> 3) != NULL;
+    const uint64_t *c = h ? ex_u64map_get(&h->conflict, addr >> 3) : NULL;
+    return c ? *c : 0;
 }

@@ -19,11 +19,17 @@
  *                     made it (read->write and write->write orders; the
  *                     write->read order is the reads-from pair);
  *    an access is grouped by the word of its first byte (ex_word_of);
- *  - the CONFLICT words: 8-byte words two different threads accessed in one
- *    run, at least one writing, accumulated over the runs; a run's
- *    conflicting accesses are its accesses to those words (after it joined
- *    them), and the most in one run estimates the "racy" steps the strategies
- *    count (online.h: PCT draws its change points over them);
+ *  - the CONFLICT words (ex_word_of), accumulated over the runs, of two
+ *    classes: DATA, the words of a run's data races (race.h) that no access
+ *    touched atomically, and SYNC, words two threads wrote atomically (locks,
+ *    atomic counters, CAS'd pointers). Lock-protected data, the thread
+ *    structures create and join hand over, and the plain reads of a spinning
+ *    lock stay out: reordering those changes nothing. A run's RACY accesses
+ *    are its accesses to DATA words and its writes (and RMWs) of SYNC words,
+ *    made while another thread was alive (from its create, or the snapshot,
+ *    to its last event), except a thread's re-read of the word it read last;
+ *    the most in one run estimates the racy steps the strategies count
+ *    (online.h: PCT draws its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
@@ -48,7 +54,7 @@ struct ex_corpus_entry {
     size_t n;
     uint32_t weight;        /* new pairs that run found (>= 1) */
     uint64_t run;           /* its number among the runs added (0-based) */
-    uint64_t racy;          /* its conflicting accesses (ex_history_add_run) */
+    uint64_t racy;          /* its racy accesses (ex_history_add_run) */
 };
 
 struct ex_history {
@@ -61,11 +67,8 @@ struct ex_history {
     struct ex_u64map pairs; /* keys ex_history_pair_key() */
     struct ex_corpus_entry *corpus;
     size_t ncorpus;
-    /* Words (ex_word_of) that two threads accessed, one of them writing, in
-     * some run: an access to one of them may be ordered differently against
-     * another thread's, so the strategies switch threads only there. */
-    struct ex_u64map conflict;
-    uint64_t max_racy;      /* most conflicting accesses in one run */
+    struct ex_u64map conflict; /* word -> EX_CONFLICT_* bits */
+    uint64_t max_racy;      /* most racy accesses in one run */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -94,12 +97,16 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
                        const struct ex_trace *trace, enum ex_outcome outcome,
                        uint32_t *new_pairs);
 
-/* k for the racy-step PCT: the most conflicting accesses of an earlier run,
- * or dflt if none had any. */
+/* k for the racy-step PCT: the most racy accesses of an earlier run, or dflt
+ * if none had any. */
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-/* An access at addr (its first byte's word) touches a conflict word. */
-bool ex_history_conflicting(const struct ex_history *h, uint64_t addr);
+enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2 };
+/* The EX_CONFLICT_* bits of the word of addr (its first byte), 0 if none. */
+uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
+/* An access of this kind to a word of class cls is racy: any access to a DATA
+ * word, a write or RMW of a SYNC word. */
+bool ex_conflict_racy(uint64_t cls, enum ex_kind kind);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or
  * all were empty). */

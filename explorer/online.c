@@ -128,7 +128,8 @@ static int copy_conflicts(struct ex_online *o, const struct ex_history *h)
 {
     ex_u64map_clear(&o->conflict);
     for (size_t i = 0; h && i < h->conflict.cap; i++)
-        if (h->conflict.used[i] && !ex_u64map_put(&o->conflict, h->conflict.keys[i], 0, NULL))
+        if (h->conflict.used[i] &&
+            !ex_u64map_put(&o->conflict, h->conflict.keys[i], h->conflict.vals[i], NULL))
             return -1;
     return 0;
 }
@@ -140,10 +141,14 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
         ex_tidset_count(enabled) < 2)
         return false;
     const struct ex_pending *e = pend->ev[t];
-    if (is_access(e) && ex_u64map_get(&o->conflict, e->addr >> 3)) {
+    if (is_access(e)) {
         /* A thread reading again what it read last (a spin) sees nothing new. */
         const uint64_t *last = ex_u64map_get(&o->lastacc, e->addr >> 3);
-        return !(e->kind == EX_READ && last && *last == (t | LAST_READ));
+        if (e->kind == EX_READ && last && *last == (t | LAST_READ))
+            return false;
+        const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr >> 3);
+        if (cls && ex_conflict_racy(*cls, (enum ex_kind)e->kind))
+            return true;
     }
     struct ex_tidset it = *enabled;
     for (int i = 0; i < 4; i++)

@@ -34,19 +34,25 @@ static void test_history_conflicts(void **state)
     ex_trace_access(&t, 1, EX_RMW, S, 4, EX_F_ATOMIC, 0x40);   /* lock L ... */
     ex_trace_access(&t, 1, EX_WRITE, Z, 8, 0, 0x41);           /* Z under L */
     ex_trace_access(&t, 1, EX_RMW, S, 4, EX_F_ATOMIC, 0x42);   /* ... unlock */
+    ex_trace_access(&t, 2, EX_READ, S, 4, 0, 0x4f);           /* a spin's plain read */
     ex_trace_access(&t, 2, EX_RMW, S, 4, EX_F_ATOMIC, 0x50);   /* lock L */
     ex_trace_access(&t, 2, EX_READ, Z, 8, 0, 0x51);            /* ordered by L */
     ex_trace_access(&t, 2, EX_RMW, S, 4, EX_F_ATOMIC, 0x52);
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_true(ex_history_conflicting(&h, X));
-    assert_true(ex_history_conflicting(&h, X + 7));    /* same word */
-    assert_true(ex_history_conflicting(&h, S));
-    assert_false(ex_history_conflicting(&h, Y));
-    assert_false(ex_history_conflicting(&h, Z));
-    assert_false(ex_history_conflicting(NULL, X));
+    assert_int_equal(ex_history_conflict_class(&h, X), EX_CONFLICT_DATA);
+    assert_int_equal(ex_history_conflict_class(&h, X + 7), EX_CONFLICT_DATA); /* same word */
+    /* The plain read races with the RMWs, but S is a lock word, not data. */
+    assert_int_equal(ex_history_conflict_class(&h, S), EX_CONFLICT_SYNC);
+    assert_int_equal(ex_history_conflict_class(&h, Y), 0);
+    assert_int_equal(ex_history_conflict_class(&h, Z), 0);
+    assert_int_equal(ex_history_conflict_class(NULL, X), 0);
+    assert_true(ex_conflict_racy(EX_CONFLICT_DATA, EX_READ));
+    assert_false(ex_conflict_racy(EX_CONFLICT_SYNC, EX_READ));
+    assert_true(ex_conflict_racy(EX_CONFLICT_SYNC, EX_RMW));
+    assert_false(ex_conflict_racy(0, EX_WRITE));
     /* Made while the other thread was alive (thread 2 from the snapshot to its
      * last event, thread 1 to 0x42): X's write and first read, thread 1's two
-     * RMWs of S. */
+     * RMWs of S; not the plain read of S. */
     assert_int_equal(h.max_racy, 4);
     assert_int_equal(ex_history_racy_estimate(&h, 99), 4);
     assert_int_equal(ex_history_racy_estimate(NULL, 99), 99);
@@ -93,7 +99,7 @@ static bool step_was_racy(const struct racy_ctx *c, const struct ex_tidset *en, 
     const struct sim_ev *e = sim_next_ev(c->r, prev);
     if (!e || e->addr != S || ex_tidset_count(en) < 2)
         return false;
-    if (ex_history_conflicting(c->h, S))
+    if (ex_history_conflict_class(c->h, S))
         return true;
     for (uint32_t u = 1; u <= 3; u++) {
         const struct sim_ev *f = u != prev && ex_tidset_has(en, u) ? sim_next_ev(c->r, u) : NULL;
