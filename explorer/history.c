@@ -194,13 +194,14 @@ bool ex_conflict_racy(uint64_t cls, enum ex_kind kind)
  * alive (from its creation, or the snapshot, to its last event: someone else
  * could have gone), a thread's re-read of what it read last excepted (a spin
  * sees nothing new). */
-static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy)
+static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy,
+                           uint64_t *racy_data)
 {
     struct ex_u64map last; /* word -> tid | W_MULTI if read: its last access */
     static const size_t none = SIZE_MAX;
     size_t first[EX_MAX_TID + 1], end[EX_MAX_TID + 1];
     int rc = 0;
-    *racy = 0;
+    *racy = *racy_data = 0;
     if (!t || run_conflicts(t, &h->conflict) != 0)
         return t ? -1 : 0;
     for (uint32_t u = 0; u <= EX_MAX_TID; u++)
@@ -227,8 +228,10 @@ static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint6
             company = u != e->tid && first[u] <= i && i < end[u];
         if (!l)
             rc = -1;
-        else if (company && (*l != now || e->kind != EX_READ))
+        else if (company && (*l != now || e->kind != EX_READ)) {
             (*racy)++;
+            *racy_data += (*cls & EX_CONFLICT_DATA) != 0;
+        }
         if (l)
             *l = now;
     }
@@ -272,18 +275,20 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 {
     struct add_ctx c = { h, 0 };
     int rc = 0;
-    uint64_t racy = 0;
+    uint64_t racy = 0, racy_data = 0;
     if (new_pairs)
         *new_pairs = 0;
     if (trace && ex_trace_pairs(trace, add_pair, &c) != 0)
         rc = -1;
-    if (rc == 0 && learn_conflicts(h, trace, &racy) != 0)
+    if (rc == 0 && learn_conflicts(h, trace, &racy, &racy_data) != 0)
         rc = -1;
     if (rc == 0 && c.fresh > 0 && choices && n > 0 &&
         corpus_add(h, choices, n, c.fresh, racy) != 0)
         rc = -1;
     if (racy > h->max_racy)
         h->max_racy = racy;
+    if (racy_data > h->max_racy_data)
+        h->max_racy_data = racy_data;
     if (n > h->max_steps)
         h->max_steps = n;
     h->total_steps += n;
@@ -302,6 +307,11 @@ uint64_t ex_history_step_estimate(const struct ex_history *h, uint64_t dflt)
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt)
 {
     return h && h->max_racy > 0 ? h->max_racy : dflt;
+}
+
+uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->max_racy_data > 0 ? h->max_racy_data : dflt;
 }
 
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)

@@ -69,6 +69,7 @@ struct ex_history {
     size_t ncorpus;
     struct ex_u64map conflict; /* word -> EX_CONFLICT_* bits */
     uint64_t max_racy;      /* most racy accesses in one run */
+    uint64_t max_racy_data; /* most racy accesses to DATA words in one run */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -100,6 +101,9 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 /* k for the racy-step PCT: the most racy accesses of an earlier run, or dflt
  * if none had any. */
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
+
+/* The same counting accesses to DATA words only. */
+uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
 enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2 };
 /* The EX_CONFLICT_* bits of the word of addr (its first byte), 0 if none. */

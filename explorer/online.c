@@ -134,6 +134,14 @@ static int copy_conflicts(struct ex_online *o, const struct ex_history *h)
     return 0;
 }
 
+bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || pend->ev[t]->kind != EX_READ)
+        return false;
+    const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr >> 3);
+    return last && *last == (t | LAST_READ);
+}
+
 bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
                     const struct ex_tidset *enabled, uint32_t t)
 {
@@ -142,14 +150,14 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
         return false;
     const struct ex_pending *e = pend->ev[t];
     if (is_access(e)) {
-        /* A thread reading again what it read last (a spin) sees nothing new. */
-        const uint64_t *last = ex_u64map_get(&o->lastacc, e->addr >> 3);
-        if (e->kind == EX_READ && last && *last == (t | LAST_READ))
+        if (ex_online_spinning(o, pend, t))
             return false;
         const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr >> 3);
-        if (cls && ex_conflict_racy(*cls, (enum ex_kind)e->kind))
+        if (cls && ex_conflict_racy(*cls & o->racy_classes, (enum ex_kind)e->kind))
             return true;
     }
+    if (!(o->racy_classes & EX_CONFLICT_SYNC))
+        return false; /* pending races of locks and futexes are sync */
     struct ex_tidset it = *enabled;
     for (int i = 0; i < 4; i++)
         it.w[i] &= pend->listed.w[i];
@@ -191,6 +199,7 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_online_params_sanitize(&o->p);
     o->seed = seed;
     o->index = index;
+    o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
@@ -302,8 +311,8 @@ int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
 
 static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
 {
-    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64,
-                     o->p.depth, o->pct.k, o->racy);
+    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64 "%s",
+                     o->p.depth, o->pct.k, o->racy, o->pct.data_only ? "(data)" : "");
     for (uint32_t i = 0; w >= 0 && i < o->pct.nchange; i++) {
         *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
         w = snprintf(buf + *at, len - *at, "%s%" PRIu64, i ? "," : " change-points=",

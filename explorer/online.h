@@ -135,9 +135,11 @@ struct ex_online {
     struct ex_tidset seen;      /* threads met so far */
     struct ex_u64map conflict;  /* the history's conflict words, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
+    uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* word -> tid | 1 << 32 if read: its last access */
     struct {
-        uint64_t k;             /* step estimate */
+        uint64_t k;             /* racy-step estimate */
+        bool data_only;         /* racy steps: DATA words only (odd PCT schedules) */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;

@@ -11,7 +11,14 @@ static int cmp_u64(const void *x, const void *y)
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
 {
-    uint64_t k = ex_history_racy_estimate(h, o->p.default_steps);
+    /* Every other PCT schedule counts the steps at data races only: most bugs
+     * are there, and libc's internal locks would otherwise take most of k. */
+    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->index / 4 : o->index;
+    o->pct.data_only = (nth & 1) != 0;
+    if (o->pct.data_only)
+        o->racy_classes = EX_CONFLICT_DATA;
+    uint64_t k = o->pct.data_only ? ex_history_data_racy_estimate(h, o->p.default_steps)
+                                  : ex_history_racy_estimate(h, o->p.default_steps);
     uint32_t want = o->p.depth - 1;
     o->pct.k = k;
     if (want > k)

@@ -40,12 +40,16 @@ uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enab
                                const ex_pending_table *pend)
 {
     uint32_t last = o->walk.last;
-    /* The same thread goes on until its next step is racy: a switch anywhere
-     * else reorders nothing. */
-    if (last && ex_tidset_has(enabled, last) && !ex_online_racy(o, pend, enabled, last))
-        return last;
     struct ex_tidset it = *enabled;
-    uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(enabled));
+    if (last && ex_tidset_has(enabled, last)) {
+        /* The same thread goes on until its next step is racy: a switch
+         * anywhere else reorders nothing. A spinning thread gives way. */
+        if (ex_online_spinning(o, pend, last) && ex_tidset_count(enabled) > 1)
+            ex_tidset_del(&it, last);
+        else if (!ex_online_racy(o, pend, enabled, last))
+            return last;
+    }
+    uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(&it));
     for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
         if (i-- == 0)
             return o->walk.last = t;
