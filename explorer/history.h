@@ -67,7 +67,7 @@ struct ex_history {
     struct ex_u64map pairs; /* keys ex_history_pair_key() */
     struct ex_corpus_entry *corpus;
     size_t ncorpus;
-    struct ex_u64map conflict; /* word -> EX_CONFLICT_* bits */
+    struct ex_u64map conflict; /* word -> EX_CONFLICT_* bits (also ATOMIC-only words) */
     uint64_t max_racy;      /* most racy accesses in one run */
     uint64_t max_racy_data; /* most racy accesses to DATA words in one run */
 };
@@ -105,7 +105,8 @@ uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 /* The same counting accesses to DATA words only. */
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2 };
+/* ATOMIC: some run touched the word atomically (then it is never DATA). */
+enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2, EX_CONFLICT_ATOMIC = 4 };
 /* The EX_CONFLICT_* bits of the word of addr (its first byte), 0 if none. */
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
 /* An access of this kind to a word of class cls is racy: any access to a DATA

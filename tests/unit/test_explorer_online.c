@@ -297,7 +297,10 @@ static void test_pct_change_points(void **state)
     for (uint64_t idx = 0; idx < 300; idx++) {
         struct cp_ctx c = { 0, 0, 0 };
         struct sim_run r;
-        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 11, idx), 0);
+        /* Even schedules: racy steps of every class (odd: data races only,
+         * which needs a history to know them). */
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 11, 2 * idx), 0);
+        assert_false(o.pct.data_only);
         assert_int_equal(o.pct.k, EX_ONLINE_DEFAULT_STEPS);
         assert_int_equal(o.pct.nchange, 3);
         for (uint32_t i = 0; i < 3; i++) {
@@ -383,7 +386,7 @@ static void test_pct_new_thread_rank(void **state)
     params.default_steps = 1;
     struct ex_pending wr[3] = { { 1, EX_WRITE, X, 8, true }, { 2, EX_WRITE, X, 8, true },
                                 { 3, EX_WRITE, X, 8, true } };
-    for (uint64_t idx = 0; idx < 200; idx++) {
+    for (uint64_t idx = 0; idx < 400; idx += 2) {
         ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 9, idx);
         ex_tidset_clear(&en);
         ex_tidset_add(&en, 1);

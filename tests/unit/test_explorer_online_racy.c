@@ -42,7 +42,7 @@ static void test_history_conflicts(void **state)
     assert_int_equal(ex_history_conflict_class(&h, X), EX_CONFLICT_DATA);
     assert_int_equal(ex_history_conflict_class(&h, X + 7), EX_CONFLICT_DATA); /* same word */
     /* The plain read races with the RMWs, but S is a lock word, not data. */
-    assert_int_equal(ex_history_conflict_class(&h, S), EX_CONFLICT_SYNC);
+    assert_int_equal(ex_history_conflict_class(&h, S), EX_CONFLICT_SYNC | EX_CONFLICT_ATOMIC);
     assert_int_equal(ex_history_conflict_class(&h, Y), 0);
     assert_int_equal(ex_history_conflict_class(&h, Z), 0);
     assert_int_equal(ex_history_conflict_class(NULL, X), 0);
@@ -64,6 +64,49 @@ static void test_history_conflicts(void **state)
     ex_trace_access(&t, 4, EX_WRITE, Y, 8, 0, 0x70); /* alive all along */
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
     assert_int_equal(ex_history_racy_estimate(&h, 99), 9);
+    ex_trace_free(&t);
+    ex_history_free(&h);
+}
+
+/* musl's own locks: released by a plain store (a_store) or by the kernel at
+ * a thread's exit; the data they guard is not DATA. A word seen atomic in a
+ * later run stops being DATA (a run may miss accesses on a page only one
+ * thread had used). */
+static void test_history_lock_releases(void **state)
+{
+    (void)state;
+    struct ex_history h;
+    struct ex_trace t;
+    ex_history_init(&h);
+    ex_trace_init(&t);
+    ex_trace_access(&t, 1, EX_RMW, S, 4, EX_F_ATOMIC, 0x10);   /* lock (CAS) */
+    ex_trace_access(&t, 1, EX_WRITE, X, 8, 0, 0x11);           /* guarded */
+    ex_trace_access(&t, 1, EX_WRITE, S, 4, 0, 0x12);           /* unlock: plain store */
+    ex_trace_access(&t, 2, EX_RMW, S, 4, EX_F_ATOMIC, 0x20);
+    ex_trace_access(&t, 2, EX_READ, X, 8, 0, 0x21);
+    ex_trace_access(&t, 2, EX_WRITE, Y, 8, 0, 0x22);           /* unguarded */
+    ex_trace_access(&t, 1, EX_READ, Y, 8, 0, 0x13);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_conflict_class(&h, X), 0);
+    assert_int_equal(ex_history_conflict_class(&h, Y), EX_CONFLICT_DATA);
+    ex_trace_free(&t);
+    /* Y touched atomically later: a sync word from then on. */
+    ex_trace_init(&t);
+    ex_trace_access(&t, 3, EX_RMW, Y, 8, EX_F_ATOMIC, 0x30);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_conflict_class(&h, Y), EX_CONFLICT_ATOMIC);
+    assert_false(ex_conflict_racy(EX_CONFLICT_ATOMIC, EX_WRITE));
+    ex_trace_free(&t);
+    /* Z: held by thread 4 at its exit, the kernel's store on clear_child_tid
+     * (Z) unlocks it for thread 5. */
+    ex_trace_init(&t);
+    ex_trace_access(&t, 4, EX_RMW, Z, 4, EX_F_ATOMIC, 0x40);
+    ex_trace_access(&t, 4, EX_WRITE, X + 64, 8, 0, 0x41);
+    ex_trace_sync(&t, 4, EX_THREAD_EXIT, Z, 0);
+    ex_trace_access(&t, 5, EX_RMW, Z, 4, EX_F_ATOMIC, 0x50);
+    ex_trace_access(&t, 5, EX_READ, X + 64, 8, 0, 0x51);
+    assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_conflict_class(&h, X + 64), 0);
     ex_trace_free(&t);
     ex_history_free(&h);
 }
@@ -200,12 +243,90 @@ static void test_pct_changes_only_at_racy(void **state)
     ex_online_free(&o);
 }
 
+#define L 0x2100 /* a lock */
+
+struct fire_ctx {
+    struct sim_run *r;
+    uint32_t seen;
+    unsigned at_s, at_lock;
+};
+
+static void observe_fire(void *ctx, const struct ex_online *o, const struct ex_tidset *en,
+                         uint32_t chosen, uint32_t prev)
+{
+    (void)en, (void)chosen, (void)prev;
+    struct fire_ctx *c = ctx;
+    if (o->pct.nfired > c->seen) {
+        const struct sim_ev *e = sim_next_ev(c->r, o->pct.fired_tid[o->pct.nfired - 1]);
+        c->at_s += e && e->addr == S;
+        c->at_lock += e && e->addr == L;
+        c->seen = o->pct.nfired;
+    }
+}
+
+/* Odd PCT schedules count the racy steps at DATA words only: with a lock (a
+ * SYNC word) and a plain shared word, they fire at the plain word only; the
+ * even ones at both. */
+static void test_pct_data_only(void **state)
+{
+    (void)state;
+    static struct sim_ev ev[4][5];
+    struct sim_prog p = { .nthreads = 3 };
+    for (uint32_t t = 1; t <= 3; t++) {
+        ev[t][0] = (struct sim_ev){ OP_LOCK, L, 0x100 * t, 0 };
+        ev[t][1] = (struct sim_ev){ OP_WRITE, PRIV(t), 0x100 * t + 1, 0 };
+        ev[t][2] = (struct sim_ev){ OP_UNLOCK, L, 0x100 * t + 2, 0 };
+        ev[t][3] = (struct sim_ev){ t == 1 ? OP_WRITE : OP_READ, S, 0x100 * t + 3, 0 };
+        ev[t][4] = (struct sim_ev){ OP_WRITE, PRIV(t) + 8, 0x100 * t + 4, 0 };
+        p.ev[t] = ev[t];
+        p.n[t] = 5;
+    }
+    struct ex_online o;
+    struct ex_online_params params;
+    struct ex_history h;
+    ex_online_init(&o);
+    ex_online_params_default(&params);
+    ex_history_init(&h);
+    for (uint64_t idx = 0; idx < 4; idx++) { /* learn both words */
+        struct sim_run r;
+        sim_init(&r, &p);
+        ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, &h, 1, idx);
+        sim_run_online(&r, &o, NULL, NULL);
+        assert_int_equal(ex_history_add_run(&h, NULL, 0, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
+        sim_free(&r);
+    }
+    assert_true(ex_history_conflict_class(&h, S) & EX_CONFLICT_DATA);
+    assert_true(ex_history_conflict_class(&h, L) & EX_CONFLICT_SYNC);
+    unsigned at_s[2] = { 0 }, at_lock[2] = { 0 };
+    for (uint64_t idx = 0; idx < 400; idx++) {
+        struct sim_run r;
+        sim_init(&r, &p);
+        struct fire_ctx c = { &r, 0, 0, 0 };
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, &h, 5, idx), 0);
+        assert_int_equal(o.pct.data_only, idx % 2 == 1);
+        assert_int_equal(o.pct.k, idx % 2 ? ex_history_data_racy_estimate(&h, 100)
+                                          : ex_history_racy_estimate(&h, 100));
+        sim_run_online(&r, &o, observe_fire, &c);
+        at_s[idx % 2] += c.at_s;
+        at_lock[idx % 2] += c.at_lock;
+        sim_free(&r);
+    }
+    print_message("pct change points at S / at the lock: all classes %u / %u, data only %u / %u\n",
+                  at_s[0], at_lock[0], at_s[1], at_lock[1]);
+    assert_int_equal(at_lock[1], 0);
+    assert_true(at_s[1] > 50 && at_lock[0] > 50 && at_s[0] > 20);
+    ex_history_free(&h);
+    ex_online_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_history_conflicts),
+        cmocka_unit_test(test_history_lock_releases),
         cmocka_unit_test(test_random_switches_only_at_racy),
         cmocka_unit_test(test_pct_changes_only_at_racy),
+        cmocka_unit_test(test_pct_data_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
