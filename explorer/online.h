@@ -22,37 +22,56 @@
  * choices. The choices themselves, as an ordinary schedule, replay the run
  * exactly with ex_cursor_next (no history needed).
  *
+ * RACY STEPS. A choice is racy when at least two threads are enabled and the
+ * thread about to run has a known pending access that either touches a
+ * conflict word of the history (history.h: any access to a DATA word, a write
+ * or RMW of a SYNC word) or races (ex_pending_races) with another enabled
+ * thread's pending event, unless it is a spin's re-read (the thread reads the
+ * word it read last and nobody wrote it since). Only at a racy step can
+ * running another thread order two conflicting accesses differently, so PCT,
+ * the random walk and rf change their choices there only.
+ *
  * The strategies (names for ex_online_from_name):
- *   "pct"    PCT (Burckhardt et al., ASPLOS 2010). Threads get distinct random
- *            priorities; a thread seen for the first time is inserted at a
- *            uniformly random rank among the threads not yet lowered. d-1
- *            distinct change points are drawn uniformly from [1, k], k =
- *            ex_history_step_estimate(h, params.default_steps). The
- *            highest-priority enabled thread always runs; at the c-th choice
- *            (1-based) where c is a change point, the thread about to run first
- *            drops below every priority given so far (so below all initial
- *            ones; later drops go lower still) and the choice is made again:
- *            a preemption exactly there.
+ *   "pct"    PCT (Burckhardt et al., ASPLOS 2010) over racy steps. Threads get
+ *            distinct random priorities; a thread seen for the first time is
+ *            inserted at a uniformly random rank among the threads not yet
+ *            lowered. d-1 distinct change points are drawn uniformly from
+ *            [1, k], k = ex_history_racy_estimate(h, params.default_steps).
+ *            The highest-priority enabled thread always runs; at the c-th
+ *            racy step (1-based) where c is a change point, the thread about
+ *            to run first drops below every priority given so far (so below
+ *            all initial ones; later drops go lower still) and the choice is
+ *            made again: a preemption exactly there. Odd schedules (odd index
+ *            for "pct", odd index / 4 in the portfolio) count racy steps at
+ *            DATA words only (no pending-race or SYNC ones), with
+ *            k = ex_history_data_racy_estimate: most bugs are data races, and
+ *            libc's internal locks would otherwise take most of k.
  *   "pos"    partial order sampling (Yuan et al., CAV 2018). Every thread's next
  *            event has a random priority; the highest-priority enabled one runs.
  *            After thread t's event e runs, t's next event gets a fresh
  *            priority, and so does the pending event of every other thread
  *            that races with e (ex_pending_races).
- *   "random" a uniformly random enabled thread at each cue point.
+ *   "random" a racy-step random walk: the thread chosen last goes on while its
+ *            next step is not racy; at a racy step (or when it cannot go on) a
+ *            uniformly random enabled thread; a spinning thread (its next
+ *            event re-reads what it read last) gives way to a uniformly random
+ *            other one.
  *   "rf"     reads-from feedback (greybox fuzzing). With an empty corpus in the
  *            history it is pos. Otherwise it picks a corpus entry (weighted by
  *            the new pairs it found), follows that parent's choices up to a
- *            random step f < parent length, chooses at step f a uniformly random
- *            enabled thread other than the parent's (if the parent's is the only
- *            one enabled there, the flip moves to the next step that has an
- *            alternative), then continues, by a coin drawn at begin, either
- *            as pos ("replace": a new suffix) or by following the parent's
- *            choices from step f on, skipping those whose thread is not
- *            enabled, and as pos once they run out ("insert": one step of
- *            another thread pushed into the parent, which shifts one
- *            reads-from by one write and keeps the rest). If a parent's choice
- *            is not enabled before the flip (the run went elsewhere), it
- *            continues as pos from there (counted in rf.diverged).
+ *            step f, chooses at step f a uniformly random enabled thread other
+ *            than the parent's (if the parent's is the only one enabled there,
+ *            the flip moves to the next step that has an alternative), then
+ *            continues, by a coin drawn at begin, either as pos ("replace": a
+ *            new suffix) or by following the parent's choices from step f on,
+ *            skipping those whose thread is not enabled, and as pos once they
+ *            run out ("insert": one step of another thread pushed into the
+ *            parent, which shifts one reads-from by one write and keeps the
+ *            rest). f is the parent's r-th racy step, r uniform in [1, the
+ *            parent's racy accesses] (its last step if the run has fewer; a
+ *            uniformly random step when the parent had none). If a parent's
+ *            choice is not enabled before the flip (the run went elsewhere),
+ *            it continues as pos from there (counted in rf.diverged).
  *   "portfolio" schedule `index` uses, by index mod 4: pct, rf, pos, random.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread

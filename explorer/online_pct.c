@@ -59,12 +59,24 @@ static void lower(struct ex_online *o, uint32_t t)
         o->pct.nhigh--;
 }
 
-static uint32_t highest(const struct ex_online *o, const struct ex_tidset *enabled)
+/* The highest-priority enabled thread that is not spinning (re-reading what
+ * it read last: nothing changes until another thread writes), or the highest
+ * if all spin. Skipping a spin's read changes no outcome and keeps a
+ * high-priority waiter from burning cue points while the holder cannot run. */
+static uint32_t highest_awake(const struct ex_online *o, const struct ex_tidset *enabled,
+                              const ex_pending_table *pend)
 {
-    for (uint32_t i = 0; i < o->pct.nthreads; i++)
-        if (ex_tidset_has(enabled, o->pct.order[i]))
-            return o->pct.order[i];
-    return 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < o->pct.nthreads; i++) {
+        uint32_t t = o->pct.order[i];
+        if (!ex_tidset_has(enabled, t))
+            continue;
+        if (!ex_online_spinning(o, pend, t))
+            return t;
+        if (!first)
+            first = t;
+    }
+    return first;
 }
 
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
@@ -78,7 +90,7 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             insert_at(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
             o->pct.nhigh++;
         }
-    uint32_t t = highest(o, enabled);
+    uint32_t t = highest_awake(o, enabled, pend);
     /* Change points count racy steps only: a preemption anywhere else orders
      * nothing differently. */
     if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == o->racy + 1 &&
@@ -87,7 +99,7 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
         o->pct.fired_tid[o->pct.nfired] = t;
         o->pct.nfired++;
         lower(o, t);
-        t = highest(o, enabled);
+        t = highest_awake(o, enabled, pend);
     }
     return t;
 }

@@ -180,9 +180,24 @@ static void test_no_enabled(void **state)
 
 struct nonpre_ctx {
     struct ex_tidset before;    /* enabled at the previous cue point */
-    unsigned switches_while_enabled, to_woken;
+    struct ex_tidset spun;      /* spinning at the previous cue point */
+    unsigned switches_while_enabled, to_woken, from_spinner;
     unsigned not_highest;
+    const struct sim_run *r;
 };
+
+/* t's next event reads the word whose last access was t's own read: a spin
+ * (PCT lets the next thread go instead). */
+static bool sim_spinning(const struct sim_run *r, uint32_t t)
+{
+    const struct sim_ev *e = sim_next_ev(r, t);
+    if (!e || e->op != OP_READ)
+        return false;
+    for (size_t i = r->tr.n; i-- > 0;)
+        if (ex_is_access(&r->tr.ev[i]) && ex_word_of(&r->tr.ev[i]) == e->addr >> 3)
+            return r->tr.ev[i].tid == t && r->tr.ev[i].kind == EX_READ;
+    return false;
+}
 
 static void observe_nonpreemptive(void *ctx, const struct ex_online *o,
                                   const struct ex_tidset *en, uint32_t chosen, uint32_t prev)
@@ -190,22 +205,31 @@ static void observe_nonpreemptive(void *ctx, const struct ex_online *o,
     struct nonpre_ctx *c = ctx;
     if (prev && ex_tidset_has(en, prev) && chosen != prev) {
         /* Only a thread just woken (a higher priority that was blocked) may
-         * take over from a running thread. */
+         * take over from a running thread, or any from a spinning one. */
         c->switches_while_enabled++;
-        c->to_woken += !ex_tidset_has(&c->before, chosen);
+        if (sim_spinning(c->r, prev) || ex_tidset_has(&c->spun, chosen))
+            c->from_spinner++; /* or back to the higher one, its spin over */
+        else
+            c->to_woken += !ex_tidset_has(&c->before, chosen);
     }
+    ex_tidset_clear(&c->spun);
+    for (uint32_t t = 1; t <= SIM_MAX_THREADS; t++)
+        if (ex_tidset_has(en, t) && sim_spinning(c->r, t))
+            ex_tidset_add(&c->spun, t);
     for (uint32_t i = 0; i < o->pct.nthreads; i++)
-        if (ex_tidset_has(en, o->pct.order[i])) {
+        if (ex_tidset_has(en, o->pct.order[i]) && !sim_spinning(c->r, o->pct.order[i])) {
             c->not_highest += o->pct.order[i] != chosen;
             break;
         }
     c->before = *en;
 }
 
-/* d = 1: no change point, so the highest-priority enabled thread always
- * runs: a thread runs until it blocks or ends, unless a thread of higher
- * priority is woken (by an unlock here) or created. Without locks and
- * creation: strictly one thread after the other. */
+/* d = 1: no change point, so the highest-priority enabled thread that does
+ * not spin always runs: a thread runs until it blocks or ends, unless a
+ * thread of higher priority is woken (by an unlock here) or created, or it
+ * spins (re-reads what it read last: the next thread goes until the spinner's
+ * word changes). Without locks and creation: one thread after the other but
+ * for spins. */
 static void test_pct_d1_nonpreemptive(void **state)
 {
     (void)state;
@@ -214,7 +238,7 @@ static void test_pct_d1_nonpreemptive(void **state)
     ex_online_init(&o);
     ex_online_params_default(&p);
     p.depth = 1;
-    unsigned first[SIM_MAX_THREADS + 1] = { 0 }, woken = 0;
+    unsigned first[SIM_MAX_THREADS + 1] = { 0 }, woken = 0, spin_yields = 0;
     for (uint64_t prog = 0; prog < 8; prog++) {
         struct rand_prog rp;
         build_random_prog(&rp, 1000 + prog);
@@ -226,15 +250,16 @@ static void test_pct_d1_nonpreemptive(void **state)
                     rp.p.created[t] = false;
                 }
         for (uint64_t idx = 0; idx < 40; idx++) {
-            struct nonpre_ctx c = { { { 0 } }, 0, 0, 0 };
             struct sim_run r;
+            struct nonpre_ctx c = { { { 0 } }, { { 0 } }, 0, 0, 0, 0, &r };
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &p, NULL, 3, idx), 0);
             assert_int_equal(o.pct.nchange, 0);
             sim_init(&r, &rp.p);
             sim_run_online(&r, &o, observe_nonpreemptive, &c);
-            assert_int_equal(c.switches_while_enabled, c.to_woken);
+            assert_int_equal(c.switches_while_enabled, c.to_woken + c.from_spinner);
+            spin_yields += c.from_spinner;
             if (lockfree)
-                assert_int_equal(c.switches_while_enabled, 0);
+                assert_int_equal(c.switches_while_enabled, c.from_spinner);
             woken += c.to_woken;
             assert_int_equal(c.not_highest, 0);
             assert_int_equal(o.pct.nfired, 0);
@@ -246,7 +271,8 @@ static void test_pct_d1_nonpreemptive(void **state)
     /* The priorities are random: over 40 indices both threads of the first
      * program start first some of the time. */
     assert_true(first[1] > 0 && first[2] > 0);
-    print_message("pct d=1: %u switches to a woken or new thread of higher priority\n", woken);
+    print_message("pct d=1: %u switches to a woken or new thread of higher priority, %u from "
+                  "a spinning one\n", woken, spin_yields);
     ex_online_free(&o);
 }
 
