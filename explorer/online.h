@@ -72,7 +72,9 @@
  *            uniformly random step when the parent had none). If a parent's
  *            choice is not enabled before the flip (the run went elsewhere),
  *            it continues as pos from there (counted in rf.diverged).
- *   "portfolio" schedule `index` uses, by index mod 4: pct, rf, pos, random.
+ *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, random,
+ *            pct, random, pos, rf (the pct ones alternate all racy steps and
+ *            data races only).
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).

@@ -31,10 +31,11 @@ static void test_names(void **state)
     assert_int_equal(ex_online_from_name(NULL, &got), -1);
     assert_string_equal(ex_online_name((enum ex_online_kind)99), "?");
     /* The documented portfolio order. */
-    const enum ex_online_kind order[] = { EX_ONLINE_PCT, EX_ONLINE_RF, EX_ONLINE_POS,
-                                          EX_ONLINE_RANDOM };
-    for (uint64_t i = 0; i < 12; i++) {
-        assert_int_equal(ex_online_resolve(EX_ONLINE_PORTFOLIO, i), order[i % 4]);
+    const enum ex_online_kind order[] = { EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS,
+                                          EX_ONLINE_RANDOM, EX_ONLINE_PCT, EX_ONLINE_RANDOM,
+                                          EX_ONLINE_POS, EX_ONLINE_RF };
+    for (uint64_t i = 0; i < 24; i++) {
+        assert_int_equal(ex_online_resolve(EX_ONLINE_PORTFOLIO, i), order[i % 8]);
         assert_int_equal(ex_online_resolve(EX_ONLINE_POS, i), EX_ONLINE_POS);
     }
 }
