@@ -14,7 +14,8 @@
 #   --budget DUR       per exploration, e.g. 15s (default 15s)
 #   --jobs N           explorations at once (default 1: the machine is shared)
 #   --quick            5 programs, portfolio only, 2 seeds, 8 s (a smoke test)
-#   --from-raw FILE    measure nothing: print the table of an earlier raw CSV
+#   --from-raw FILE    measure nothing: print the table of an earlier raw CSV (give
+#                      its --budget too: a median of misses shows as ">BUDGET")
 #
 # Prints a table per strategy: found k/n, median schedules to bug over the found ones
 # (and over all, a miss counting as infinite: ">budget" when most missed), the
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
     --from-raw) [ $# -ge 2 ] || bench_die "--from-raw needs a file"; from_raw=$2; shift 2 ;;
     --quick) programs=atom-counter,order-init,dl-abba,pre2-two-reads,lw-flag
              strats=portfolio; seeds=2; budget=8; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
