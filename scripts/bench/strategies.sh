@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     --from-raw) [ $# -ge 2 ] || bench_die "--from-raw needs a file"; from_raw=$2; shift 2 ;;
     --quick) programs=atom-counter,order-init,dl-abba,pre2-two-reads,lw-flag
              strats=portfolio; seeds=2; budget=8; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
