@@ -40,15 +40,19 @@ uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enab
                                const ex_pending_table *pend)
 {
     uint32_t last = o->walk.last;
-    struct ex_tidset it = *enabled;
-    if (last && ex_tidset_has(enabled, last)) {
-        /* The same thread goes on until its next step is racy: a switch
-         * anywhere else reorders nothing. A spinning thread gives way. */
-        if (ex_online_spinning(o, pend, last) && ex_tidset_count(enabled) > 1)
-            ex_tidset_del(&it, last);
-        else if (!ex_online_racy(o, pend, enabled, last))
-            return last;
-    }
+    /* The same thread goes on until its next step is racy: a switch anywhere
+     * else reorders nothing. */
+    if (last && ex_tidset_has(enabled, last) && !ex_online_spinning(o, pend, last) &&
+        !ex_online_racy(o, pend, enabled, last))
+        return last;
+    /* A spinning thread (re-reading what it read last) gives way: its read
+     * sees nothing new until someone else runs. */
+    struct ex_tidset it = *enabled, awake = *enabled, scan = *enabled;
+    for (uint32_t t; (t = ex_tidset_pop(&scan)) != 0;)
+        if (ex_online_spinning(o, pend, t))
+            ex_tidset_del(&awake, t);
+    if (!ex_tidset_empty(&awake))
+        it = awake;
     uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(&it));
     for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
         if (i-- == 0)

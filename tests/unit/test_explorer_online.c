@@ -620,6 +620,9 @@ static void test_pos_uniform_pairs(void **state)
 
 /* ---- random walk ---- */
 
+/* At racy steps the walk draws uniformly (the third choice of four threads
+ * all about to write X); without pending events nothing is racy and the
+ * first thread goes on. */
 static void test_random_uniform(void **state)
 {
     (void)state;
@@ -631,7 +634,10 @@ static void test_random_uniform(void **state)
     ex_tidset_clear(&en);
     for (uint32_t t = 3; t <= 6; t++)
         ex_tidset_add(&en, t);
-    struct ex_view v = { &en, NULL, 0, 0 };
+    /* Every thread about to write X: every step is racy, a fresh draw. */
+    struct ex_pending wr[4] = { { 3, EX_WRITE, X, 8, true }, { 4, EX_WRITE, X, 8, true },
+                                { 5, EX_WRITE, X, 8, true }, { 6, EX_WRITE, X, 8, true } };
+    struct ex_view v = { &en, wr, 4, 0 };
     for (uint64_t idx = 0; idx < N; idx++) {
         ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 17, idx);
         for (int step = 0; step < 3; step++) {
@@ -641,6 +647,11 @@ static void test_random_uniform(void **state)
                 c[t - 3]++;
         }
     }
+    struct ex_view quiet = { &en, NULL, 0, 0 };
+    ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 17, 1);
+    uint32_t t0 = ex_online_next(&o, &quiet);
+    for (int step = 0; step < 20; step++)
+        assert_int_equal(ex_online_next(&o, &quiet), t0);
     double chi = chi2_4(c, N);
     print_message("random third choice %u %u %u %u chi2=%.2f\n", c[0], c[1], c[2], c[3], chi);
     assert_true(chi < 16.27);

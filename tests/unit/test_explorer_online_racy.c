@@ -243,6 +243,65 @@ static void test_pct_changes_only_at_racy(void **state)
     ex_online_free(&o);
 }
 
+struct spin_ctx {
+    struct sim_run *r;
+    unsigned spins_seen, spin_chosen;
+};
+
+/* Thread 1's next event re-reads S, whose last access was its own read. */
+static bool t1_spinning(const struct sim_run *r)
+{
+    const struct sim_ev *e = sim_next_ev(r, 1);
+    if (!e || e->op != OP_READ)
+        return false;
+    for (size_t i = r->tr.n; i-- > 0;)
+        if (ex_word_of(&r->tr.ev[i]) == e->addr >> 3)
+            return r->tr.ev[i].tid == 1 && r->tr.ev[i].kind == EX_READ;
+    return false;
+}
+
+static void observe_spin(void *ctx, const struct ex_online *o, const struct ex_tidset *en,
+                         uint32_t chosen, uint32_t prev)
+{
+    (void)o, (void)prev;
+    struct spin_ctx *c = ctx;
+    if (t1_spinning(c->r) && ex_tidset_count(en) > 1) {
+        c->spins_seen++;
+        c->spin_chosen += chosen == 1;
+    }
+}
+
+/* The random walk never runs a spinning thread while another can go: thread
+ * 1 polls S six times, thread 2 writes private words and then S. */
+static void test_random_spinner_gives_way(void **state)
+{
+    (void)state;
+    static struct sim_ev t1[6], t2[5];
+    for (int i = 0; i < 6; i++)
+        t1[i] = (struct sim_ev){ OP_READ, S, 0x100 + (uint64_t)i, 0 };
+    for (int i = 0; i < 4; i++)
+        t2[i] = (struct sim_ev){ OP_WRITE, PRIV(2) + 8 * (uint64_t)i, 0x200 + (uint64_t)i, 0 };
+    t2[4] = (struct sim_ev){ OP_WRITE, S, 0x204, 0 };
+    struct sim_prog p = { .nthreads = 2, .ev = { NULL, t1, t2 }, .n = { 0, 6, 5 } };
+    struct ex_online o;
+    unsigned seen = 0;
+    ex_online_init(&o);
+    for (uint64_t idx = 0; idx < 300; idx++) {
+        struct sim_run r;
+        sim_init(&r, &p);
+        struct spin_ctx c = { &r, 0, 0 };
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 8, idx), 0);
+        sim_run_online(&r, &o, observe_spin, &c);
+        assert_int_equal(c.spin_chosen, 0);
+        seen += c.spins_seen;
+        sim_free(&r);
+    }
+    print_message("random: %u cue points with a spinner and another thread, spinner never run\n",
+                  seen);
+    assert_true(seen > 100);
+    ex_online_free(&o);
+}
+
 #define L 0x2100 /* a lock */
 
 struct fire_ctx {
@@ -327,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_random_switches_only_at_racy),
         cmocka_unit_test(test_pct_changes_only_at_racy),
         cmocka_unit_test(test_pct_data_only),
+        cmocka_unit_test(test_random_spinner_gives_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
