@@ -129,7 +129,7 @@ static int sync_words(const struct ex_trace *t, struct ex_u64map *word, struct e
         const struct ex_event *e = &t->ev[i];
         if (!ex_is_access(e) || !ex_is_atomic(e))
             continue;
-        uint64_t *st = ex_u64map_put(word, ex_word_of(e), W_ATOMIC, NULL);
+        uint64_t *st = ex_u64map_put(word, ex_loc_of(e), W_ATOMIC, NULL);
         if (!st)
             return -1;
         if (!ex_is_write(e))
@@ -138,7 +138,7 @@ static int sync_words(const struct ex_trace *t, struct ex_u64map *word, struct e
             *st |= e->tid;
         } else if ((uint32_t)*st != e->tid && !(*st & W_MULTI)) {
             *st |= W_MULTI;
-            uint64_t *c = ex_u64map_put(out, ex_word_of(e), 0, NULL);
+            uint64_t *c = ex_u64map_put(out, ex_loc_of(e), 0, NULL);
             if (!c)
                 return -1;
             *c |= EX_CONFLICT_SYNC;
@@ -193,7 +193,7 @@ static int with_releases(const struct ex_trace *t, const struct ex_u64map *word,
         d.seq = 0;
         /* waker names an earlier event (1 + its seq); anything else is dropped */
         d.waker = e->waker && e->waker <= i ? at[e->waker - 1] + 1 : 0;
-        if (ex_is_access(e) && ex_is_write(e) && ex_u64map_get(word, ex_word_of(e)))
+        if (ex_is_access(e) && ex_is_write(e) && ex_u64map_get(word, ex_loc_of(e)))
             d.flags |= EX_F_ATOMIC;
         at[i] = c->n;
         if (!ex_trace_append(c, &d))
@@ -227,11 +227,11 @@ static int data_words(const struct ex_trace *t, const struct ex_u64map *word,
         goto out;
     if (ex_races_find(&c, &hb, 0, &races, &nraces) == 0) {
         rc = 0;
-        for (size_t i = 0; i < nraces && rc == 0; i++) {
-            uint64_t w = ex_word_of(&c.ev[races[i].a]), *cls;
-            if (ex_u64map_get(word, w))
-                continue; /* a lock's or flag's word, not data */
-            if (!(cls = ex_u64map_put(out, w, 0, NULL)))
+        for (size_t i = 0; i < 2 * nraces && rc == 0; i++) {
+            uint64_t v = ex_loc_of(&c.ev[i % 2 ? races[i / 2].b : races[i / 2].a]), *cls;
+            if (ex_u64map_get(word, v))
+                continue; /* a lock's or flag's variable, not data */
+            if (!(cls = ex_u64map_put(out, v, 0, NULL)))
                 rc = -1;
             else
                 *cls |= EX_CONFLICT_DATA;
@@ -314,10 +314,10 @@ static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint6
     ex_u64map_init(&last);
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
-        const uint64_t *cls = ex_is_access(e) ? ex_u64map_get(&h->conflict, ex_word_of(e)) : NULL;
+        const uint64_t *cls = ex_is_access(e) ? ex_u64map_get(&h->conflict, ex_loc_of(e)) : NULL;
         if (!cls || !ex_conflict_racy(*cls, (enum ex_kind)e->kind))
             continue;
-        uint64_t *l = ex_u64map_put(&last, ex_word_of(e), 0, NULL);
+        uint64_t *l = ex_u64map_put(&last, ex_loc_of(e), 0, NULL);
         uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
         bool company = false;
         for (uint32_t u = 1; u <= EX_MAX_TID && !company; u++)
@@ -412,6 +412,6 @@ uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt
 
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)
 {
-    const uint64_t *c = h ? ex_u64map_get(&h->conflict, addr >> 3) : NULL;
+    const uint64_t *c = h ? ex_u64map_get(&h->conflict, addr) : NULL;
     return c ? *c : 0;
 }

@@ -122,7 +122,7 @@ static void note_access(struct ex_online *o, const ex_pending_table *pend, uint3
     if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
         return;
     const struct ex_pending *e = pend->ev[t];
-    uint64_t *v = ex_u64map_put(&o->lastacc, e->addr >> 3, 0, NULL);
+    uint64_t *v = ex_u64map_put(&o->lastacc, e->addr, 0, NULL);
     if (v) /* without memory a spin's re-reads count as racy: more choices, still valid */
         *v = t | (e->kind == EX_READ ? LAST_READ : 0);
 }
@@ -143,7 +143,7 @@ bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend,
 {
     if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || pend->ev[t]->kind != EX_READ)
         return false;
-    const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr >> 3);
+    const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr);
     return last && *last == (t | LAST_READ);
 }
 
@@ -157,7 +157,7 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
     if (is_access(e)) {
         if (ex_online_spinning(o, pend, t))
             return false;
-        const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr >> 3);
+        const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr);
         if (cls && ex_conflict_racy(*cls & o->racy_classes, (enum ex_kind)e->kind))
             return true;
     }
