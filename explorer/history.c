@@ -115,12 +115,12 @@ static long corpus_slot(const struct ex_history *h, uint32_t weight)
     return h->corpus[worst].weight <= weight ? (long)worst : -1;
 }
 
-/* Per word of the run: the first thread to write it atomically (low 32 bits),
+/* Per variable of the run: the first thread to write it atomically (low 32 bits),
  * another thread wrote it atomically too, it was accessed atomically at all. */
 #define W_MULTI (1ull << 32)
 #define W_ATOMIC (1ull << 33)
 
-/* Marks in *word every word the run touched atomically (W_ATOMIC, plus the
+/* Marks in *word every variable the run touched atomically (W_ATOMIC, plus the
  * first atomic writer and W_MULTI) and adds those two threads wrote
  * atomically to *out as SYNC. Returns 0 or -1 (no memory). */
 static int sync_words(const struct ex_trace *t, struct ex_u64map *word, struct ex_u64map *out)
@@ -150,7 +150,7 @@ static int sync_words(const struct ex_trace *t, struct ex_u64map *word, struct e
 /* Appends to c a release (an atomic write) of every address thread tid
  * wrote atomically in c so far: its exit frees what it held. The kernel's
  * store on clear_child_tid is one (musl's thread list lock is released that
- * way, and the VMM may not report that word); a lock a dead thread holds
+ * way, and the VMM may not report that address); a lock a dead thread holds
  * blocks everyone anyway. Returns 0 or -1 (no memory). */
 static int release_at_exit(struct ex_trace *c, const struct ex_event *exit_ev)
 {
@@ -202,9 +202,9 @@ static int with_releases(const struct ex_trace *t, const struct ex_u64map *word,
     return 0;
 }
 
-/* Adds to *out as DATA the words of the run's data races (race.h: plain,
+/* Adds to *out as DATA the variables of the run's data races (race.h: plain,
  * unordered by happens-before) that are not in *word. Two kinds of release
- * count here that hb.h does not know: a plain store to a word touched
+ * count here that hb.h does not know: a plain store to a variable touched
  * atomically (musl unlocks its internal locks with one, a_store) and a
  * thread's exit (release_at_exit); the data they guard is not racy. */
 static int data_words(const struct ex_trace *t, const struct ex_u64map *word,
@@ -246,18 +246,18 @@ out:
     return rc;
 }
 
-/* Adds the run's conflict words to *out with their class (history.h): SYNC
- * for words two threads wrote atomically (locks, counters, CAS'd pointers:
+/* Adds the run's conflict variables to *out with their class (history.h):
+ * SYNC for variables two threads wrote atomically (locks, counters, CAS'd pointers:
  * happens-before orders them by the order they happened in, which is what
- * another schedule changes), DATA for the words of data races never touched
+ * another schedule changes), DATA for the variables of data races never touched
  * atomically. Lock-protected data, a thread's structures handed over by
- * create and join, and a lock word's spinning plain reads stay out. */
+ * create and join, and a lock's spinning plain reads stay out. */
 static int run_conflicts(const struct ex_trace *t, struct ex_u64map *out)
 {
     struct ex_u64map word;
     int rc = 0;
     ex_u64map_init(&word);
-    /* Words seen atomic in an earlier run stay sync words: the VMM records no
+    /* Variables seen atomic in an earlier run stay so: the VMM records no
      * access on a page only one thread has used, so a run may lack them. */
     for (size_t i = 0; i < out->cap && rc == 0; i++)
         if (out->used[i] && (out->vals[i] & EX_CONFLICT_ATOMIC) &&
@@ -285,7 +285,7 @@ bool ex_conflict_racy(uint64_t cls, enum ex_kind kind)
     return (cls & EX_CONFLICT_SYNC) && (kind == EX_WRITE || kind == EX_RMW);
 }
 
-/* Joins the run's conflict words to h->conflict and counts into *racy the
+/* Joins the run's conflict variables to h->conflict and counts into *racy the
  * run's racy accesses to them (ex_conflict_racy) made while another thread was
  * alive (from its creation, or the snapshot, to its last event: someone else
  * could have gone), a thread's re-read of what it read last excepted (a spin
@@ -293,7 +293,7 @@ bool ex_conflict_racy(uint64_t cls, enum ex_kind kind)
 static int learn_conflicts(struct ex_history *h, const struct ex_trace *t, uint64_t *racy,
                            uint64_t *racy_data)
 {
-    struct ex_u64map last; /* word -> tid | W_MULTI if read: its last access */
+    struct ex_u64map last; /* address -> tid | W_MULTI if read: its last access */
     static const size_t none = SIZE_MAX;
     size_t first[EX_MAX_TID + 1], end[EX_MAX_TID + 1];
     int rc = 0;

@@ -19,17 +19,18 @@
  *                     made it (read->write and write->write orders; the
  *                     write->read order is the reads-from pair);
  *    an access is grouped by the word of its first byte (ex_word_of);
- *  - the CONFLICT words (ex_word_of), accumulated over the runs, of two
- *    classes: DATA, the words of a run's data races (race.h) that no access
- *    touched atomically, and SYNC, words two threads wrote atomically (locks,
+ *  - the CONFLICT variables (an access's start address, ex_loc_of: fields
+ *    sharing a word stay apart), accumulated over the runs, of two classes:
+ *    DATA, the variables of a run's data races (race.h) that no run touched
+ *    atomically, and SYNC, variables two threads wrote atomically (locks,
  *    atomic counters, CAS'd pointers). Lock-protected data, the thread
  *    structures create and join hand over, and the plain reads of a spinning
  *    lock stay out: reordering those changes nothing. A run's RACY accesses
- *    are its accesses to DATA words and its writes (and RMWs) of SYNC words,
- *    made while another thread was alive (from its create, or the snapshot,
- *    to its last event), except a thread's re-read of the word it read last;
- *    the most in one run estimates the racy steps the strategies count
- *    (online.h: PCT draws its change points over them);
+ *    are its accesses to DATA variables and its writes (and RMWs) of SYNC
+ *    ones, made while another thread was alive (from its create, or the
+ *    snapshot, to its last event), except a thread's re-read of the variable
+ *    it read last; the most in one run estimates the racy steps the
+ *    strategies count (online.h: PCT draws its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
@@ -67,9 +68,9 @@ struct ex_history {
     struct ex_u64map pairs; /* keys ex_history_pair_key() */
     struct ex_corpus_entry *corpus;
     size_t ncorpus;
-    struct ex_u64map conflict; /* word -> EX_CONFLICT_* bits (also ATOMIC-only words) */
+    struct ex_u64map conflict; /* address -> EX_CONFLICT_* bits (ATOMIC-only ones too) */
     uint64_t max_racy;      /* most racy accesses in one run */
-    uint64_t max_racy_data; /* most racy accesses to DATA words in one run */
+    uint64_t max_racy_data; /* most racy accesses to DATA variables in one run */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -102,15 +103,15 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
  * if none had any. */
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-/* The same counting accesses to DATA words only. */
+/* The same counting accesses to DATA variables only. */
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-/* ATOMIC: some run touched the word atomically (then it is never DATA). */
+/* ATOMIC: some run touched the variable atomically (then it is never DATA). */
 enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2, EX_CONFLICT_ATOMIC = 4 };
-/* The EX_CONFLICT_* bits of the word of addr (its first byte), 0 if none. */
+/* The EX_CONFLICT_* bits of the variable at addr, 0 if none. */
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
-/* An access of this kind to a word of class cls is racy: any access to a DATA
- * word, a write or RMW of a SYNC word. */
+/* An access of this kind to a variable of class cls is racy: any access to a
+ * DATA variable, a write or RMW of a SYNC one. */
 bool ex_conflict_racy(uint64_t cls, enum ex_kind kind);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or

@@ -116,7 +116,7 @@ static bool is_access(const struct ex_pending *e)
     return e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW;
 }
 
-/* Remembers t's pending access as its word's last one. */
+/* Remembers t's pending access as its variable's last one. */
 static void note_access(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
 {
     if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
@@ -127,7 +127,7 @@ static void note_access(struct ex_online *o, const ex_pending_table *pend, uint3
         *v = t | (e->kind == EX_READ ? LAST_READ : 0);
 }
 
-/* o->conflict = h's conflict words (o->conflict keeps its buffer across runs).
+/* o->conflict = h's conflict variables (o->conflict keeps its buffer across runs).
  * Returns 0 or -1 (no memory: then the set is partial, the run still valid). */
 static int copy_conflicts(struct ex_online *o, const struct ex_history *h)
 {

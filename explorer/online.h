@@ -24,10 +24,11 @@
  *
  * RACY STEPS. A choice is racy when at least two threads are enabled and the
  * thread about to run has a known pending access that either touches a
- * conflict word of the history (history.h: any access to a DATA word, a write
- * or RMW of a SYNC word) or races (ex_pending_races) with another enabled
- * thread's pending event, unless it is a spin's re-read (the thread reads the
- * word it read last and nobody wrote it since). Only at a racy step can
+ * conflict variable of the history (history.h: any access to a DATA variable,
+ * a write or RMW of a SYNC one; a variable is a start address) or races
+ * (ex_pending_races) with another enabled thread's pending event, unless it is
+ * a spin's re-read (the thread reads the variable it read last and nobody
+ * wrote it since). Only at a racy step can
  * running another thread order two conflicting accesses differently, so PCT,
  * the random walk and rf change their choices there only.
  *
@@ -43,7 +44,7 @@
  *            all initial ones; later drops go lower still) and the choice is
  *            made again: a preemption exactly there. Odd schedules (odd index
  *            for "pct", odd index / 4 in the portfolio) count racy steps at
- *            DATA words only (no pending-race or SYNC ones), with
+ *            DATA variables only (no pending-race or SYNC ones), with
  *            k = ex_history_data_racy_estimate: most bugs are data races, and
  *            libc's internal locks would otherwise take most of k.
  *   "pos"    partial order sampling (Yuan et al., CAV 2018). Every thread's next
@@ -154,13 +155,13 @@ struct ex_online {
     size_t nchoices, cap;
     bool lost;                  /* recording failed for lack of memory */
     struct ex_tidset seen;      /* threads met so far */
-    struct ex_u64map conflict;  /* the history's conflict words, copied at begin */
+    struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
-    struct ex_u64map lastacc;   /* word -> tid | 1 << 32 if read: its last access */
+    struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
     struct {
         uint64_t k;             /* racy-step estimate */
-        bool data_only;         /* racy steps: DATA words only (odd PCT schedules) */
+        bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;

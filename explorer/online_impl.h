@@ -24,7 +24,7 @@ static inline uint32_t ex_tidset_pop(struct ex_tidset *s)
     return 0;
 }
 
-/* t's next event re-reads the word t accessed last, a read, and nobody wrote
+/* t's next event re-reads the variable t accessed last, a read, and nobody wrote
  * it since: a spin, which sees nothing new until another thread runs. */
 bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 /* Whether running t now is a racy step (online.h). */
