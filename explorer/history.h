@@ -19,18 +19,11 @@
  *                     made it (read->write and write->write orders; the
  *                     write->read order is the reads-from pair);
  *    an access is grouped by the word of its first byte (ex_word_of);
- *  - the CONFLICT variables (an access's start address, ex_loc_of: fields
- *    sharing a word stay apart), accumulated over the runs, of two classes:
- *    DATA, the variables of a run's data races (race.h) that no run touched
- *    atomically, and SYNC, variables two threads wrote atomically (locks,
- *    atomic counters, CAS'd pointers). Lock-protected data, the thread
- *    structures create and join hand over, and the plain reads of a spinning
- *    lock stay out: reordering those changes nothing. A run's RACY accesses
- *    are its accesses to DATA variables and its writes (and RMWs) of SYNC
- *    ones, made while another thread was alive (from its create, or the
- *    snapshot, to its last event), except a thread's re-read of the variable
- *    it read last; the most in one run estimates the racy steps the
- *    strategies count (online.h: PCT draws its change points over them);
+ *  - the CONFLICT variables (conflict.h: DATA, the variables of data races;
+ *    SYNC, those two threads wrote atomically), accumulated over the runs,
+ *    and the most RACY accesses in one run (all, and to DATA variables only):
+ *    they estimate the racy steps the strategies count (online.h: PCT draws
+ *    its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
@@ -42,6 +35,7 @@
  * Pure data, no KVM; the trace is only read (any content is safe). */
 #ifndef EXPLORER_HISTORY_H
 #define EXPLORER_HISTORY_H
+#include "conflict.h"
 #include "score.h"
 #include "trace.h"
 #include "u64map.h"
@@ -106,13 +100,8 @@ uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 /* The same counting accesses to DATA variables only. */
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-/* ATOMIC: some run touched the variable atomically (then it is never DATA). */
-enum { EX_CONFLICT_DATA = 1, EX_CONFLICT_SYNC = 2, EX_CONFLICT_ATOMIC = 4 };
-/* The EX_CONFLICT_* bits of the variable at addr, 0 if none. */
+/* The EX_CONFLICT_* bits (conflict.h) of the variable at addr, 0 if none. */
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
-/* An access of this kind to a variable of class cls is racy: any access to a
- * DATA variable, a write or RMW of a SYNC one. */
-bool ex_conflict_racy(uint64_t cls, enum ex_kind kind);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or
  * all were empty). */
