@@ -198,21 +198,36 @@ int ex_conflicts_learn(struct ex_u64map *conflict, const struct ex_trace *t, uin
         end[u] = i + 1;
     }
     ex_u64map_init(&last);
+    struct ex_tidset after; /* threads whose last access was a racy DATA one */
+    ex_tidset_clear(&after);
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         const struct ex_event *e = &t->ev[i];
-        const uint64_t *cls = ex_is_access(e) ? ex_u64map_get(conflict, ex_loc_of(e)) : NULL;
-        if (!cls || !ex_conflict_racy(*cls, (enum ex_kind)e->kind))
+        if (!ex_is_access(e))
             continue;
-        uint64_t *l = ex_u64map_put(&last, ex_loc_of(e), 0, NULL);
-        uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
         bool company = false;
         for (uint32_t u = 1; u <= EX_MAX_TID && !company; u++)
             company = u != e->tid && first[u] <= i && i < end[u];
+        bool window = e->tid <= EX_MAX_TID && ex_tidset_has(&after, e->tid);
+        if (e->tid <= EX_MAX_TID)
+            ex_tidset_del(&after, e->tid);
+        const uint64_t *cls = ex_u64map_get(conflict, ex_loc_of(e));
+        if (!cls || !ex_conflict_racy(*cls, (enum ex_kind)e->kind)) {
+            /* the access right after a racy data access: its window */
+            *racy += company && window;
+            *racy_data += company && window;
+            continue;
+        }
+        uint64_t *l = ex_u64map_put(&last, ex_loc_of(e), 0, NULL);
+        uint64_t now = e->tid | (e->kind == EX_READ ? W_MULTI : 0);
         if (!l)
             rc = -1;
         else if (company && (*l != now || e->kind != EX_READ)) {
             (*racy)++;
-            *racy_data += (*cls & EX_CONFLICT_DATA) != 0;
+            if (*cls & EX_CONFLICT_DATA) {
+                (*racy_data)++;
+                if (e->tid <= EX_MAX_TID)
+                    ex_tidset_add(&after, e->tid);
+            }
         }
         if (l)
             *l = now;

@@ -157,6 +157,8 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
     if (is_access(e)) {
         if (ex_online_spinning(o, pend, t))
             return false;
+        if (ex_tidset_has(&o->after, t))
+            return true; /* the window after its racy data access */
         const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr);
         if (cls && ex_conflict_racy(*cls & o->racy_classes, (enum ex_kind)e->kind))
             return true;
@@ -211,6 +213,8 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, index);
     if (o->kind == EX_ONLINE_PCT)
         ex_online_pct_begin(o, h);
+    if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
+        o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
         return -1;
     return known && rc == 0 ? 0 : -1;
@@ -283,7 +287,14 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
-    o->racy += ex_online_racy(o, &pend, &en, t);
+    bool racy = ex_online_racy(o, &pend, &en, t);
+    o->racy += racy;
+    /* A racy step at a DATA variable opens a window: t's next step. */
+    const uint64_t *cls = racy ? ex_u64map_get(&o->conflict, pend.ev[t]->addr) : NULL;
+    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t]))
+        ex_tidset_add(&o->after, t);
+    else
+        ex_tidset_del(&o->after, t);
     note_access(o, &pend, t);
     o->steps++;
     record(o, t);
@@ -340,6 +351,8 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     at = (size_t)w < len ? (size_t)w : len - 1;
     if (o->kind == EX_ONLINE_PCT) {
         describe_pct(o, buf, len, &at);
+    } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
+        snprintf(buf + at, len - at, " racy=data");
     } else if (o->kind == EX_ONLINE_RF && o->rf.mutating) {
         snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s %s",
                  o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)",

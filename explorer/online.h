@@ -28,7 +28,9 @@
  * a write or RMW of a SYNC one; a variable is a start address) or races
  * (ex_pending_races) with another enabled thread's pending event, unless it is
  * a spin's re-read (the thread reads the variable it read last and nobody
- * wrote it since). Only at a racy step can
+ * wrote it since); a thread's step right after its racy step at a DATA
+ * variable is racy too (the window that race opens: publish, then fill;
+ * check, then use), whatever it accesses. Only at a racy step can
  * running another thread order two conflicting accesses differently, so PCT,
  * the random walk and rf change their choices there only.
  *
@@ -54,9 +56,10 @@
  *            that races with e (ex_pending_races).
  *   "random" a racy-step random walk: the thread chosen last goes on while its
  *            next step is not racy; at a racy step (or when it cannot go on) a
- *            uniformly random enabled thread; a spinning thread (its next
- *            event re-reads what it read last) gives way to a uniformly random
- *            other one.
+ *            uniformly random enabled thread, never a spinning one (its next
+ *            event re-reads what it read last) while another can go. Half the
+ *            schedules (a coin drawn from (seed, index)) count racy steps at
+ *            DATA variables only, as PCT's odd ones.
  *   "rf"     reads-from feedback (greybox fuzzing). With an empty corpus in the
  *            history it is pos. Otherwise it picks a corpus entry (weighted by
  *            the new pairs it found), follows that parent's choices up to a
@@ -157,6 +160,7 @@ struct ex_online {
     struct ex_tidset seen;      /* threads met so far */
     struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
+    struct ex_tidset after;     /* threads whose last step was a racy DATA access */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
     struct {
@@ -176,6 +180,7 @@ struct ex_online {
     } pos;
     struct {
         uint32_t last;          /* random: the thread chosen last */
+        bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
     } walk;
     struct {
         bool mutating;          /* false: the corpus was empty, this is pos */

@@ -52,10 +52,13 @@ static void test_history_conflicts(void **state)
     assert_true(ex_conflict_racy(EX_CONFLICT_SYNC, EX_RMW));
     assert_false(ex_conflict_racy(0, EX_WRITE));
     /* Made while the other thread was alive (thread 2 from the snapshot to its
-     * last event, thread 1 to 0x42): X's write and first read, thread 1's two
-     * RMWs of S; not the plain read of S. */
-    assert_int_equal(h.max_racy, 4);
-    assert_int_equal(ex_history_racy_estimate(&h, 99), 4);
+     * last event, thread 1 to 0x42): X's write and first read, thread 1's
+     * write of Y in the window after its racy write of X (thread 2's re-read
+     * of X is its window, but a re-read), thread 1's two RMWs of S; not the
+     * plain read of S. */
+    assert_int_equal(h.max_racy, 5);
+    assert_int_equal(h.max_racy_data, 3);
+    assert_int_equal(ex_history_racy_estimate(&h, 99), 5);
     assert_int_equal(ex_history_racy_estimate(NULL, 99), 99);
     /* A later run's accesses to a word learnt earlier count too. */
     ex_trace_free(&t);
@@ -65,6 +68,7 @@ static void test_history_conflicts(void **state)
     ex_trace_access(&t, 4, EX_WRITE, Y, 8, 0, 0x70); /* alive all along */
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
     assert_int_equal(ex_history_racy_estimate(&h, 99), 9);
+    assert_int_equal(ex_history_data_racy_estimate(&h, 99), 9);
     ex_trace_free(&t);
     ex_history_free(&h);
 }
@@ -136,11 +140,16 @@ struct racy_ctx {
 };
 
 /* Whether the step of thread prev (its next event) was racy: it accesses S,
- * another enabled thread's next event races with it or S is a conflict word
- * of the history, and someone else could run. */
+ * another enabled thread's next event races with it or S is a conflict
+ * variable of the history, and someone else could run; or it is the one after
+ * prev's access to S, a DATA variable (its window). */
 static bool step_was_racy(const struct racy_ctx *c, const struct ex_tidset *en, uint32_t prev)
 {
     const struct sim_ev *e = sim_next_ev(c->r, prev);
+    /* The window after a racy access to a DATA variable: the next event. */
+    if (e && c->r->pc[prev] == 4 && ex_tidset_count(en) >= 2 &&
+        (ex_history_conflict_class(c->h, S) & EX_CONFLICT_DATA))
+        return true;
     if (!e || e->addr != S || ex_tidset_count(en) < 2)
         return false;
     if (ex_history_conflict_class(c->h, S))
@@ -222,9 +231,10 @@ static void test_pct_changes_only_at_racy(void **state)
     sim_run_online(&r0, &o, NULL, NULL);
     assert_int_equal(ex_history_add_run(&h, NULL, 0, &r0.tr, EX_OUTCOME_NORMAL, NULL), 0);
     sim_free(&r0);
-    /* The accesses to S made while another thread was alive. */
+    /* The accesses to S made while another thread was alive, and the window
+     * after each. */
     uint64_t k = ex_history_racy_estimate(&h, 100);
-    assert_true(k >= 2 && k <= 3);
+    assert_true(k >= 2 && k <= 6);
     for (uint64_t idx = 0; idx < 300; idx++) {
         struct sim_run r;
         sim_init(&r, &p);
@@ -233,7 +243,7 @@ static void test_pct_changes_only_at_racy(void **state)
         assert_int_equal(o.pct.k, k);
         sim_run_online(&r, &o, observe_switch, &c);
         assert_int_equal(c.bad, 0);
-        assert_true(o.racy <= 3);
+        assert_true(o.racy <= 6);
         fired += o.pct.nfired;
         switches += c.switches;
         sim_free(&r);
@@ -324,6 +334,23 @@ static void observe_fire(void *ctx, const struct ex_online *o, const struct ex_t
     }
 }
 
+struct switch_ctx {
+    struct sim_run *r;
+    unsigned at[2];     /* switches away from a thread whose next event is at S, at L */
+};
+
+static void observe_switch_at(void *ctx, const struct ex_online *o, const struct ex_tidset *en,
+                              uint32_t chosen, uint32_t prev)
+{
+    (void)o;
+    struct switch_ctx *c = ctx;
+    if (!prev || !ex_tidset_has(en, prev) || chosen == prev)
+        return;
+    const struct sim_ev *e = sim_next_ev(c->r, prev);
+    c->at[0] += e && e->addr == S;
+    c->at[1] += e && e->addr == L;
+}
+
 /* Odd PCT schedules count the racy steps at DATA words only: with a lock (a
  * SYNC word) and a plain shared word, they fire at the plain word only; the
  * even ones at both. */
@@ -375,6 +402,27 @@ static void test_pct_data_only(void **state)
                   at_s[0], at_lock[0], at_s[1], at_lock[1]);
     assert_int_equal(at_lock[1], 0);
     assert_true(at_s[1] > 50 && at_lock[0] > 50 && at_s[0] > 20);
+
+    /* The random walk's data-only schedules (a coin) switch away from a
+     * thread that could go on at S only, the others at the lock too. */
+    unsigned sw_s[2] = { 0 }, sw_lock[2] = { 0 }, runs[2] = { 0 };
+    for (uint64_t idx = 0; idx < 400; idx++) {
+        struct sim_run r;
+        sim_init(&r, &p);
+        struct switch_ctx c = { &r, { 0, 0 } };
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, &h, 5, idx), 0);
+        sim_run_online(&r, &o, observe_switch_at, &c);
+        int d = o.walk.data_only;
+        runs[d]++;
+        sw_s[d] += c.at[0];
+        sw_lock[d] += c.at[1];
+        sim_free(&r);
+    }
+    print_message("random switches at S / at the lock: all classes %u / %u (%u runs), data only "
+                  "%u / %u (%u runs)\n", sw_s[0], sw_lock[0], runs[0], sw_s[1], sw_lock[1], runs[1]);
+    assert_true(runs[0] > 150 && runs[1] > 150);
+    assert_int_equal(sw_lock[1], 0);
+    assert_true(sw_s[1] > 50 && sw_lock[0] > 50);
     ex_history_free(&h);
     ex_online_free(&o);
 }
