@@ -163,6 +163,11 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         h->max_racy = racy;
     if (racy_data > h->max_racy_data)
         h->max_racy_data = racy_data;
+    if (trace) {
+        h->total_racy += racy;
+        h->total_racy_data += racy_data;
+        h->traced++;
+    }
     if (n > h->max_steps)
         h->max_steps = n;
     h->total_steps += n;
@@ -180,12 +185,13 @@ uint64_t ex_history_step_estimate(const struct ex_history *h, uint64_t dflt)
 
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt)
 {
-    return h && h->max_racy > 0 ? h->max_racy : dflt;
+    return h && h->total_racy > 0 ? (h->total_racy + h->traced - 1) / h->traced : dflt;
 }
 
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt)
 {
-    return h && h->max_racy_data > 0 ? h->max_racy_data : dflt;
+    return h && h->total_racy_data > 0 ? (h->total_racy_data + h->traced - 1) / h->traced
+                                       : dflt;
 }
 
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)

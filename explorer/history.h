@@ -65,6 +65,8 @@ struct ex_history {
     struct ex_u64map conflict; /* address -> EX_CONFLICT_* bits (ATOMIC-only ones too) */
     uint64_t max_racy;      /* most racy accesses in one run */
     uint64_t max_racy_data; /* most racy accesses to DATA variables in one run */
+    uint64_t total_racy, total_racy_data;   /* sums over the traced runs */
+    uint64_t traced;        /* runs added with a trace */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -93,11 +95,13 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
                        const struct ex_trace *trace, enum ex_outcome outcome,
                        uint32_t *new_pairs);
 
-/* k for the racy-step PCT: the most racy accesses of an earlier run, or dflt
- * if none had any. */
+/* k for the racy-step PCT: the mean racy accesses of the earlier runs,
+ * rounded up, or dflt if none had any. The mean, not the most: the count
+ * varies with the schedule (a waiter's loop, a thread that ran alone), and
+ * change points past a run's last racy step never fire. */
 uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
-/* The same counting accesses to DATA variables only. */
+/* The same for the racy accesses to DATA variables (and their windows). */
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
 /* The EX_CONFLICT_* bits (conflict.h) of the variable at addr, 0 if none. */
