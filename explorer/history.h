@@ -21,9 +21,9 @@
  *    an access is grouped by the word of its first byte (ex_word_of);
  *  - the CONFLICT variables (conflict.h: DATA, the variables of data races;
  *    SYNC, those two threads wrote atomically), accumulated over the runs,
- *    and the most RACY accesses in one run (all, and to DATA variables only):
- *    they estimate the racy steps the strategies count (online.h: PCT draws
- *    its change points over them);
+ *    and each run's RACY accesses (conflict.h; all, and at DATA variables
+ *    only): their mean estimates the racy steps the strategies count
+ *    (online.h: PCT draws its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
