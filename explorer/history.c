@@ -1,4 +1,5 @@
 #include "history.h"
+#include "conflict.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@ void ex_history_init(struct ex_history *h)
 {
     memset(h, 0, sizeof *h);
     ex_u64map_init(&h->pairs);
+    ex_u64map_init(&h->conflict);
 }
 
 void ex_history_free(struct ex_history *h)
@@ -14,6 +16,7 @@ void ex_history_free(struct ex_history *h)
         free(h->corpus[i].choices);
     free(h->corpus);
     ex_u64map_free(&h->pairs);
+    ex_u64map_free(&h->conflict);
     ex_history_init(h);
 }
 
@@ -110,7 +113,8 @@ static long corpus_slot(const struct ex_history *h, uint32_t weight)
     return h->corpus[worst].weight <= weight ? (long)worst : -1;
 }
 
-static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, uint32_t weight)
+static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, uint32_t weight,
+                      uint64_t racy)
 {
     long slot = corpus_slot(h, weight);
     if (slot < 0)
@@ -135,6 +139,7 @@ static int corpus_add(struct ex_history *h, const uint32_t *choices, size_t n, u
     e->n = n;
     e->weight = weight;
     e->run = h->runs;
+    e->racy = racy;
     return 0;
 }
 
@@ -144,12 +149,25 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 {
     struct add_ctx c = { h, 0 };
     int rc = 0;
+    uint64_t racy = 0, racy_data = 0;
     if (new_pairs)
         *new_pairs = 0;
     if (trace && ex_trace_pairs(trace, add_pair, &c) != 0)
         rc = -1;
-    if (rc == 0 && c.fresh > 0 && choices && n > 0 && corpus_add(h, choices, n, c.fresh) != 0)
+    if (rc == 0 && ex_conflicts_learn(&h->conflict, trace, &racy, &racy_data) != 0)
         rc = -1;
+    if (rc == 0 && c.fresh > 0 && choices && n > 0 &&
+        corpus_add(h, choices, n, c.fresh, racy) != 0)
+        rc = -1;
+    if (racy > h->max_racy)
+        h->max_racy = racy;
+    if (racy_data > h->max_racy_data)
+        h->max_racy_data = racy_data;
+    if (trace) {
+        h->total_racy += racy;
+        h->total_racy_data += racy_data;
+        h->traced++;
+    }
     if (n > h->max_steps)
         h->max_steps = n;
     h->total_steps += n;
@@ -163,4 +181,21 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 uint64_t ex_history_step_estimate(const struct ex_history *h, uint64_t dflt)
 {
     return h && h->max_steps > 0 ? h->max_steps : dflt;
+}
+
+uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->total_racy > 0 ? (h->total_racy + h->traced - 1) / h->traced : dflt;
+}
+
+uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->total_racy_data > 0 ? (h->total_racy_data + h->traced - 1) / h->traced
+                                       : dflt;
+}
+
+uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)
+{
+    const uint64_t *c = h ? ex_u64map_get(&h->conflict, addr) : NULL;
+    return c ? *c : 0;
 }

@@ -19,6 +19,11 @@
  *                     made it (read->write and write->write orders; the
  *                     write->read order is the reads-from pair);
  *    an access is grouped by the word of its first byte (ex_word_of);
+ *  - the CONFLICT variables (conflict.h: DATA, the variables of data races;
+ *    SYNC, those two threads wrote atomically), accumulated over the runs,
+ *    and each run's RACY accesses (conflict.h; all, and at DATA variables
+ *    only): their mean estimates the racy steps the strategies count
+ *    (online.h: PCT draws its change points over them);
  *  - a CORPUS of the runs that produced a pair not seen before, with their
  *    choice sequences and the number of new pairs as their weight: the rf
  *    strategy mutates them (greybox fuzzing with reads-from feedback, in the
@@ -30,6 +35,7 @@
  * Pure data, no KVM; the trace is only read (any content is safe). */
 #ifndef EXPLORER_HISTORY_H
 #define EXPLORER_HISTORY_H
+#include "conflict.h"
 #include "score.h"
 #include "trace.h"
 #include "u64map.h"
@@ -43,6 +49,7 @@ struct ex_corpus_entry {
     size_t n;
     uint32_t weight;        /* new pairs that run found (>= 1) */
     uint64_t run;           /* its number among the runs added (0-based) */
+    uint64_t racy;          /* its racy accesses (ex_history_add_run) */
 };
 
 struct ex_history {
@@ -55,6 +62,11 @@ struct ex_history {
     struct ex_u64map pairs; /* keys ex_history_pair_key() */
     struct ex_corpus_entry *corpus;
     size_t ncorpus;
+    struct ex_u64map conflict; /* address -> EX_CONFLICT_* bits (ATOMIC-only ones too) */
+    uint64_t max_racy;      /* most racy accesses in one run */
+    uint64_t max_racy_data; /* most racy accesses to DATA variables in one run */
+    uint64_t total_racy, total_racy_data;   /* sums over the traced runs */
+    uint64_t traced;        /* runs added with a trace */
 };
 
 void ex_history_init(struct ex_history *h);
@@ -82,6 +94,18 @@ int ex_trace_pairs(const struct ex_trace *t,
 int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
                        const struct ex_trace *trace, enum ex_outcome outcome,
                        uint32_t *new_pairs);
+
+/* k for the racy-step PCT: the mean racy accesses of the earlier runs,
+ * rounded up, or dflt if none had any. The mean, not the most: the count
+ * varies with the schedule (a waiter's loop, a thread that ran alone), and
+ * change points past a run's last racy step never fire. */
+uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
+
+/* The same for the racy accesses to DATA variables (and their windows). */
+uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
+
+/* The EX_CONFLICT_* bits (conflict.h) of the variable at addr, 0 if none. */
+uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or
  * all were empty). */

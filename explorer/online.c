@@ -29,8 +29,13 @@ int ex_online_from_name(const char *name, enum ex_online_kind *out)
 
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
 {
-    static const enum ex_online_kind cycle[] = { EX_ONLINE_PCT, EX_ONLINE_RF, EX_ONLINE_POS,
-                                                 EX_ONLINE_RANDOM };
+    /* By what each found on the corpus (docs/explorer.md): the racy-step
+     * random walk most often, PCT (all racy steps, then data races only) and
+     * pos often, rf's mutations rarely. */
+    static const enum ex_online_kind cycle[] = {
+        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_RANDOM,
+        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_RF,
+    };
     if (k != EX_ONLINE_PORTFOLIO)
         return k;
     return cycle[index % (sizeof cycle / sizeof cycle[0])];
@@ -100,12 +105,82 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b)
 void ex_online_init(struct ex_online *o)
 {
     memset(o, 0, sizeof *o);
+    ex_u64map_init(&o->conflict);
+    ex_u64map_init(&o->lastacc);
+}
+
+#define LAST_READ (1ull << 32)
+
+static bool is_access(const struct ex_pending *e)
+{
+    return e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW;
+}
+
+/* Remembers t's pending access as its variable's last one. */
+static void note_access(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
+        return;
+    const struct ex_pending *e = pend->ev[t];
+    uint64_t *v = ex_u64map_put(&o->lastacc, e->addr, 0, NULL);
+    if (v) /* without memory a spin's re-reads count as racy: more choices, still valid */
+        *v = t | (e->kind == EX_READ ? LAST_READ : 0);
+}
+
+/* o->conflict = h's conflict variables (o->conflict keeps its buffer across runs).
+ * Returns 0 or -1 (no memory: then the set is partial, the run still valid). */
+static int copy_conflicts(struct ex_online *o, const struct ex_history *h)
+{
+    ex_u64map_clear(&o->conflict);
+    for (size_t i = 0; h && i < h->conflict.cap; i++)
+        if (h->conflict.used[i] &&
+            !ex_u64map_put(&o->conflict, h->conflict.keys[i], h->conflict.vals[i], NULL))
+            return -1;
+    return 0;
+}
+
+bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || pend->ev[t]->kind != EX_READ)
+        return false;
+    const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr);
+    return last && *last == (t | LAST_READ);
+}
+
+bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
+                    const struct ex_tidset *enabled, uint32_t t)
+{
+    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known ||
+        ex_tidset_count(enabled) < 2)
+        return false;
+    const struct ex_pending *e = pend->ev[t];
+    if (is_access(e)) {
+        if (ex_online_spinning(o, pend, t))
+            return false;
+        if (ex_tidset_has(&o->after, t))
+            return true; /* the window after its racy data access */
+        const uint64_t *cls = ex_u64map_get(&o->conflict, e->addr);
+        if (cls && ex_conflict_racy(*cls & o->racy_classes, (enum ex_kind)e->kind))
+            return true;
+    }
+    if (!(o->racy_classes & EX_CONFLICT_SYNC))
+        return false; /* pending races of locks and futexes are sync */
+    struct ex_tidset it = *enabled;
+    for (int i = 0; i < 4; i++)
+        it.w[i] &= pend->listed.w[i];
+    ex_tidset_del(&it, t);
+    for (uint32_t u; (u = ex_tidset_pop(&it)) != 0;)
+        if (ex_pending_races(e, pend->ev[u]))
+            return true;
+    return false;
 }
 
 void ex_online_free(struct ex_online *o)
 {
     free(o->choices);
     free(o->rf.prefix);
+    ex_u64map_free(&o->conflict);
+    ex_u64map_free(&o->lastacc);
     ex_online_init(o);
 }
 
@@ -115,10 +190,15 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix;
     size_t cap = o->cap;
+    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
+    o->conflict = conflict;
+    o->lastacc = lastacc;
+    ex_u64map_clear(&o->lastacc);
     free(prefix);
+    int rc = copy_conflicts(o, h);
     if (params)
         o->p = *params;
     else
@@ -126,15 +206,18 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_online_params_sanitize(&o->p);
     o->seed = seed;
     o->index = index;
+    o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, index);
     if (o->kind == EX_ONLINE_PCT)
         ex_online_pct_begin(o, h);
+    if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
+        o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
         return -1;
-    return known ? 0 : -1;
+    return known && rc == 0 ? 0 : -1;
 }
 
 static void record(struct ex_online *o, uint32_t t)
@@ -185,19 +268,18 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     ex_pending_table pend;
     uint32_t t = 0;
+    build_table(v, &pend);
     switch (o->kind) {
     case EX_ONLINE_PCT:
-        t = ex_online_pct_pick(o, &en, &fresh);
+        t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
-        t = ex_online_random_pick(o, &en);
+        t = ex_online_random_pick(o, &en, &pend);
         break;
     case EX_ONLINE_RF:
-        build_table(v, &pend);
         t = ex_online_rf_pick(o, &en, &fresh, &pend);
         break;
     default:
-        build_table(v, &pend);
         ex_online_pos_fresh(o, &fresh);
         t = ex_online_pos_pick(o, &en);
         ex_online_pos_after(o, &pend, t);
@@ -205,6 +287,15 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
+    bool racy = ex_online_racy(o, &pend, &en, t);
+    o->racy += racy;
+    /* A racy step at a DATA variable opens a window: t's next step. */
+    const uint64_t *cls = racy ? ex_u64map_get(&o->conflict, pend.ev[t]->addr) : NULL;
+    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t]))
+        ex_tidset_add(&o->after, t);
+    else
+        ex_tidset_del(&o->after, t);
+    note_access(o, &pend, t);
     o->steps++;
     record(o, t);
     return t;
@@ -236,7 +327,8 @@ int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
 
 static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
 {
-    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64, o->p.depth, o->pct.k);
+    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64 "%s",
+                     o->p.depth, o->pct.k, o->racy, o->pct.data_only ? "(data)" : "");
     for (uint32_t i = 0; w >= 0 && i < o->pct.nchange; i++) {
         *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
         w = snprintf(buf + *at, len - *at, "%s%" PRIu64, i ? "," : " change-points=",
@@ -259,6 +351,8 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     at = (size_t)w < len ? (size_t)w : len - 1;
     if (o->kind == EX_ONLINE_PCT) {
         describe_pct(o, buf, len, &at);
+    } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
+        snprintf(buf + at, len - at, " racy=data");
     } else if (o->kind == EX_ONLINE_RF && o->rf.mutating) {
         snprintf(buf + at, len - at, " parent=run%" PRIu64 " flip=%" PRIu64 "%s %s",
                  o->rf.parent_run, o->rf.flip, o->rf.flipped ? "" : "(not reached)",

@@ -22,38 +22,63 @@
  * choices. The choices themselves, as an ordinary schedule, replay the run
  * exactly with ex_cursor_next (no history needed).
  *
+ * RACY STEPS. A choice is racy when at least two threads are enabled and the
+ * thread about to run has a known pending access that either touches a
+ * conflict variable of the history (history.h: any access to a DATA variable,
+ * a write or RMW of a SYNC one; a variable is a start address) or races
+ * (ex_pending_races) with another enabled thread's pending event, unless it is
+ * a spin's re-read (the thread reads the variable it read last and nobody
+ * wrote it since); a thread's step right after its racy step at a DATA
+ * variable is racy too (the window that race opens: publish, then fill;
+ * check, then use), whatever it accesses. Only at a racy step can
+ * running another thread order two conflicting accesses differently, so PCT,
+ * the random walk and rf change their choices there only.
+ *
  * The strategies (names for ex_online_from_name):
- *   "pct"    PCT (Burckhardt et al., ASPLOS 2010). Threads get distinct random
- *            priorities; a thread seen for the first time is inserted at a
- *            uniformly random rank among the threads not yet lowered. d-1
- *            distinct change points are drawn uniformly from [1, k], k =
- *            ex_history_step_estimate(h, params.default_steps). The
- *            highest-priority enabled thread always runs; at the c-th choice
- *            (1-based) where c is a change point, the thread about to run first
- *            drops below every priority given so far (so below all initial
- *            ones; later drops go lower still) and the choice is made again:
- *            a preemption exactly there.
+ *   "pct"    PCT (Burckhardt et al., ASPLOS 2010) over racy steps. Threads get
+ *            distinct random priorities; a thread seen for the first time is
+ *            inserted at a uniformly random rank among the threads not yet
+ *            lowered. d-1 distinct change points are drawn uniformly from
+ *            [1, k], k = ex_history_racy_estimate(h, params.default_steps).
+ *            The highest-priority enabled thread always runs; at the c-th
+ *            racy step (1-based) where c is a change point, the thread about
+ *            to run first drops below every priority given so far (so below
+ *            all initial ones; later drops go lower still) and the choice is
+ *            made again: a preemption exactly there. Odd schedules (odd index
+ *            for "pct", odd index / 4 in the portfolio) count racy steps at
+ *            DATA variables only (no pending-race or SYNC ones), with
+ *            k = ex_history_data_racy_estimate: most bugs are data races, and
+ *            libc's internal locks would otherwise take most of k.
  *   "pos"    partial order sampling (Yuan et al., CAV 2018). Every thread's next
  *            event has a random priority; the highest-priority enabled one runs.
  *            After thread t's event e runs, t's next event gets a fresh
  *            priority, and so does the pending event of every other thread
  *            that races with e (ex_pending_races).
- *   "random" a uniformly random enabled thread at each cue point.
+ *   "random" a racy-step random walk: the thread chosen last goes on while its
+ *            next step is not racy; at a racy step (or when it cannot go on) a
+ *            uniformly random enabled thread, never a spinning one (its next
+ *            event re-reads what it read last) while another can go. Half the
+ *            schedules (a coin drawn from (seed, index)) count racy steps at
+ *            DATA variables only, as PCT's odd ones.
  *   "rf"     reads-from feedback (greybox fuzzing). With an empty corpus in the
  *            history it is pos. Otherwise it picks a corpus entry (weighted by
  *            the new pairs it found), follows that parent's choices up to a
- *            random step f < parent length, chooses at step f a uniformly random
- *            enabled thread other than the parent's (if the parent's is the only
- *            one enabled there, the flip moves to the next step that has an
- *            alternative), then continues, by a coin drawn at begin, either
- *            as pos ("replace": a new suffix) or by following the parent's
- *            choices from step f on, skipping those whose thread is not
- *            enabled, and as pos once they run out ("insert": one step of
- *            another thread pushed into the parent, which shifts one
- *            reads-from by one write and keeps the rest). If a parent's choice
- *            is not enabled before the flip (the run went elsewhere), it
- *            continues as pos from there (counted in rf.diverged).
- *   "portfolio" schedule `index` uses, by index mod 4: pct, rf, pos, random.
+ *            step f, chooses at step f a uniformly random enabled thread other
+ *            than the parent's (if the parent's is the only one enabled there,
+ *            the flip moves to the next step that has an alternative), then
+ *            continues, by a coin drawn at begin, either as pos ("replace": a
+ *            new suffix) or by following the parent's choices from step f on,
+ *            skipping those whose thread is not enabled, and as pos once they
+ *            run out ("insert": one step of another thread pushed into the
+ *            parent, which shifts one reads-from by one write and keeps the
+ *            rest). f is the parent's r-th racy step, r uniform in [1, the
+ *            parent's racy accesses] (its last step if the run has fewer; a
+ *            uniformly random step when the parent had none). If a parent's
+ *            choice is not enabled before the flip (the run went elsewhere),
+ *            it continues as pos from there (counted in rf.diverged).
+ *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, random,
+ *            pct, random, pos, rf (the pct ones alternate all racy steps and
+ *            data races only).
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -133,8 +158,14 @@ struct ex_online {
     size_t nchoices, cap;
     bool lost;                  /* recording failed for lack of memory */
     struct ex_tidset seen;      /* threads met so far */
+    struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
+    uint64_t racy;              /* racy steps chosen so far */
+    struct ex_tidset after;     /* threads whose last step was a racy DATA access */
+    uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
+    struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
     struct {
-        uint64_t k;             /* step estimate */
+        uint64_t k;             /* racy-step estimate */
+        bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;
@@ -148,12 +179,18 @@ struct ex_online {
         uint64_t redraws;               /* priorities re-drawn because of a race */
     } pos;
     struct {
+        uint32_t last;          /* random: the thread chosen last */
+        bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
+    } walk;
+    struct {
         bool mutating;          /* false: the corpus was empty, this is pos */
         size_t parent;          /* corpus index of the parent */
         uint64_t parent_run;    /* its run number */
         uint32_t *prefix;       /* a copy of the parent's choices */
         size_t nprefix;
         uint64_t flip;          /* the step where the choice differs (moves on if forced) */
+        uint64_t flip_racy;     /* > 0: flip at the parent's flip_racy-th racy step instead */
+        uint64_t racy_seen;     /* racy steps of the parent's prefix so far */
         bool flipped;           /* the flip happened (at step `flip`) */
         bool diverged;          /* the parent's choice was not enabled before the flip */
         bool insert;            /* after the flip: the parent's suffix (else pos) */

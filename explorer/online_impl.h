@@ -24,17 +24,25 @@ static inline uint32_t ex_tidset_pop(struct ex_tidset *s)
     return 0;
 }
 
+/* t's next event re-reads the variable t accessed last, a read, and nobody wrote
+ * it since: a spin, which sees nothing new until another thread runs. */
+bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend, uint32_t t);
+/* Whether running t now is a racy step (online.h). */
+bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
+                    const struct ex_tidset *enabled, uint32_t t);
+
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
-                            const struct ex_tidset *fresh);
+                            const struct ex_tidset *fresh, const ex_pending_table *pend);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
 /* After thread t was chosen to perform its pending event. */
 void ex_online_pos_after(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 
-uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enabled);
+uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                               const ex_pending_table *pend);
 
 /* Returns 0 or -1 (no memory: then it is pos). */
 int ex_online_rf_begin(struct ex_online *o, const struct ex_history *h);

@@ -11,7 +11,14 @@ static int cmp_u64(const void *x, const void *y)
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
 {
-    uint64_t k = ex_history_step_estimate(h, o->p.default_steps);
+    /* Every other PCT schedule counts the steps at data races only: most bugs
+     * are there, and libc's internal locks would otherwise take most of k. */
+    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->index / 4 : o->index;
+    o->pct.data_only = (nth & 1) != 0;
+    if (o->pct.data_only)
+        o->racy_classes = EX_CONFLICT_DATA;
+    uint64_t k = o->pct.data_only ? ex_history_data_racy_estimate(h, o->p.default_steps)
+                                  : ex_history_racy_estimate(h, o->p.default_steps);
     uint32_t want = o->p.depth - 1;
     o->pct.k = k;
     if (want > k)
@@ -52,16 +59,28 @@ static void lower(struct ex_online *o, uint32_t t)
         o->pct.nhigh--;
 }
 
-static uint32_t highest(const struct ex_online *o, const struct ex_tidset *enabled)
+/* The highest-priority enabled thread that is not spinning (re-reading what
+ * it read last: nothing changes until another thread writes), or the highest
+ * if all spin. Skipping a spin's read changes no outcome and keeps a
+ * high-priority waiter from burning cue points while the holder cannot run. */
+static uint32_t highest_awake(const struct ex_online *o, const struct ex_tidset *enabled,
+                              const ex_pending_table *pend)
 {
-    for (uint32_t i = 0; i < o->pct.nthreads; i++)
-        if (ex_tidset_has(enabled, o->pct.order[i]))
-            return o->pct.order[i];
-    return 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < o->pct.nthreads; i++) {
+        uint32_t t = o->pct.order[i];
+        if (!ex_tidset_has(enabled, t))
+            continue;
+        if (!ex_online_spinning(o, pend, t))
+            return t;
+        if (!first)
+            first = t;
+    }
+    return first;
 }
 
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
-                            const struct ex_tidset *fresh)
+                            const struct ex_tidset *fresh, const ex_pending_table *pend)
 {
     /* New threads in ascending tid order, each at a uniformly random rank
      * among the threads never lowered. */
@@ -71,14 +90,16 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             insert_at(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
             o->pct.nhigh++;
         }
-    uint32_t t = highest(o, enabled);
-    uint64_t c = o->steps + 1;
-    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == c) {
-        o->pct.fired_step[o->pct.nfired] = c;
+    uint32_t t = highest_awake(o, enabled, pend);
+    /* Change points count racy steps only: a preemption anywhere else orders
+     * nothing differently. */
+    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == o->racy + 1 &&
+        ex_online_racy(o, pend, enabled, t)) {
+        o->pct.fired_step[o->pct.nfired] = o->steps + 1;
         o->pct.fired_tid[o->pct.nfired] = t;
         o->pct.nfired++;
         lower(o, t);
-        t = highest(o, enabled);
+        t = highest_awake(o, enabled, pend);
     }
     return t;
 }

@@ -36,12 +36,26 @@ void ex_online_pos_after(struct ex_online *o, const ex_pending_table *pend, uint
     o->pos.prio[t] = ex_rng_next(&o->rng); /* t's next event is a new one */
 }
 
-uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enabled)
+uint32_t ex_online_random_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                               const ex_pending_table *pend)
 {
-    struct ex_tidset it = *enabled;
-    uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(enabled));
+    uint32_t last = o->walk.last;
+    /* The same thread goes on until its next step is racy: a switch anywhere
+     * else reorders nothing. */
+    if (last && ex_tidset_has(enabled, last) && !ex_online_spinning(o, pend, last) &&
+        !ex_online_racy(o, pend, enabled, last))
+        return last;
+    /* A spinning thread (re-reading what it read last) gives way: its read
+     * sees nothing new until someone else runs. */
+    struct ex_tidset it = *enabled, awake = *enabled, scan = *enabled;
+    for (uint32_t t; (t = ex_tidset_pop(&scan)) != 0;)
+        if (ex_online_spinning(o, pend, t))
+            ex_tidset_del(&awake, t);
+    if (!ex_tidset_empty(&awake))
+        it = awake;
+    uint64_t i = ex_rng_below(&o->rng, ex_tidset_count(&it));
     for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
         if (i-- == 0)
-            return t;
+            return o->walk.last = t;
     return 0;
 }

@@ -32,6 +32,11 @@ int ex_online_rf_begin(struct ex_online *o, const struct ex_history *h)
     o->rf.parent = pick;
     o->rf.parent_run = e->run;
     o->rf.flip = ex_rng_below(&o->rng, e->n);
+    if (e->racy > 0) {
+        /* Flip at a racy step of the parent (the last step at the latest). */
+        o->rf.flip_racy = 1 + ex_rng_below(&o->rng, e->racy);
+        o->rf.flip = e->n - 1;
+    }
     o->rf.insert = ex_rng_below(&o->rng, 2) != 0;
     o->rf.mutating = true;
     return 0;
@@ -59,11 +64,14 @@ uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
     ex_online_pos_fresh(o, fresh);
     if (o->rf.mutating && !o->rf.flipped && !o->rf.diverged && step < o->rf.nprefix) {
         uint32_t want = o->rf.prefix[step];
+        bool at_racy = o->rf.flip_racy && ex_online_racy(o, pend, enabled, want) &&
+                       ++o->rf.racy_seen >= o->rf.flip_racy;
         if (!ex_tidset_has(enabled, want)) {
             o->rf.diverged = true;
-        } else if (step < o->rf.flip) {
+        } else if (step < o->rf.flip && !at_racy) {
             t = want;
         } else {
+            o->rf.flip = step;
             t = other_than(o, enabled, want);
             if (t) {
                 o->rf.flipped = true;

@@ -31,10 +31,11 @@ static void test_names(void **state)
     assert_int_equal(ex_online_from_name(NULL, &got), -1);
     assert_string_equal(ex_online_name((enum ex_online_kind)99), "?");
     /* The documented portfolio order. */
-    const enum ex_online_kind order[] = { EX_ONLINE_PCT, EX_ONLINE_RF, EX_ONLINE_POS,
-                                          EX_ONLINE_RANDOM };
-    for (uint64_t i = 0; i < 12; i++) {
-        assert_int_equal(ex_online_resolve(EX_ONLINE_PORTFOLIO, i), order[i % 4]);
+    const enum ex_online_kind order[] = { EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS,
+                                          EX_ONLINE_RANDOM, EX_ONLINE_PCT, EX_ONLINE_RANDOM,
+                                          EX_ONLINE_POS, EX_ONLINE_RF };
+    for (uint64_t i = 0; i < 24; i++) {
+        assert_int_equal(ex_online_resolve(EX_ONLINE_PORTFOLIO, i), order[i % 8]);
         assert_int_equal(ex_online_resolve(EX_ONLINE_POS, i), EX_ONLINE_POS);
     }
 }
@@ -180,9 +181,24 @@ static void test_no_enabled(void **state)
 
 struct nonpre_ctx {
     struct ex_tidset before;    /* enabled at the previous cue point */
-    unsigned switches_while_enabled, to_woken;
+    struct ex_tidset spun;      /* spinning at the previous cue point */
+    unsigned switches_while_enabled, to_woken, from_spinner;
     unsigned not_highest;
+    const struct sim_run *r;
 };
+
+/* t's next event reads the word whose last access was t's own read: a spin
+ * (PCT lets the next thread go instead). */
+static bool sim_spinning(const struct sim_run *r, uint32_t t)
+{
+    const struct sim_ev *e = sim_next_ev(r, t);
+    if (!e || e->op != OP_READ)
+        return false;
+    for (size_t i = r->tr.n; i-- > 0;)
+        if (ex_is_access(&r->tr.ev[i]) && ex_word_of(&r->tr.ev[i]) == e->addr >> 3)
+            return r->tr.ev[i].tid == t && r->tr.ev[i].kind == EX_READ;
+    return false;
+}
 
 static void observe_nonpreemptive(void *ctx, const struct ex_online *o,
                                   const struct ex_tidset *en, uint32_t chosen, uint32_t prev)
@@ -190,22 +206,31 @@ static void observe_nonpreemptive(void *ctx, const struct ex_online *o,
     struct nonpre_ctx *c = ctx;
     if (prev && ex_tidset_has(en, prev) && chosen != prev) {
         /* Only a thread just woken (a higher priority that was blocked) may
-         * take over from a running thread. */
+         * take over from a running thread, or any from a spinning one. */
         c->switches_while_enabled++;
-        c->to_woken += !ex_tidset_has(&c->before, chosen);
+        if (sim_spinning(c->r, prev) || ex_tidset_has(&c->spun, chosen))
+            c->from_spinner++; /* or back to the higher one, its spin over */
+        else
+            c->to_woken += !ex_tidset_has(&c->before, chosen);
     }
+    ex_tidset_clear(&c->spun);
+    for (uint32_t t = 1; t <= SIM_MAX_THREADS; t++)
+        if (ex_tidset_has(en, t) && sim_spinning(c->r, t))
+            ex_tidset_add(&c->spun, t);
     for (uint32_t i = 0; i < o->pct.nthreads; i++)
-        if (ex_tidset_has(en, o->pct.order[i])) {
+        if (ex_tidset_has(en, o->pct.order[i]) && !sim_spinning(c->r, o->pct.order[i])) {
             c->not_highest += o->pct.order[i] != chosen;
             break;
         }
     c->before = *en;
 }
 
-/* d = 1: no change point, so the highest-priority enabled thread always
- * runs: a thread runs until it blocks or ends, unless a thread of higher
- * priority is woken (by an unlock here) or created. Without locks and
- * creation: strictly one thread after the other. */
+/* d = 1: no change point, so the highest-priority enabled thread that does
+ * not spin always runs: a thread runs until it blocks or ends, unless a
+ * thread of higher priority is woken (by an unlock here) or created, or it
+ * spins (re-reads what it read last: the next thread goes until the spinner's
+ * word changes). Without locks and creation: one thread after the other but
+ * for spins. */
 static void test_pct_d1_nonpreemptive(void **state)
 {
     (void)state;
@@ -214,7 +239,7 @@ static void test_pct_d1_nonpreemptive(void **state)
     ex_online_init(&o);
     ex_online_params_default(&p);
     p.depth = 1;
-    unsigned first[SIM_MAX_THREADS + 1] = { 0 }, woken = 0;
+    unsigned first[SIM_MAX_THREADS + 1] = { 0 }, woken = 0, spin_yields = 0;
     for (uint64_t prog = 0; prog < 8; prog++) {
         struct rand_prog rp;
         build_random_prog(&rp, 1000 + prog);
@@ -226,15 +251,16 @@ static void test_pct_d1_nonpreemptive(void **state)
                     rp.p.created[t] = false;
                 }
         for (uint64_t idx = 0; idx < 40; idx++) {
-            struct nonpre_ctx c = { { { 0 } }, 0, 0, 0 };
             struct sim_run r;
+            struct nonpre_ctx c = { { { 0 } }, { { 0 } }, 0, 0, 0, 0, &r };
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &p, NULL, 3, idx), 0);
             assert_int_equal(o.pct.nchange, 0);
             sim_init(&r, &rp.p);
             sim_run_online(&r, &o, observe_nonpreemptive, &c);
-            assert_int_equal(c.switches_while_enabled, c.to_woken);
+            assert_int_equal(c.switches_while_enabled, c.to_woken + c.from_spinner);
+            spin_yields += c.from_spinner;
             if (lockfree)
-                assert_int_equal(c.switches_while_enabled, 0);
+                assert_int_equal(c.switches_while_enabled, c.from_spinner);
             woken += c.to_woken;
             assert_int_equal(c.not_highest, 0);
             assert_int_equal(o.pct.nfired, 0);
@@ -246,7 +272,8 @@ static void test_pct_d1_nonpreemptive(void **state)
     /* The priorities are random: over 40 indices both threads of the first
      * program start first some of the time. */
     assert_true(first[1] > 0 && first[2] > 0);
-    print_message("pct d=1: %u switches to a woken or new thread of higher priority\n", woken);
+    print_message("pct d=1: %u switches to a woken or new thread of higher priority, %u from "
+                  "a spinning one\n", woken, spin_yields);
     ex_online_free(&o);
 }
 
@@ -275,7 +302,8 @@ static void observe_change_points(void *ctx, const struct ex_online *o,
     }
 }
 
-/* d-1 distinct change points in [1, k]; exactly d-1 drops, at those steps. */
+/* d-1 distinct change points in [1, k]; exactly d-1 drops, at those racy
+ * steps (here every step while two threads are left: all write X). */
 static void test_pct_change_points(void **state)
 {
     (void)state;
@@ -283,7 +311,7 @@ static void test_pct_change_points(void **state)
     struct sim_prog p = { .nthreads = 3 };
     for (uint32_t t = 1; t <= 3; t++) {
         for (int i = 0; i < 50; i++)
-            evs[t][i] = (struct sim_ev){ OP_WRITE, X + 8 * (uint64_t)(i % 3), 0x1000u * t + (uint64_t)i, 0 };
+            evs[t][i] = (struct sim_ev){ OP_WRITE, X, 0x1000u * t + (uint64_t)i, 0 };
         p.ev[t] = evs[t];
         p.n[t] = 50;
     }
@@ -296,7 +324,10 @@ static void test_pct_change_points(void **state)
     for (uint64_t idx = 0; idx < 300; idx++) {
         struct cp_ctx c = { 0, 0, 0 };
         struct sim_run r;
-        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 11, idx), 0);
+        /* Even schedules: racy steps of every class (odd: data races only,
+         * which needs a history to know them). */
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 11, 2 * idx), 0);
+        assert_false(o.pct.data_only);
         assert_int_equal(o.pct.k, EX_ONLINE_DEFAULT_STEPS);
         assert_int_equal(o.pct.nchange, 3);
         for (uint32_t i = 0; i < 3; i++) {
@@ -316,17 +347,29 @@ static void test_pct_change_points(void **state)
     }
     assert_true(preemptions > 300); /* the drops do preempt */
 
-    /* With a history, k is the longest run so far; d-1 > k takes all of [1, k]. */
+    /* With a history, k is the mean racy accesses of the runs so far, rounded
+     * up (not their steps); d-1 > k takes all of [1, k]. Thread 1 writes X n
+     * times and Y once, then thread 2 reads X: n racy accesses to X made while
+     * the other thread was alive, plus the write of Y in the window after the
+     * last one (thread 1 has ended at thread 2's read): 7, 10, 4 -> k = 7. */
     struct ex_history h;
     ex_history_init(&h);
-    assert_int_equal(ex_history_add_run(&h, NULL, 7, NULL, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_int_equal(ex_history_add_run(&h, NULL, 10, NULL, EX_OUTCOME_NORMAL, NULL), 0);
-    assert_int_equal(ex_history_add_run(&h, NULL, 4, NULL, EX_OUTCOME_NORMAL, NULL), 0);
+    static const unsigned writes[] = { 6, 9, 3 };
+    for (int run = 0; run < 3; run++) {
+        struct ex_trace tr;
+        ex_trace_init(&tr);
+        for (unsigned i = 0; i < writes[run]; i++)
+            ex_trace_access(&tr, 1, EX_WRITE, X, 8, 0, 0x10);
+        ex_trace_access(&tr, 1, EX_WRITE, Y, 8, 0, 0x11);
+        ex_trace_access(&tr, 2, EX_READ, X, 8, 0, 0x20);
+        assert_int_equal(ex_history_add_run(&h, NULL, 40, &tr, EX_OUTCOME_NORMAL, NULL), 0);
+        ex_trace_free(&tr);
+    }
     params.depth = 32;
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, &params, &h, 11, 0), 0);
-    assert_int_equal(o.pct.k, 10);
-    assert_int_equal(o.pct.nchange, 10);
-    for (uint32_t i = 0; i < 10; i++)
+    assert_int_equal(o.pct.k, 7);
+    assert_int_equal(o.pct.nchange, 7);
+    for (uint32_t i = 0; i < 7; i++)
         assert_int_equal(o.pct.change[i], i + 1);
     ex_history_free(&h);
     ex_online_free(&o);
@@ -366,15 +409,17 @@ static void test_pct_new_thread_rank(void **state)
                   rank[2], rank[3], chi);
     assert_true(chi < 16.27); /* 3 degrees of freedom, p = 0.001 */
 
-    /* depth 2, k 1: the first choice lowers the thread about to run. */
+    /* depth 2, k 1: the first (racy) choice lowers the thread about to run. */
     params.depth = 2;
     params.default_steps = 1;
-    for (uint64_t idx = 0; idx < 200; idx++) {
+    struct ex_pending wr[3] = { { 1, EX_WRITE, X, 8, true }, { 2, EX_WRITE, X, 8, true },
+                                { 3, EX_WRITE, X, 8, true } };
+    for (uint64_t idx = 0; idx < 400; idx += 2) {
         ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 9, idx);
         ex_tidset_clear(&en);
         ex_tidset_add(&en, 1);
         ex_tidset_add(&en, 2);
-        struct ex_view v = { &en, NULL, 0, 0 };
+        struct ex_view v = { &en, wr, 3, 0 };
         uint32_t t = ex_online_next(&o, &v);
         assert_int_equal(o.pct.nfired, 1);
         assert_int_not_equal(t, o.pct.fired_tid[0]);
@@ -387,8 +432,8 @@ static void test_pct_new_thread_rank(void **state)
 }
 
 /* Two threads, 5 events each; the bug needs B's first event between A's
- * first and second: depth 2. PCT d=2 over k=10 must hit it with probability
- * >= 1/(n k) = 1/20. */
+ * first and second: depth 2. PCT d=2 over k=5 racy steps must hit it with
+ * probability >= 1/(n k) = 1/10 (the bound asserted is that of k=10, 1/20). */
 static void test_pct_depth2_bug(void **state)
 {
     (void)state;
@@ -405,7 +450,17 @@ static void test_pct_depth2_bug(void **state)
     ex_online_init(&o);
     ex_online_params_default(&params);
     ex_history_init(&h);
-    assert_int_equal(ex_history_add_run(&h, NULL, 10, NULL, EX_OUTCOME_NORMAL, NULL), 0);
+    /* The history of one run (A then B): k = A's 5 conflicting accesses (when
+     * B reads, A has ended). */
+    struct ex_trace serial;
+    ex_trace_init(&serial);
+    for (int i = 0; i < 5; i++)
+        ex_trace_access(&serial, 1, EX_WRITE, A[i].addr, 8, 0, A[i].rip);
+    for (int i = 0; i < 5; i++)
+        ex_trace_access(&serial, 2, EX_READ, B[i].addr, 8, 0, B[i].rip);
+    assert_int_equal(ex_history_add_run(&h, NULL, 10, &serial, EX_OUTCOME_NORMAL, NULL), 0);
+    assert_int_equal(ex_history_racy_estimate(&h, 100), 5);
+    ex_trace_free(&serial);
     for (uint32_t d = 1; d <= 3; d++) {
         const unsigned N = 3000;
         unsigned hits2 = 0, hits3 = 0;
@@ -427,7 +482,7 @@ static void test_pct_depth2_bug(void **state)
                 first = (long)idx;
             sim_free(&r);
         }
-        print_message("pct d=%u k=10: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
+        print_message("pct d=%u k=5: depth-2 bug %u/%u (first at index %ld), depth-3 bug %u/%u\n",
                       d, hits2, N, first, hits3, N);
         if (d == 1) {
             assert_int_equal(hits2, 0); /* no preemption, no bug */
@@ -451,7 +506,7 @@ static void test_pct_describe(void **state)
     char buf[EX_NOTE_LEN], want[EX_NOTE_LEN];
     ex_online_init(&o);
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PCT, NULL, NULL, 7, 4), 0);
-    snprintf(want, sizeof want, "pct seed=7 index=4 d=3 k=100 change-points=%llu,%llu",
+    snprintf(want, sizeof want, "pct seed=7 index=4 d=3 k=100 racy=0 change-points=%llu,%llu",
              (unsigned long long)o.pct.change[0], (unsigned long long)o.pct.change[1]);
     assert_string_equal(ex_online_describe(&o, buf, sizeof buf), want);
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, NULL, 7, 6), 0);
@@ -566,6 +621,9 @@ static void test_pos_uniform_pairs(void **state)
 
 /* ---- random walk ---- */
 
+/* At racy steps the walk draws uniformly (the third choice of four threads
+ * all about to write X); without pending events nothing is racy and the
+ * first thread goes on. */
 static void test_random_uniform(void **state)
 {
     (void)state;
@@ -577,7 +635,10 @@ static void test_random_uniform(void **state)
     ex_tidset_clear(&en);
     for (uint32_t t = 3; t <= 6; t++)
         ex_tidset_add(&en, t);
-    struct ex_view v = { &en, NULL, 0, 0 };
+    /* Every thread about to write X: every step is racy, a fresh draw. */
+    struct ex_pending wr[4] = { { 3, EX_WRITE, X, 8, true }, { 4, EX_WRITE, X, 8, true },
+                                { 5, EX_WRITE, X, 8, true }, { 6, EX_WRITE, X, 8, true } };
+    struct ex_view v = { &en, wr, 4, 0 };
     for (uint64_t idx = 0; idx < N; idx++) {
         ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 17, idx);
         for (int step = 0; step < 3; step++) {
@@ -587,6 +648,11 @@ static void test_random_uniform(void **state)
                 c[t - 3]++;
         }
     }
+    struct ex_view quiet = { &en, NULL, 0, 0 };
+    ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 17, 1);
+    uint32_t t0 = ex_online_next(&o, &quiet);
+    for (int step = 0; step < 20; step++)
+        assert_int_equal(ex_online_next(&o, &quiet), t0);
     double chi = chi2_4(c, N);
     print_message("random third choice %u %u %u %u chi2=%.2f\n", c[0], c[1], c[2], c[3], chi);
     assert_true(chi < 16.27);
