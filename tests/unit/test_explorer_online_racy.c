@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "explorer.h"
+#include "explorer/explorer.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
