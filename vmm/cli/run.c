@@ -114,6 +114,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
         {"trace", CLI_STRING, &o->trace_path, 0, 0, 0, 0, NULL, NULL},
         {"report", CLI_STRING, &o->report_path, 0, 0, 0, 0, NULL, NULL},
         {"dump-dir", CLI_STRING, &o->dump_dir, 0, 0, 0, 0, NULL, NULL},
+        {"cpu-model", CLI_STRING, &o->cpu_model, 0, 0, 0, 0, NULL, NULL},
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= MAX_RUN_VALUES, "raise MAX_RUN_VALUES");
     memcpy(v, rows, sizeof rows);
