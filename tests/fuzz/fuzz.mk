@@ -15,7 +15,7 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -i
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
 FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/corefile.c vmm/linux/backtrace.c \
-                vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/linux/elfparse.c \
+                vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/dump/cpuidrec.c vmm/kvm/cpumodel.c vmm/linux/elfparse.c \
                 vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
                 tests/fuzz/schedule_fuzz.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))

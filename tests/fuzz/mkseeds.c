@@ -3,6 +3,7 @@
  * `make fuzz-seeds`; the output is committed under tests/fuzz/corpus/. */
 #include "dump/corefile.h"
 #include "dump/dumpfile.h"
+#include "dump/cpuidrec.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +91,23 @@ int main(int argc, char **argv)
     }
     d.threads = t;
     d.nthreads = 3;
-    struct dump_record ex = {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5};
-    d.extra = &ex;
-    d.nextra = 1;
+    /* A small CPUID table: leaves 0, 1, 7.0 and 0xD.0 as kvm64 would give them. */
+    struct {
+        struct kvm_cpuid2 c;
+        struct kvm_cpuid_entry2 e[4];
+    } cpu = {.c = {.nent = 4}, .e = {
+        {.function = 0, .eax = 0xD, .ebx = 0x68747541, .ecx = 0x444d4163, .edx = 0x69746e65},
+        {.function = 1, .eax = 0xA20F10, .ecx = 0x04002001, .edx = 0x078BFBFD},
+        {.function = 7, .flags = 1},
+        {.function = 0xD, .flags = 1, .eax = 3, .ebx = 576, .ecx = 576}}};
+    struct dbuf cb = {0};
+    if (cpuidrec_encode("kvm64", &cpu.c, &cb) < 0)
+        return 1;
+    struct dump_record ex[2] = {
+        {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5},
+        {.type = DREC_CPUID, .data = cb.p, .len = cb.len}};
+    d.extra = ex;
+    d.nextra = 2;
     struct dbuf b = {0};
     if (dumpfile_encode(&d, &b) < 0)
         return 1;

@@ -2,6 +2,7 @@
  * (corefile.c) and a .jinxdump (dumpfile.c), and publishes both atomically. */
 #include "dump/dump.h"
 #include "dump/corefile.h"
+#include "dump/cpuidrec.h"
 #include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
@@ -511,6 +512,15 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
             jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
             goto out;
         }
+    /* The CPU the guest saw: replay presents the same one (cpuidrec.h). */
+    struct dbuf cb = {0};
+    int crc = cpuidrec_encode(vm->cpu_model, vm->cpuid, &cb) < 0 ||
+              dumpfile_add_record(&d, DREC_CPUID, 0, cb.p, cb.len) < 0;
+    dbuf_free(&cb);
+    if (crc) {
+        jx_fail(err, errlen, "cannot record the CPUID table (model '%s')", vm->cpu_model);
+        goto out;
+    }
 
     /* Names: <image>-<time>[-k].{core,jinxdump}, neither of which may exist yet. */
     char stamp[32];

@@ -182,6 +182,7 @@ static const char *type_name(uint32_t t)
     case DREC_RUN: return "RUN";
     case DREC_THREAD: return "THREAD";
     case DREC_CORE: return "CORE";
+    case 6: return "CPUID";
     case DREC_END: return "END";
     default: return "unknown";
     }

@@ -42,7 +42,8 @@ enum dump_rec_type {
     DREC_RUN = 3,              /* when and how it ran: time, seed, memory, vCPUs, argv */
     DREC_THREAD = 4,           /* one per guest thread: state, registers, FPU */
     DREC_CORE = 5,             /* the matching ELF core file: name, size, SHA-256 */
-    /* 6..15: reserved for more machine state (memory map, futex table, ...) */
+    /* 6: CPUID (dump/cpuidrec.h: the CPU model and table the guest saw)
+     * 7..15: reserved for more machine state (memory map, futex table, ...) */
     DREC_SNAPSHOT = 16,        /* reserved: the snapshot the retired fragment started from */
     DREC_SCHEDULE = 17,        /* reserved: the retired schedule */
     DREC_TRACE_RECORDED = 18,  /* reserved: the recorded cue-point trace */
