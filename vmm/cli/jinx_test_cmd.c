@@ -1,5 +1,5 @@
 /* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
- * [--mem SIZE] [--vcpus N] [-- ARGS]`: the CI command (options before or after IMAGE).
+ * [--mem SIZE] [--vcpus N] [--cpu-model NAME] [-- ARGS]`: the CI command (options before or after IMAGE).
  * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
  * (seed 1, 2, ...) until a run fails or the budget is spent.
  *
@@ -13,6 +13,8 @@
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
 #include "lib/options.h"
+#include "cli/hosts_cmd.h"
+#include "kvm/cpumodel.h"
 #include "dump/dumpfile.h"
 #include "linux/elfparse.h"
 #include "kvm/layout.h"
@@ -50,7 +52,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
-        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N] [-- ARGS...]\n"
+        "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
+        "                 [--cpu-model NAME] [-- ARGS...]\n"
+        "       jinx hosts baseline [--uri URI] [--json] HOST.xml...\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
         "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
@@ -65,6 +69,7 @@ static void usage(FILE *f)
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
+        "  --cpu-model NAME  the CPU the guest sees (jinx-vmm run --cpu-model; default " CPU_MODEL_DEFAULT ")\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -124,6 +129,7 @@ static const char *vmm_path(char *buf, size_t len)
 struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    const char *cpu_model;      /* NULL: jinx-vmm's default */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     int nargs;
     char **args;
@@ -158,6 +164,10 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     if (ro->vcpus) {
         argv[k++] = "--vcpus";
         argv[k++] = (char *)ro->vcpus;
+    }
+    if (ro->cpu_model) {
+        argv[k++] = "--cpu-model";
+        argv[k++] = (char *)ro->cpu_model;
     }
     argv[k++] = (char *)ro->image;
     argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
@@ -610,10 +620,10 @@ static int cmd_test(int argc, char **argv)
         {"json", no_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
         {"dump-dir", required_argument, 0, 'd'}, {"mem", required_argument, 0, 'm'},
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cpu-model", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t budget = 60000000000ULL, n;
     const char *rate = "5/s", *junit = NULL, *dir = "jinx-dumps", *mem = NULL, *vcpus = NULL;
-    const char *fragment_wall = NULL;
+    const char *fragment_wall = NULL, *cpu_model = NULL;
     bool json = false;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
@@ -642,6 +652,14 @@ static int cmd_test(int argc, char **argv)
             fragment_wall = optarg;
             break;
         }
+        case 'c':
+            if (!cpumodel_name_ok(optarg)) {
+                jx_err("--cpu-model '%s': not a CPU model name (a libvirt x86 model such as "
+                       "kvm64 or Haswell-noTSX, or host)", optarg);
+                return EXIT_USAGE;
+            }
+            cpu_model = optarg;
+            break;
         case 'j': json = true; break;
         case 'u': junit = optarg; break;
         case 'd': dir = optarg; break;
@@ -696,7 +714,7 @@ static int cmd_test(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = rate, .dir = dir, .log = log,
-                          .report = report, .mem = mem, .vcpus = vcpus,
+                          .report = report, .mem = mem, .vcpus = vcpus, .cpu_model = cpu_model,
                           .fragment_wall = fragment_wall, .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
@@ -748,6 +766,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "test"))
         return cmd_test(argc - 1, argv + 1);
-    jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s)", argv[1]);
+    if (!strcmp(argv[1], "hosts"))
+        return cmd_hosts(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s, or jinx hosts baseline "
+           "HOST.xml...)", argv[1]);
     return EXIT_USAGE;
 }

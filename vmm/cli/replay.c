@@ -1,6 +1,8 @@
 /* jinx-vmm replay (replay.h). */
 #include "cli/replay.h"
 #include "dump/dumpfile.h"
+#include "dump/cpuidrec.h"
+#include "kvm/cputable.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
 #include "lib/sha256.h"
@@ -29,7 +31,10 @@ static void usage(FILE *f)
         "  --image PATH     the image, when it moved since the dump was written\n"
         "  --timeout DUR    give up on the program after DUR (default 60s; status 124)\n"
         "\n"
-        "status 2: the dump was refused (damaged, no round records, another image build).\n");
+        "The guest sees exactly the CPU the dump recorded (its model and CPUID table).\n"
+        "\n"
+        "status 2: the dump was refused (damaged, no round records, another image build, or\n"
+        "a CPU this host cannot present: the message names the missing features).\n");
 }
 
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -142,6 +147,7 @@ int cmd_replay(int argc, char **argv)
     if (dumpfile_read(path, &d, err, sizeof err) < 0)
         return refuse("%s", err);
     struct dump_round r;
+    struct cpuid_rec cpu = {0};
     int status = REPLAY_EXIT_REFUSED;
     if (dump_round_parse(&d, &r, err, sizeof err) < 0) {
         dumpfile_free(&d);
@@ -153,6 +159,23 @@ int cmd_replay(int argc, char **argv)
                       "run without --attach), so there is no snapshot and schedule to replay. "
                       "Dumps of bugs retired by simulation rounds (jinx-vmm run --attach R "
                       "--dump-dir DIR, or jinx test) can be replayed", path);
+    }
+
+    if (cpuidrec_find(&d, &cpu, err, sizeof err) < 0) {
+        status = refuse("%s: %s", path, err);
+        goto out_round;
+    }
+    if (cpu.present) {
+        int ok = cpu_check_presentable(cpu.table, cpu.model, err, sizeof err);
+        if (ok <= 0) {
+            if (ok < 0) {
+                jx_err("replay: %s", err);
+                status = EXIT_VMM_ERROR;
+            } else {
+                status = refuse("%s: %s", path, err);
+            }
+            goto out_round;
+        }
     }
 
     /* The image must be the very build the dump came from. */
@@ -175,7 +198,10 @@ int cmd_replay(int argc, char **argv)
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
-                             .timeout_ns = timeout_ns, .roundrobin = true};
+                             .timeout_ns = timeout_ns, .roundrobin = true,
+                             /* no record (an older dump): the host's table, as it ran */
+                             .cpu_model = cpu.present ? cpu.model : "host",
+                             .cpuid_exact = cpu.present ? cpu.table : NULL};
     static struct vm vm;
     if (vm_create(&vm, &opt, err, sizeof err) < 0 ||
         vm_load(&vm, image, r.opts.argc, r.opts.argv, r.opts.envc, r.opts.envp, err,
@@ -244,6 +270,7 @@ out_serial:
 out_vm:
     vm_destroy(&vm);
 out_round:
+    cpuidrec_free(&cpu);
     dump_round_free(&r);
     dumpfile_free(&d);
     return status;

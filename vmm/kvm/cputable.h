@@ -10,4 +10,12 @@
  * (opt.cpu_model, default CPU_MODEL_DEFAULT). 0, or -1 with a message. */
 int cpu_choose_table(struct vm *vm, char *err, size_t errlen);
 
+/* KVM_GET_SUPPORTED_CPUID on kvm_fd (/dev/kvm), owned; NULL with a message. */
+struct kvm_cpuid2 *cpu_supported(int kvm_fd, char *err, size_t errlen);
+
+/* Whether this host's KVM can present every feature of want (a dump's table, model its
+ * name): 1 yes, 0 no (err names the missing features), -1 KVM or file error. */
+int cpu_check_presentable(const struct kvm_cpuid2 *want, const char *model, char *err,
+                          size_t errlen);
+
 #endif

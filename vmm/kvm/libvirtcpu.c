@@ -44,8 +44,8 @@ static void tag_attr(const char *p, const char *a, char *out, size_t outlen)
     }
 }
 
-int libvirtcpu_parse_features(const char *xml, char ***names, size_t *n, char *err,
-                              size_t errlen)
+int libvirtcpu_parse_features(const char *xml, const char *want, char ***names, size_t *n,
+                              char *err, size_t errlen)
 {
     size_t cap = 0;
     *names = NULL;
@@ -58,7 +58,8 @@ int libvirtcpu_parse_features(const char *xml, char ***names, size_t *n, char *e
             snprintf(err, errlen, "libvirt returned a <feature> without a name");
             goto fail;
         }
-        if (policy[0] && strcmp(policy, "require") && strcmp(policy, "force"))
+        if (want ? strcmp(policy, want)
+                 : policy[0] && strcmp(policy, "require") && strcmp(policy, "force"))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -121,7 +122,7 @@ int libvirtcpu_model_features(const char *uri, const char *model, char ***names,
                  model, why, list[0] ? "; its x86 models: " : "", list,
                  list[0] ? ", or host" : "");
     } else {
-        rc = libvirtcpu_parse_features(r, names, n, err, errlen);
+        rc = libvirtcpu_parse_features(r, NULL, names, n, err, errlen);
         free(r);
     }
     virConnectClose(c);
@@ -158,7 +159,7 @@ int libvirtcpu_baseline(const char *uri, const char *const *xmls, size_t n, char
     virConnectPtr c = open_uri(uri, err, errlen);
     if (!c)
         goto out;
-    char *r = virConnectBaselineCPU(c, cpus, (unsigned)n, VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES);
+    char *r = virConnectBaselineCPU(c, cpus, (unsigned)n, 0);
     if (!r) {
         snprintf(err, errlen, "libvirt could not compute a baseline: %s", virGetLastErrorMessage());
     } else {

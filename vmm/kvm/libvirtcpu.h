@@ -17,12 +17,14 @@ void libvirtcpu_free_names(char **names, size_t n);
 
 /* The richest model every host CPU in xmls can present (virConnectBaselineCPU; each
  * string a host <cpu> element or a whole `virsh capabilities` document). *model and
- * *features (the model's expanded <cpu> XML) are owned (free). */
+ * *cpu_xml (the baseline <cpu>: the model, plus features all hosts add to it, minus
+ * features of the model some host lacks, policy 'disable') are owned (free). */
 int libvirtcpu_baseline(const char *uri, const char *const *xmls, size_t n, char **model,
                         char **cpu_xml, char *err, size_t errlen);
 
-/* The feature names in libvirt's <cpu> XML text (required or forced ones), as above. */
-int libvirtcpu_parse_features(const char *xml, char ***names, size_t *n, char *err,
-                              size_t errlen);
+/* The feature names in libvirt's <cpu> XML text with policy `want` (NULL: the ones the
+ * CPU has: require, force or no policy), as above. */
+int libvirtcpu_parse_features(const char *xml, const char *want, char ***names, size_t *n,
+                              char *err, size_t errlen);
 
 #endif
