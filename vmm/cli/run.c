@@ -272,7 +272,8 @@ static int set_up(struct run *r, struct vm *vm)
     if (r->want_serial && !vm->cpuid_hidden)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
-               "shows (glibc's startup reads it), is not deterministic here");
+               "shows (glibc's startup reads it), is not deterministic here; the program also "
+               "reads the host's CPUID, not CPU model %s's (docs/cpu-models.md)", vm->cpu_model);
     if (r->want_serial && serialize_init(vm, r->opt.schedule_path, r->opt.roundrobin,
                                       r->opt.spin_threshold, r->err, sizeof r->err) < 0) {
         jx_err("%s", r->err);
