@@ -92,16 +92,18 @@ int main(int argc, char **argv)
     d.threads = t;
     d.nthreads = 3;
     /* A small CPUID table: leaves 0, 1, 7.0 and 0xD.0 as kvm64 would give them. */
-    struct {
-        struct kvm_cpuid2 c;
-        struct kvm_cpuid_entry2 e[4];
-    } cpu = {.c = {.nent = 4}, .e = {
+    static const struct kvm_cpuid_entry2 ce[4] = {
         {.function = 0, .eax = 0xD, .ebx = 0x68747541, .ecx = 0x444d4163, .edx = 0x69746e65},
         {.function = 1, .eax = 0xA20F10, .ecx = 0x04002001, .edx = 0x078BFBFD},
         {.function = 7, .flags = 1},
-        {.function = 0xD, .flags = 1, .eax = 3, .ebx = 576, .ecx = 576}}};
+        {.function = 0xD, .flags = 1, .eax = 3, .ebx = 576, .ecx = 576}};
+    struct kvm_cpuid2 *cpu = calloc(1, sizeof *cpu + sizeof ce);
     struct dbuf cb = {0};
-    if (cpuidrec_encode("kvm64", &cpu.c, &cb) < 0)
+    if (!cpu)
+        return 1;
+    cpu->nent = 4;
+    memcpy(cpu->entries, ce, sizeof ce);
+    if (cpuidrec_encode("kvm64", cpu, &cb) < 0)
         return 1;
     struct dump_record ex[2] = {
         {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5},
