@@ -60,9 +60,9 @@ int cpuidrec_parse(const uint8_t *p, size_t len, struct cpuid_rec *r, char *err,
         e->ecx = bget_u32(&c);
         e->edx = bget_u32(&c);
         if (e->flags & ~(uint32_t)KNOWN_FLAGS) {
+            uint32_t fl = e->flags;
             cpuidrec_free(r);
-            return jx_fail(err, errlen, "CPUID record malformed (entry %u: flags 0x%x)", i,
-                           e->flags);
+            return jx_fail(err, errlen, "CPUID record malformed (entry %u: flags 0x%x)", i, fl);
         }
         for (uint32_t k = 0; k < i; k++)
             if (r->table->entries[k].function == e->function &&

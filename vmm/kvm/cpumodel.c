@@ -19,7 +19,7 @@ static uint32_t *reg_of(struct kvm_cpuid_entry2 *e, enum cpu_reg r)
 static bool attr(const char *tag, const char *end, const char *name, char *out, size_t outlen)
 {
     size_t n = strlen(name);
-    for (const char *p = tag; p + n + 2 < end; p++) {
+    for (const char *p = tag + 1; p + n + 2 < end; p++) { /* tag: its '<' */
         if ((p[-1] != ' ' && p[-1] != '\t' && p[-1] != '\n') || strncmp(p, name, n) ||
             p[n] != '=' || (p[n + 1] != '\'' && p[n + 1] != '"'))
             continue;
