@@ -104,6 +104,42 @@ static bool same_outcome(const struct outcome *o, const struct dump_outcome *d)
     }
 }
 
+/* The image must be the very build the dump came from: 0, or the exit status after a
+ * message. */
+static int check_image(const struct dumpfile *d, const char *image)
+{
+    char err[1024];
+    struct elf_image probe;
+    if (elf_open(image, &probe, err, sizeof err) < 0)
+        return refuse("cannot read the image: %s (moved? give it with --image PATH)", err);
+    uint8_t h[SHA256_LEN];
+    sha256(probe.data, probe.size, h);
+    bool same = memcmp(h, d->image.sha256, SHA256_LEN) == 0 && probe.size == d->image.size;
+    elf_free(&probe);
+    if (!same)
+        return refuse("%s is not the build this dump came from (its SHA-256 differs): rebuild "
+                      "the image from the same sources, or point to the right file with "
+                      "--image PATH", image);
+    return 0;
+}
+
+/* The dump's CPU (cpu: its record, if any) and whether this host can present it: 0, or
+ * the exit status after a message. */
+static int check_cpu(const struct dumpfile *d, struct cpuid_rec *cpu, const char *path)
+{
+    char err[1024];
+    if (cpuidrec_find(d, cpu, err, sizeof err) < 0)
+        return refuse("%s: %s", path, err);
+    if (!cpu->present)
+        return 0;
+    int ok = cpu_check_presentable(cpu->table, cpu->model, err, sizeof err);
+    if (ok < 0) {
+        jx_err("replay: %s", err);
+        return EXIT_VMM_ERROR;
+    }
+    return ok ? 0 : refuse("%s: %s", path, err);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -161,40 +197,9 @@ int cmd_replay(int argc, char **argv)
                       "--dump-dir DIR, or jinx test) can be replayed", path);
     }
 
-    if (cpuidrec_find(&d, &cpu, err, sizeof err) < 0) {
-        status = refuse("%s: %s", path, err);
-        goto out_round;
-    }
-    if (cpu.present) {
-        int ok = cpu_check_presentable(cpu.table, cpu.model, err, sizeof err);
-        if (ok <= 0) {
-            if (ok < 0) {
-                jx_err("replay: %s", err);
-                status = EXIT_VMM_ERROR;
-            } else {
-                status = refuse("%s: %s", path, err);
-            }
-            goto out_round;
-        }
-    }
-
-    /* The image must be the very build the dump came from. */
     const char *image = image_override ? image_override : d.image.path;
-    struct elf_image probe;
-    if (elf_open(image, &probe, err, sizeof err) < 0) {
-        status = refuse("cannot read the image: %s (moved? give it with --image PATH)", err);
+    if ((status = check_cpu(&d, &cpu, path)) != 0 || (status = check_image(&d, image)) != 0)
         goto out_round;
-    }
-    uint8_t h[SHA256_LEN];
-    sha256(probe.data, probe.size, h);
-    bool same = memcmp(h, d.image.sha256, SHA256_LEN) == 0 && probe.size == d.image.size;
-    elf_free(&probe);
-    if (!same) {
-        status = refuse("%s is not the build this dump came from (its SHA-256 differs): rebuild "
-                        "the image from the same sources, or point to the right file with "
-                        "--image PATH", image);
-        goto out_round;
-    }
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
