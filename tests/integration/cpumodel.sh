@@ -32,6 +32,10 @@ else bad "bad model name: status $st"; cat "$tmp/e"; fi
 if [ $st = 2 ] && grep -q "not a CPU model name" "$tmp/e"; then ok "jinx test: bad model name refused"
 else bad "jinx test bad model: status $st"; fi
 
+"$VMM" run --no-control --quiet --cpu-model Nehalem --report "$tmp/r.json" "$G/cpuid" >/dev/null 2>&1
+py 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["cpu_model"] != "Nehalem")' "$tmp/r.json" \
+  && ok "--report names the model" || bad "--report: no cpu_model Nehalem"
+
 # ---- the table under kvm64 (the default) and host ----
 table() { # MODEL DIR: runs cpuid abort, prints the dump path
   local args=(); [ "$1" = default ] || args=(--cpu-model "$1")
