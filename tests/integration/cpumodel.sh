@@ -95,6 +95,10 @@ else
   if cmp -s <(grep -v '^rdrand' "$tmp/native.out") <(grep -v '^rdrand' "$tmp/k.out"); then
     ok "guest CPUID = the host's own (PVM without cpuid_fault: user-mode CPUID is not trapped; the model governs the VMM's table only)"
   else bad "guest CPUID is neither the table's nor the host's"; diff "$tmp/native.out" "$tmp/k.out"; fi
+  "$VMM" run --no-control --quiet --serial "$G/cpuid" >/dev/null 2>"$tmp/w.err"
+  grep -q "reads the host's CPUID, not CPU model kvm64's" "$tmp/w.err" \
+    && ok "--serial warns that the program reads the host's CPUID, not kvm64's" \
+    || { bad "no warning about the model under --serial"; cat "$tmp/w.err"; }
 fi
 
 # ---- replay under the recorded model; refusal on a missing feature ----
