@@ -19,7 +19,7 @@ FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/corefile.c vmm/
                 vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
                 tests/fuzz/schedule_fuzz.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
-FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control cpufeat
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
