@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Long fuzzing runs of the libFuzzer harnesses (tests/fuzz/fuzz_*.c), one after another.
 #   scripts/fuzz.sh [--seconds N] [--json FILE] [TARGET...]
-# TARGET is a harness name (elf, schedule, control, dumpfile, corefile, roundrec, campaign; default:
+# TARGET is a harness name (elf, schedule, control, dumpfile, corefile, roundrec, campaign, pathconf, libdeps, cpufeat; default:
 # all). Each runs N seconds (default 300) on its seed corpus plus a scratch corpus kept in
 # build-fuzz/long-corpus-TARGET (so a second run continues where the first stopped).
 # Prints per target the inputs executed (libFuzzer's number_of_executed_units), the new

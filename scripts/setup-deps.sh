@@ -5,7 +5,7 @@
 set -u
 # gcc/libc6-dev build the glibc images (static glibc: libc.a is in libc6-dev), g++ and
 # libstdc++-12-dev the C++ images (static libstdc++).
-PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc libc6-dev g++ libstdc++-12-dev binutils make clang gdb python3 valgrind"
+PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc libc6-dev g++ libstdc++-12-dev binutils make clang gdb python3 valgrind libvirt-dev libvirt0"
 # libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it).
 OPTIONAL="libclang-rt-14-dev"
 # Benchmark plots (scripts/bench/*.sh draw PNGs with gnuplot). Installed as root like the

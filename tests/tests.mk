@@ -13,7 +13,7 @@ INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh t
                      tests/integration/rounds.sh tests/integration/replay.sh \
                      tests/integration/worker.sh tests/integration/insns.sh tests/integration/glibc.sh
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
-                     tests/integration/verdicts.sh tests/integration/explore.sh \
+                     tests/integration/verdicts.sh tests/integration/explore.sh tests/integration/cpumodel.sh \
                      tests/integration/guest-fuzz.sh tests/integration/html.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh

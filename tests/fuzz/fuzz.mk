@@ -16,13 +16,13 @@ FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -i
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
 FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm/dump/corefile.c vmm/linux/backtrace.c \
-                vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/linux/elfparse.c \
+                vmm/kvm/decode.c vmm/kvm/snapimage.c vmm/dump/snapfile.c vmm/dump/roundrec.c vmm/dump/cpuidrec.c vmm/kvm/cpumodel.c vmm/linux/elfparse.c \
                 vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
                 tests/fuzz/schedule_fuzz.c
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
 FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
-FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps

@@ -1,8 +1,10 @@
-/* libFuzzer harness for the .jinxdump parser (vmm/dump/dumpfile.c). Two properties:
+/* libFuzzer harness for the .jinxdump parser (vmm/dump/dumpfile.c) and its CPUID record
+ * (vmm/dump/cpuidrec.c). Two properties:
  * - any input is refused or accepted without a crash, leak or out-of-bounds access;
  * - what the parser accepts (digest check skipped, so mutations get past it) encodes
  *   back into a dump that parses again, with the digest checked. */
 #include "dump/dumpfile.h"
+#include "dump/cpuidrec.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dumpfile_free(&d);
     if (dumpfile_parse(data, size, DUMPFILE_NO_CHECKSUM, &d, err, sizeof err) < 0)
         return 0;
+    struct cpuid_rec cr;
+    if (cpuidrec_find(&d, &cr, err, sizeof err) == 0 && cr.present) {
+        struct dbuf cb = {0};
+        struct cpuid_rec back;
+        if (cpuidrec_encode(cr.model, cr.table, &cb) < 0 ||
+            cpuidrec_parse(cb.p, cb.len, &back, err, sizeof err) < 0 ||
+            back.table->nent != cr.table->nent ||
+            memcmp(back.table->entries, cr.table->entries,
+                   cr.table->nent * sizeof cr.table->entries[0]) != 0)
+            abort(); /* a CPUID record that parses encodes back to the same table */
+        cpuidrec_free(&back);
+        cpuidrec_free(&cr);
+        dbuf_free(&cb);
+    }
     struct dbuf b = {0};
     if (dumpfile_encode(&d, &b) < 0)
         abort(); /* whatever parses must encode */

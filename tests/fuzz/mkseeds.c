@@ -3,6 +3,7 @@
  * `make fuzz-seeds`; the output is committed under tests/fuzz/corpus/. */
 #include "dump/corefile.h"
 #include "dump/dumpfile.h"
+#include "dump/cpuidrec.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,14 +91,30 @@ int main(int argc, char **argv)
     }
     d.threads = t;
     d.nthreads = 3;
-    struct dump_record ex = {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5};
-    d.extra = &ex;
-    d.nextra = 1;
     static const uint8_t fsha[SHA256_LEN] = {1, 2, 3};
     if (dumpfile_add_file(&d, "/seed/data/input.txt", 18, fsha) < 0 ||
         dumpfile_add_file(&d, "/usr/lib/x86_64-linux-gnu/libc.so.6", 1926232, fsha) < 0 ||
         dumpfile_add_ro_dir(&d, "/seed/data") < 0)
         return 1;
+    /* A small CPUID table: leaves 0, 1, 7.0 and 0xD.0 as kvm64 would give them. */
+    static const struct kvm_cpuid_entry2 ce[4] = {
+        {.function = 0, .eax = 0xD, .ebx = 0x68747541, .ecx = 0x444d4163, .edx = 0x69746e65},
+        {.function = 1, .eax = 0xA20F10, .ecx = 0x04002001, .edx = 0x078BFBFD},
+        {.function = 7, .flags = 1},
+        {.function = 0xD, .flags = 1, .eax = 3, .ebx = 576, .ecx = 576}};
+    struct kvm_cpuid2 *cpu = calloc(1, sizeof *cpu + sizeof ce);
+    struct dbuf cb = {0};
+    if (!cpu)
+        return 1;
+    cpu->nent = 4;
+    memcpy(cpu->entries, ce, sizeof ce);
+    if (cpuidrec_encode("kvm64", cpu, &cb) < 0)
+        return 1;
+    struct dump_record ex[2] = {
+        {.type = DREC_SCHEDULE, .data = (uint8_t *)"1 2 1", .len = 5},
+        {.type = DREC_CPUID, .data = cb.p, .len = cb.len}};
+    d.extra = ex;
+    d.nextra = 2;
     struct dbuf b = {0};
     if (dumpfile_encode(&d, &b) < 0)
         return 1;

@@ -1,4 +1,40 @@
-/* Prints whether CPUID shows RDRAND and RDSEED: jinx hides them where the host lets it. */
-#include <stdio.h>
+/* Prints what CPUID and XGETBV show the program: RDRAND/RDSEED (jinx hides them where
+ * the host lets it), then the feature registers a CPU model governs, so that a test can
+ * compare them with the CPUID table jinx recorded (`cpuid abort`: the run then leaves a
+ * dump holding that table) or with what the host itself shows (run natively). */
 #include <cpuid.h>
-int main(void){ unsigned a,b,c,d; __cpuid(1,a,b,c,d); int rdrand=(c>>30)&1; __cpuid_count(7,0,a,b,c,d); int rdseed=(b>>18)&1; printf("rdrand=%d rdseed=%d\n", rdrand, rdseed); return 0; }
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    unsigned a, b, c, d, max;
+    __cpuid(0, max, b, c, d);
+    __cpuid(1, a, b, c, d);
+    int rdrand = (c >> 30) & 1;
+    /* OSXSAVE (bit 27) mirrors CR4 and the APIC id (leaf 1 EBX) the CPU: not features. */
+    unsigned l1c = c & ~(1u << 27), l1d = d;
+    unsigned l7b = 0, l7c = 0, l7d = 0, ldx = 0;
+    if (max >= 7)
+        __cpuid_count(7, 0, a, l7b, l7c, l7d);
+    if (max >= 0xD)
+        __cpuid_count(0xD, 0, ldx, b, c, d);
+    unsigned e1c = 0, e1d = 0, emax;
+    __cpuid(0x80000000, emax, b, c, d);
+    if (emax >= 0x80000001)
+        __cpuid(0x80000001, a, b, e1c, e1d);
+    printf("rdrand=%d rdseed=%d\n", rdrand, (l7b >> 18) & 1);
+    printf("leaf1 ecx=%08x edx=%08x\n", l1c, l1d);
+    printf("leaf7 ebx=%08x ecx=%08x edx=%08x\n", l7b, l7c, l7d);
+    printf("leafd eax=%08x\n", ldx);
+    printf("ext1 ecx=%08x edx=%08x\n", e1c, e1d);
+    unsigned lo = 0, hi = 0;
+    if ((l1c >> 26) & 1 || ldx)
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    printf("xcr0=%x\n", lo);
+    fflush(stdout);
+    if (argc > 1 && !strcmp(argv[1], "abort"))
+        abort();
+    return 0;
+}

@@ -1,5 +1,5 @@
 /* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
- * [--mem SIZE] [--vcpus N] [-- ARGS]`: the CI command (options before or after IMAGE).
+ * [--mem SIZE] [--vcpus N] [--cpu-model NAME] [-- ARGS]`: the CI command (options before or after IMAGE).
  * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
  * (seed 1, 2, ...) until a run fails or the budget is spent.
  *
@@ -13,6 +13,8 @@
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
 #include "lib/options.h"
+#include "cli/hosts_cmd.h"
+#include "kvm/cpumodel.h"
 #include "dump/dumpfile.h"
 #include "linux/elfparse.h"
 #include "kvm/layout.h"
@@ -52,8 +54,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
-        "                 [--seeds FIRST-LAST] [--ro-dir DIR]... [-- ARGS...]\n"
+        "                 [--seeds FIRST-LAST] [--ro-dir DIR]... [--cpu-model NAME]\n"
+        "                 [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
+        "       jinx hosts baseline [--uri URI] [--json] HOST.xml...\n"
         "\n"
         "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
         "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
@@ -71,6 +75,7 @@ static void usage(FILE *f)
         "                  --ro-dir; repeatable)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
         "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
+        "  --cpu-model NAME  the CPU the guest sees (jinx-vmm run --cpu-model; default " CPU_MODEL_DEFAULT ")\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -97,6 +102,7 @@ static const char *vmm_path(char *buf, size_t len)
 struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    const char *cpu_model;      /* NULL: jinx-vmm's default */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
     const char *const *ro_dirs;   /* --ro-dir, passed on to every run */
@@ -152,6 +158,10 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     for (int i = 0; i < ro->n_ro_dirs; i++) {
         argv[k++] = "--ro-dir";
         argv[k++] = (char *)ro->ro_dirs[i];
+    }
+    if (ro->cpu_model) {
+        argv[k++] = "--cpu-model";
+        argv[k++] = (char *)ro->cpu_model;
     }
     argv[k++] = (char *)ro->image;
     argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
@@ -447,7 +457,7 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
 struct test_opts {
     const char *strategy, *depth;       /* whole-run strategy and PCT depth (NULL: defaults) */
     uint64_t first_seed, last_seed, budget;
-    const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall;
+    const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall, *cpu_model;
     const char *ro_dirs[VM_MAX_RO_DIRS];
     int n_ro_dirs;
     bool json;
@@ -464,7 +474,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cpu-model", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
                             .rate = "5/s", .dir = "jinx-dumps"};
@@ -524,6 +534,14 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
                 return -1;
             }
             t->ro_dirs[t->n_ro_dirs++] = optarg;
+            break;
+        case 'c':
+            if (!cpumodel_name_ok(optarg)) {
+                jx_err("--cpu-model '%s': not a CPU model name (a libvirt x86 model such as "
+                       "kvm64 or Haswell-noTSX, or host)", optarg);
+                return -1;
+            }
+            t->cpu_model = optarg;
             break;
         case 'j': t->json = true; break;
         case 'u': t->junit = optarg; break;
@@ -637,7 +655,8 @@ static int cmd_test(int argc, char **argv)
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir, .log = log,
                           .report = report, .mem = t.mem, .vcpus = t.vcpus,
                           .fragment_wall = t.fragment_wall, .strategy = t.strategy,
-                          .depth = t.depth, .ro_dirs = t.ro_dirs, .n_ro_dirs = t.n_ro_dirs,
+                          .depth = t.depth, .cpu_model = t.cpu_model, .ro_dirs = t.ro_dirs,
+                          .n_ro_dirs = t.n_ro_dirs,
                           .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
     bool tty = isatty(2);
@@ -697,6 +716,9 @@ int main(int argc, char **argv)
         return cmd_test(argc - 1, argv + 1);
     if (!strcmp(argv[1], "campaign"))
         return campaign_main(argc - 1, argv + 1);
-    jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s)", argv[1]);
+    if (!strcmp(argv[1], "hosts"))
+        return cmd_hosts(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx test IMAGE --budget 60s, jinx campaign --help, or "
+           "jinx hosts baseline HOST.xml...)", argv[1]);
     return EXIT_USAGE;
 }

@@ -2,6 +2,8 @@
 #include "cli/replay.h"
 #include "dump/dumpfile.h"
 #include "dump/dump_files.h"
+#include "dump/cpuidrec.h"
+#include "kvm/cputable.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
 #include "lib/sha256.h"
@@ -30,7 +32,10 @@ static void usage(FILE *f)
         "  --image PATH     the image, when it moved since the dump was written\n"
         "  --timeout DUR    give up on the program after DUR (default 60s; status 124)\n"
         "\n"
-        "status 2: the dump was refused (damaged, no round records, another image build).\n");
+        "The guest sees exactly the CPU the dump recorded (its model and CPUID table).\n"
+        "\n"
+        "status 2: the dump was refused (damaged, no round records, another image build, or\n"
+        "a CPU this host cannot present: the message names the missing features).\n");
 }
 
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -141,6 +146,23 @@ static int check_inputs(const struct dumpfile *d, const char *image)
     return 0;
 }
 
+/* The dump's CPU (cpu: its record, if any) and whether this host can present it: 0, or
+ * the exit status after a message. */
+static int check_cpu(const struct dumpfile *d, struct cpuid_rec *cpu, const char *path)
+{
+    char err[1024];
+    if (cpuidrec_find(d, cpu, err, sizeof err) < 0)
+        return refuse("%s: %s", path, err);
+    if (!cpu->present)
+        return 0;
+    int ok = cpu_check_presentable(cpu->table, cpu->model, err, sizeof err);
+    if (ok < 0) {
+        jx_err("replay: %s", err);
+        return EXIT_VMM_ERROR;
+    }
+    return ok ? 0 : refuse("%s: %s", path, err);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -184,6 +206,7 @@ int cmd_replay(int argc, char **argv)
     if (dumpfile_read(path, &d, err, sizeof err) < 0)
         return refuse("%s", err);
     struct dump_round r;
+    struct cpuid_rec cpu = {0};
     int status = REPLAY_EXIT_REFUSED;
     if (dump_round_parse(&d, &r, err, sizeof err) < 0) {
         dumpfile_free(&d);
@@ -198,12 +221,18 @@ int cmd_replay(int argc, char **argv)
     }
 
     const char *image = image_override ? image_override : d.image.path;
+    if ((status = check_cpu(&d, &cpu, path)) != 0)
+        goto out_round;
+    status = REPLAY_EXIT_REFUSED;
     if (check_inputs(&d, image) < 0)
         goto out_round;
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
-                             .timeout_ns = timeout_ns, .roundrobin = true};
+                             .timeout_ns = timeout_ns, .roundrobin = true,
+                             /* no record (an older dump): the host's table, as it ran */
+                             .cpu_model = cpu.present ? cpu.model : "host",
+                             .cpuid_exact = cpu.present ? cpu.table : NULL};
     for (size_t i = 0; i < d.nro_dirs && i < VM_MAX_RO_DIRS; i++) /* the same grants */
         opt.ro_dirs[opt.n_ro_dirs++] = d.ro_dirs[i];
     static struct vm vm;
@@ -271,6 +300,7 @@ out_serial:
 out_vm:
     vm_destroy(&vm);
 out_round:
+    cpuidrec_free(&cpu);
     dump_round_free(&r);
     dumpfile_free(&d);
     return status;

@@ -130,6 +130,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
          EX_PCT_MAX_DEPTH, 0, "a number from 1 to " JX_STR(EX_PCT_MAX_DEPTH),
          &r->explore_depth_given},
         {"verbose-explore", CLI_FLAG, &r->ecfg.verbose, 0, 0, 0, 0, NULL, NULL},
+        {"cpu-model", CLI_STRING, &o->cpu_model, 0, 0, 0, 0, NULL, NULL},
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= MAX_RUN_VALUES, "raise MAX_RUN_VALUES");
     memcpy(v, rows, sizeof rows);
@@ -318,7 +319,8 @@ static int set_up(struct run *r, struct vm *vm)
     if (r->want_serial && !vm->cpuid_hidden)
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
-               "shows (glibc's startup reads it), is not deterministic here");
+               "shows (glibc's startup reads it), is not deterministic here; the program also "
+               "reads the host's CPUID, not CPU model %s's (docs/cpu-models.md)", vm->cpu_model);
     if (r->want_serial && serialize_init(vm, r->opt.schedule_path, r->opt.roundrobin,
                                       r->opt.spin_threshold, r->err, sizeof r->err) < 0) {
         jx_err("%s", r->err);

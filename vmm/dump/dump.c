@@ -3,6 +3,7 @@
 #include "dump/dump.h"
 #include "dump/corefile.h"
 #include "dump/dump_files.h"
+#include "dump/cpuidrec.h"
 #include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
@@ -452,6 +453,34 @@ static void fill_records(struct dumpfile *d, struct vm *vm, const struct outcome
     snprintf(d->run.jinx_version, sizeof d->run.jinx_version, "%s", JINX_VERSION);
 }
 
+/* The CPU the guest saw: replay presents the same one (cpuidrec.h). */
+static int add_cpuid_record(struct dumpfile *d, const struct vm *vm, char *err, size_t errlen)
+{
+    struct dbuf cb = {0};
+    int bad = cpuidrec_encode(vm->cpu_model, vm->cpuid, &cb) < 0 ||
+              dumpfile_add_record(d, DREC_CPUID, 0, cb.p, cb.len) < 0;
+    dbuf_free(&cb);
+    return bad ? jx_fail(err, errlen, "cannot record the CPUID table (model '%s')",
+                         vm->cpu_model) : 0;
+}
+
+/* Jinx's own records: the run, the outcome, the threads, the files, the round's extra
+ * records, then the CPU. 0, or -1 with a message. */
+static int add_jinx_records(struct dumpfile *d, struct vm *vm, const struct outcome *o,
+                            const struct proc_info *pi, const struct dump_record *extra,
+                            size_t nextra, char *err, size_t errlen)
+{
+    fill_records(d, vm, o, pi);
+    dump_fill_files(d, vm);
+    for (size_t i = 0; i < nextra; i++)
+        if (dumpfile_add_record(d, extra[i].type, extra[i].flags, extra[i].data,
+                                extra[i].len) < 0) {
+            jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
+            return -1;
+        }
+    return add_cpuid_record(d, vm, err, errlen);
+}
+
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                const struct dump_record *extra, size_t nextra, struct dump_result *res,
                char *err, size_t errlen)
@@ -493,9 +522,8 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                            .psargs = pi->cmdline, .pid = 1, .read = read_guest_page,
                            .ctx = &vm->gm};
     signal_info(&cd, o);
-    if (tmp_open(dir, &core, err, errlen) < 0)
-        goto out;
-    if (core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)
+    if (tmp_open(dir, &core, err, errlen) < 0 ||
+        core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)
         goto out;
     /* The cap counts disk bytes, as du does: the core's zero pages are holes. The core is
      * still unnamed here, so a refused dump never shows. */
@@ -503,16 +531,9 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
     struct stat cst;
     if (fstat(core.fd, &cst) == 0)
         core_disk = (uint64_t)cst.st_blocks * 512;
-
-    /* Jinx's record. */
-    fill_records(&d, vm, o, pi);
-    dump_fill_files(&d, vm);
-    for (size_t i = 0; i < nextra; i++)
-        if (dumpfile_add_record(&d, extra[i].type, extra[i].flags, extra[i].data,
-                                extra[i].len) < 0) {
-            jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
-            goto out;
-        }
+    /* Jinx's records, then the CPU the guest saw. */
+    if (add_jinx_records(&d, vm, o, pi, extra, nextra, err, errlen) < 0)
+        goto out;
 
     /* Names: <image>-<time>[-k].{core,jinxdump}, neither of which may exist yet. */
     char stamp[32];

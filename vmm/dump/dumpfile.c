@@ -191,6 +191,7 @@ static const char *type_name(uint32_t t)
     case DREC_THREAD: return "THREAD";
     case DREC_CORE: return "CORE";
     case DREC_FILES: return "FILES";
+    case 7: return "CPUID";
     case DREC_END: return "END";
     default: return "unknown";
     }

@@ -1,4 +1,5 @@
 /* jinxctl inspect: the human (and JSON) view of a crash dump. */
+#include "dump/inspect_cpu.h"
 #include "dump/inspect.h"
 #include "linux/backtrace.h"
 #include "dump/srcline.h"
@@ -40,6 +41,7 @@ struct ictx {
     char core_path[4096];
     char image_path[4096];
     struct dump_round r;        /* the round that retired the bug, if the dump has one */
+    struct cpuid_rec cpu;       /* the CPU model and table the guest saw, if recorded */
 };
 
 static void usage(FILE *f)
@@ -209,6 +211,8 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
         return refuse("refusing %s", err);
     if (dump_round_parse(&x->d, &x->r, err, sizeof err) < 0)
         return refuse("refusing %s: %s", dump_path, err);
+    if (cpuidrec_find(&x->d, &x->cpu, err, sizeof err) < 0)
+        return refuse("refusing %s: %s", dump_path, err);
     /* The core lives next to the .jinxdump: its recorded name is a plain file name. */
     const char *slash = strrchr(dump_path, '/');
     int dl = slash ? (int)(slash - dump_path) : 1;
@@ -272,6 +276,7 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
 static void unload(struct ictx *x)
 {
     dump_round_free(&x->r);
+    cpuidrec_free(&x->cpu);
     dumpfile_free(&x->d);
     core_free(&x->core);
     if (x->core_map)
@@ -340,7 +345,7 @@ static void print_thread_text(struct ictx *x, const struct dump_thread *t, int n
 
 static bool is_round_record(uint32_t type)
 {
-    return type >= DREC_SNAPSHOT && type <= DREC_VMOPTS;
+    return (type >= DREC_SNAPSHOT && type <= DREC_VMOPTS) || type == DREC_CPUID;
 }
 
 /* The cue point where the retired interleaving first differs from the recording. */
@@ -418,6 +423,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
         fprintf(f, "command: %s (seed %llu%s)\n", d->run.cmdline,
                 (unsigned long long)d->run.seed, (d->run.flags & DRUN_F_SERIAL) ? ", serial" : "");
     inspect_files_text(d, f);
+    inspect_cpu_text(&x->cpu, f);
     switch (o->kind) {
     case DOUT_SIGNAL:
         symbolize(x, o->rip, false, sym, sizeof sym);
@@ -591,6 +597,7 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
         fprintf(f, "}");
     }
     inspect_files_json(d, f);
+    inspect_cpu_json(&x->cpu, f);
     fprintf(f, ",\"outcome\":{\"kind\":");
     json_fput_str(f, dump_out_kind_name(o->kind), true);
     fprintf(f, ",\"exit_status\":%d", o->exit_status);

@@ -1,4 +1,5 @@
 #include "kvm/cpu.h"
+#include "kvm/cputable.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -139,26 +140,12 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
         return kvm_error(err, errlen, "KVM_SET_USER_MEMORY_REGION");
 
-    /* Guest CPUID: what KVM supports, minus the nondeterministic instructions. */
-    for (int n = 128; n <= 4096; n *= 2) {
-        struct kvm_cpuid2 *c = calloc(1, sizeof *c + n * sizeof(struct kvm_cpuid_entry2));
-        if (!c) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        c->nent = n;
-        if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
-            vm->cpuid = c;
-            break;
-        }
-        free(c);
-        if (errno != E2BIG)
-            return kvm_error(err, errlen, "KVM_GET_SUPPORTED_CPUID");
-    }
-    if (!vm->cpuid) {
-        snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: table too large");
+    /* Guest CPUID: what KVM supports as the model restricts it, minus the
+     * nondeterministic instructions. */
+    if (!(vm->cpuid = cpu_supported(vm->kvm_fd, err, errlen)))
         return -1;
-    }
+    if (cpu_choose_table(vm, err, errlen) < 0)
+        return -1;
     struct kvm_cpuid_entry2 *e;
     if ((e = cpuid_find(vm->cpuid, 1, 0))) {
         e->ecx &= ~(1u << 30); /* RDRAND */
@@ -167,13 +154,6 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     }
     if ((e = cpuid_find(vm->cpuid, 7, 0)))
         e->ebx &= ~(1u << 18); /* RDSEED */
-    /* XCR0: x87, SSE, AVX and AVX-512 state where supported (no AMX: its state does not
-     * fit KVM_GET_XSAVE's 4 KiB). */
-    vm->xcr0 = 0x3;
-    if ((e = cpuid_find(vm->cpuid, 0xD, 0)))
-        vm->xcr0 = (((uint64_t)e->edx << 32) | e->eax) & 0xE7;
-    if (!(vm->xcr0 & 1))
-        vm->xcr0 = 0x3;
     return 0;
 }
 

@@ -104,6 +104,10 @@ struct vm_options {
     uint64_t max_dump_size;     /* --max-dump-size: larger dumps are refused; 0: no cap */
     const char *ro_dirs[VM_MAX_RO_DIRS]; /* --ro-dir: host directories the guest may read */
     int n_ro_dirs;
+    const char *cpu_model;      /* --cpu-model: a libvirt model or "host"; NULL: the default */
+    const struct kvm_cpuid2 *cpuid_exact; /* replay, workers: exactly this CPUID table
+                                 * (cpu_model then only names it); refused if the host
+                                 * cannot present one of its features */
 };
 
 struct files;
@@ -113,6 +117,7 @@ struct vm {
     int kvm_fd, vm_fd;
     size_t run_size;
     struct kvm_cpuid2 *cpuid;
+    char cpu_model[64];         /* the model the guest sees ("host": KVM's table) */
     uint64_t xcr0;
     uint64_t hwcap;
     struct guestmem gm;

@@ -142,6 +142,8 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
     char sym[160];
     static const char *kinds[] = {"none", "exit", "signal", "deadlock", "timeout", "error"};
     fprintf(f, "{\"outcome\":\"%s\",\"exit_status\":%d", kinds[o->kind], outcome_exit_status(o));
+    fprintf(f, ",\"cpu_model\":");
+    json_fput_str(f, vm->cpu_model, false);
     switch (o->kind) {
     case OUT_EXIT:
         fprintf(f, ",\"status\":%d", o->status);

@@ -113,6 +113,8 @@ static int build(struct worker *w, struct snapshot *snap)
     opt.simulate = 0;
     opt.schedule_path = opt.trace_path = opt.report_path = opt.dump_dir = NULL;
     opt.selftest_rounds = 0;
+    opt.cpu_model = m->cpu_model; /* the very table the snapshots were taken under */
+    opt.cpuid_exact = m->cpuid;
     struct vm *vm = calloc(1, sizeof *vm);
     if (!vm) {
         jx_err("worker %d: out of memory", w->id);

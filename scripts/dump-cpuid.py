@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Reads or rewrites the CPUID record (type 7) of a .jinxdump, for tests and for
+answering "what would this dump need?" by hand (docs/dumps.md has the format).
+
+  dump-cpuid.py show DUMP                       the model and table as JSON
+  dump-cpuid.py set DUMP OUT LEAF SUB REG BIT   OUT: DUMP with that bit set (END re-digested)
+  dump-cpuid.py dup DUMP OUT                    OUT: the table's first entry twice (malformed)
+"""
+import hashlib, json, struct, sys
+
+REGS = {"eax": 3, "ebx": 4, "ecx": 5, "edx": 6}
+
+def records(buf):
+    off, out = 16, []
+    while off + 16 <= len(buf):
+        typ, flags, n = struct.unpack_from("<IIQ", buf, off)
+        out.append([typ, flags, bytearray(buf[off + 16:off + 16 + n])])
+        off += 16 + n + (-n % 8)
+    return out
+
+def encode(header, recs):
+    b = bytearray(header)
+    for typ, flags, data in recs:
+        if typ == 0xFFFF:
+            data = hashlib.sha256(b).digest()
+        b += struct.pack("<IIQ", typ, flags, len(data)) + data + b"\0" * (-len(data) % 8)
+    return bytes(b)
+
+def parse_cpuid(data):
+    n = struct.unpack_from("<I", data, 0)[0]
+    model = data[4:4 + n].decode()
+    off = 4 + n
+    cnt = struct.unpack_from("<I", data, off)[0]
+    off += 8
+    ents = [list(struct.unpack_from("<7I", data, off + 28 * i)) for i in range(cnt)]
+    return model, ents, off
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
+    buf = open(path, "rb").read()
+    recs = records(buf)
+    rec = next((r for r in recs if r[0] == 7), None)
+    if rec is None:
+        sys.exit("no CPUID record in " + path)
+    model, ents, off = parse_cpuid(rec[2])
+    if cmd == "show":
+        print(json.dumps({"model": model, "cpuid": ents}))
+        return
+    if cmd == "set":
+        leaf, sub, reg, bit = int(sys.argv[4], 0), int(sys.argv[5]), sys.argv[6], int(sys.argv[7])
+        for i, e in enumerate(ents):
+            if e[0] == leaf and (e[1] == sub or not e[2] & 1):
+                e[REGS[reg]] |= 1 << bit
+                struct.pack_into("<7I", rec[2], off + 28 * i, *e)
+                break
+        else:
+            sys.exit("no leaf 0x%x.%d in the table" % (leaf, sub))
+    elif cmd == "dup":
+        first = rec[2][off:off + 28]
+        struct.pack_into("<I", rec[2], off - 8, len(ents) + 1)
+        rec[2][off:off] = first
+    open(sys.argv[3], "wb").write(encode(buf[:16], recs))
+
+main()
