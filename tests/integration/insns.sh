@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every family of memory-operand instruction on pages two threads share
-# (tests/guest/insns.c) must give the results a free run gives, under serialized
+# (tests/guest/insns.c, insns_vec.c) must give the results a free run gives, under serialized
 # execution and under simulation rounds: the guest checks each result itself (status 0,
 # "NAME: ok, N checks" per family) and its output must equal the free run's, line for
 # line. Under --serial the trace must show that the instructions really were cue points
