@@ -14,7 +14,7 @@ INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh t
                      tests/integration/worker.sh tests/integration/insns.sh tests/integration/glibc.sh
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
                      tests/integration/verdicts.sh \
-                     tests/integration/guest-fuzz.sh
+                     tests/integration/guest-fuzz.sh tests/integration/guest-answers.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \
