@@ -24,6 +24,8 @@
  *   u-sys-int3-out, u-sys-ud2-out  user SYSCALL, entry raises int3 / ud2, ring-0 `out`,
  *                 iretq, back by rcx: a syscall hypercall from ring 0 under PVM (under
  *                 VMX/SVM the entry already is ring 0: `out; sysretq`)
+ *   u-sys-then-mmio  user SYSCALL that returns at once, then the MMIO read in the
+ *                 program's own code: is it the read's place, or the SYSCALL before it?
  *   r0-cr3        ring 0 CR3 reload (mov cr3, same value)
  *   r0-invlpg     ring 0 invlpg of one page
  *
@@ -82,6 +84,7 @@ SNIP(g_u_loop, "mov $0x600000, %edx\n1: mov %r12, %rbx\n2: dec %rbx\n jnz 2b\n m
 SNIP(g_u_sys_batch, "mov $0x600000, %edx\n1: mov %r12, %rbx\n2: syscall\n dec %rbx\n jnz 2b\n"
                     " mov (%rdx), %rax\n jmp 1b")
 SNIP(g_u_sys_each, "1: syscall\n jmp 1b")
+SNIP(g_u_sys_then_mmio, "mov $0x600000, %edx\n1: syscall\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_u_pf_batch, "mov $0x600000, %edx\n mov $0x800000, %esi\n1: mov %r12, %rbx\n"
                    "2: mov (%rsi), %rax\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_u_pf_each, "mov $0x800000, %esi\n1: mov (%rsi), %rax\n jmp 1b")
@@ -175,6 +178,9 @@ static const struct probe probes[] = {
     {"u-sys-ud2-out", "user SYSCALL, ud2, ring-0 out, iretq", S(g_u_sys_each), true,
      false, false, EACH, S(g_s_ud_user), S(g_s_out_ring0), NULL, NULL, S(g_h_ud_out),
      KVM_EXIT_IO, 0x13, 6},
+    {"u-sys-then-mmio", "user SYSCALL (returns at once), then MMIO read", S(g_u_sys_then_mmio),
+     true, false, false, EACH, S(g_s_nop_user), S(g_s_nop_ring0), NULL, NULL, NULL, NULL,
+     KVM_EXIT_MMIO, 0, 0},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
