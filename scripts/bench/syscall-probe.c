@@ -26,11 +26,12 @@
  *                 VMX/SVM the entry already is ring 0: `out; sysretq`)
  *   u-sys-then-mmio  user SYSCALL that returns at once, then the MMIO read in the
  *                 program's own code: is it the read's place, or the SYSCALL before it?
+ *   u-pf-out-iret the same exit, but the handler returns by its own iretq (no ioctl)
  *   r0-cr3        ring 0 CR3 reload (mov cr3, same value)
  *   r0-invlpg     ring 0 invlpg of one page
  *
  * usage: syscall-probe [--json] [--exits N] [--batch N] [--repeat R] [PROBE...]
- * (default: every probe, 20000 exits or 200 batches of 100000, 5 rounds; r0-out always
+ * (default: every probe, 20000 exits or 201 batches of 10000, 5 rounds; r0-out always
  * runs, as the reference). Each figure is the median of R rounds taken round robin.
  * A probe the hypervisor cannot run (say iretq under PVM) is reported as failed with the
  * exit it gave, the others go on. Exit status 2 on bad usage or when /dev/kvm fails. */
@@ -103,6 +104,7 @@ SNIP(g_s_out_ring0, "outb %al, $0x11\n sysretq")
 /* Page-fault handlers (IST1): skip the load and iretq, or hand the fault to the host. */
 SNIP(g_h_pf_iret, "addq $8, %rsp\n addq $3, (%rsp)\n iretq")
 SNIP(g_h_pf_out, "outb %al, $0x12\n1: jmp 1b")
+SNIP(g_h_pf_out_iret, "outb %al, $0x14\n addq $8, %rsp\n addq $3, (%rsp)\n iretq")
 /* Events raised on purpose from user mode: `int $0x20` (vector 32), int3 (vector 3, a
  * trap: the frame's rip is already past it), ud2 (vector 6, a fault: skip its 2 bytes).
  * Each gate is DPL 3; the handler returns at once, or `out`s first. */
@@ -181,6 +183,9 @@ static const struct probe probes[] = {
     {"u-sys-then-mmio", "user SYSCALL (returns at once), then MMIO read", S(g_u_sys_then_mmio),
      true, false, false, EACH, S(g_s_nop_user), S(g_s_nop_ring0), NULL, NULL, NULL, NULL,
      KVM_EXIT_MMIO, 0, 0},
+    {"u-pf-out-iret", "user #PF, out, the handler's iretq returns", S(g_u_pf_each), true,
+     false, false, EACH, NULL, NULL, NULL, NULL, S(g_h_pf_out_iret), NULL, NULL, KVM_EXIT_IO,
+     0x14, 0},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
@@ -439,7 +444,7 @@ static long parse_count(const char *opt, const char *s)
 int main(int argc, char **argv)
 {
     bool json = false, want[NPROBES] = {false}, any = false;
-    long exits = 20000, batch = 100000, repeat = 5;
+    long exits = 20000, batch = 10000, repeat = 5;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = true;
