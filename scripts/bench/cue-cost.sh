@@ -17,7 +17,7 @@ med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 probe=${BUILD:-build}/bench/syscall-probe
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$probe" scripts/bench/syscall-probe.c
 raw_exit() { "$probe" --json --exits 3000 --repeat 1 r0-out | sed -n 's/.*"raw_exit_us":\([0-9.]*\).*/\1/p'; }
-raw=$(raw_exit)
+raw_us=$(raw_exit)
 printf '%-26s %8s %8s %10s %10s %8s %8s\n' image cues exits wall_ms us/cue exits/cue "x raw"
 json="["
 for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
@@ -32,10 +32,10 @@ for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
   wall=$(sed -n 's/.*wall_ms=\([0-9.]*\).*/\1/p' "$raw" | med)
   us=$(awk -v w="$wall" -v c="$cues" 'BEGIN{printf "%.1f", w*1000/c}')
   epc=$(awk -v e="$exits" -v c="$cues" 'BEGIN{printf "%.2f", e/c}')
-  x=$(awk -v u="$us" -v r="$raw" 'BEGIN{printf "%.1f", (r > 0) ? u / r : 0}')
+  x=$(awk -v u="$us" -v r="$raw_us" 'BEGIN{printf "%.1f", (r > 0) ? u / r : 0}')
   printf '%-26s %8s %8s %10s %10s %8s %8s\n' "$spec" "$cues" "$exits" "$wall" "$us" "$epc" "$x"
   json="$json{\"image\":\"$spec\",\"cues\":$cues,\"exits\":$exits,\"wall_ms\":$wall,\"us_per_cue\":$us,\"exits_per_cue\":$epc,\"x_raw\":$x},"
 done
-raw_end=$(raw_exit)
-echo "raw exit (ring-0 out, bare guest): $raw us before the runs, $raw_end us after"
-echo "{\"raw_exit_us\":$raw,\"raw_exit_us_after\":$raw_end,\"images\":${json%,}]}" >bench-results/cue-cost.json
+raw_us_end=$(raw_exit)
+echo "raw exit (ring-0 out, bare guest): $raw_us us before the runs, $raw_us_end us after"
+echo "{\"raw_exit_us\":$raw_us,\"raw_exit_us_after\":$raw_us_end,\"images\":${json%,}]}" >bench-results/cue-cost.json
