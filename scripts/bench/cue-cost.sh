@@ -2,7 +2,8 @@
 # Cost of serialized execution: wall time per cue point and KVM exits per cue point,
 # for whole serialized runs of a few images (median of RUNS runs each).
 # The raw KVM exit round trip (scripts/bench/syscall-probe.c, ring-0 `out`) is measured
-# in the same run and printed beside each figure (x raw).
+# in the same run (median of 3 rounds of 3000 exits, before and after the runs) and
+# printed beside each figure (x raw, against the one before).
 #   scripts/bench/cue-cost.sh [--quick]    (--quick: RUNS=2)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -16,7 +17,7 @@ mkdir -p bench-results "${BUILD:-build}/bench"
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 probe=${BUILD:-build}/bench/syscall-probe
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$probe" scripts/bench/syscall-probe.c
-raw_exit() { "$probe" --json --exits 3000 --repeat 1 r0-out | sed -n 's/.*"raw_exit_us":\([0-9.]*\).*/\1/p'; }
+raw_exit() { "$probe" --json --exits 3000 --repeat 3 r0-out | sed -n 's/.*"raw_exit_us":\([0-9.]*\).*/\1/p'; }
 raw_us=$(raw_exit)
 printf '%-26s %8s %8s %10s %10s %8s %8s\n' image cues exits wall_ms us/cue exits/cue "x raw"
 json="["
