@@ -14,8 +14,9 @@ IMAGES_CFLAGS := -std=c11 -D_GNU_SOURCE -static -O2 -g -fno-omit-frame-pointer -
 IMAGE_BUGGY   := circle flag-open race-o1o2 race-lock-x bounding-2v bounding-3t \
                  deadlock-abba wsq
 IMAGE_NAMES   := $(IMAGE_BUGGY) correct throughput
-# Not a workload: the hostile guest of tests/integration/guest-fuzz.sh (no manifest).
-IMAGE_TOOLS   := guestfuzz
+# Not workloads (no manifest): the hostile guest of tests/integration/guest-fuzz.sh, the
+# syscall loop of scripts/bench/syscall-cost.sh and tests/integration/guest-answers.sh.
+IMAGE_TOOLS   := guestfuzz syscall-loop
 IMAGES        := $(addprefix images/bin/,$(IMAGE_NAMES) $(IMAGE_TOOLS))
 IMAGES_WIDEN  := $(addprefix images/bin/widen/,$(IMAGE_BUGGY))
 

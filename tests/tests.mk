@@ -14,7 +14,8 @@ INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh t
                      tests/integration/worker.sh tests/integration/insns.sh tests/integration/glibc.sh
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
                      tests/integration/verdicts.sh tests/integration/explore.sh tests/integration/cpumodel.sh \
-                     tests/integration/guest-fuzz.sh tests/integration/html.sh
+                     tests/integration/guest-fuzz.sh tests/integration/html.sh \
+                     tests/integration/guest-answers.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh
 

@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # Cost of serialized execution: wall time per cue point and KVM exits per cue point,
 # for whole serialized runs of a few images (median of RUNS runs each).
+# The raw KVM exit round trip (scripts/bench/syscall-probe.c, ring-0 `out`) is measured
+# in the same run (median of 3 rounds of 3000 exits, before and after the runs) and
+# printed beside each figure (x raw, against the one before).
+#   scripts/bench/cue-cost.sh [--quick]    (--quick: RUNS=2)
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-5}
-mkdir -p bench-results
+case "${1:-}" in
+  --quick) RUNS=2 ;;
+  '') ;;
+  *) echo "cue-cost.sh: unknown argument $1 (usage: cue-cost.sh [--quick])" >&2; exit 2 ;;
+esac
+mkdir -p bench-results "${BUILD:-build}/bench"
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-printf '%-26s %8s %8s %10s %10s %8s\n' image cues exits wall_ms us/cue exits/cue
+probe=${BUILD:-build}/bench/syscall-probe
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$probe" scripts/bench/syscall-probe.c
+raw_exit() { "$probe" --json --exits 3000 --repeat 3 r0-out | sed -n 's/.*"raw_exit_us":\([0-9.]*\).*/\1/p'; }
+raw_us=$(raw_exit)
+printf '%-26s %8s %8s %10s %10s %8s %8s\n' image cues exits wall_ms us/cue exits/cue "x raw"
 json="["
 for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
   raw=bench-results/cue-cost-${spec%% *}.raw; : >"$raw"
-  for r in $(seq "$RUNS"); do
+  for _ in $(seq "$RUNS"); do
     # shellcheck disable=SC2086
     "${BIN:-bin}"/jinx-vmm run --serial --stats --timeout 120s images/bin/$spec 2>&1 >/dev/null \
       | grep -E "serial:|stats:" | tr '\n' ' ' >>"$raw"; echo >>"$raw"
@@ -20,7 +33,10 @@ for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
   wall=$(sed -n 's/.*wall_ms=\([0-9.]*\).*/\1/p' "$raw" | med)
   us=$(awk -v w="$wall" -v c="$cues" 'BEGIN{printf "%.1f", w*1000/c}')
   epc=$(awk -v e="$exits" -v c="$cues" 'BEGIN{printf "%.2f", e/c}')
-  printf '%-26s %8s %8s %10s %10s %8s\n' "$spec" "$cues" "$exits" "$wall" "$us" "$epc"
-  json="$json{\"image\":\"$spec\",\"cues\":$cues,\"exits\":$exits,\"wall_ms\":$wall,\"us_per_cue\":$us,\"exits_per_cue\":$epc},"
+  x=$(awk -v u="$us" -v r="$raw_us" 'BEGIN{printf "%.1f", (r > 0) ? u / r : 0}')
+  printf '%-26s %8s %8s %10s %10s %8s %8s\n' "$spec" "$cues" "$exits" "$wall" "$us" "$epc" "$x"
+  json="$json{\"image\":\"$spec\",\"cues\":$cues,\"exits\":$exits,\"wall_ms\":$wall,\"us_per_cue\":$us,\"exits_per_cue\":$epc,\"x_raw\":$x},"
 done
-echo "${json%,}]" >bench-results/cue-cost.json
+raw_us_end=$(raw_exit)
+echo "raw exit (ring-0 out, bare guest): $raw_us us before the runs, $raw_us_end us after"
+echo "{\"raw_exit_us\":$raw_us,\"raw_exit_us_after\":$raw_us_end,\"images\":${json%,}]}" >bench-results/cue-cost.json

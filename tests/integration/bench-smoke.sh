@@ -56,6 +56,18 @@ scripts/bench/guest-fuzz.sh --quick >/dev/null 2>&1; st=$?
 if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["guest_syscalls"] >= 20000 and d["syscall_runs"]["n"] >= 1, d' "$RESULTS/guest-fuzz.json" 2>/dev/null
 then ok "guest-fuzz.sh --quick"; else bad "guest-fuzz.sh --quick: status $st"; fi
 
+# The syscall benchmark, tiny: the probe's raw exit measured, getppid answered in the
+# guest (no exits) and exiting every time with --no-guest-answers.
+RUNS=1 N=500 KINDS=getppid PROBE_REPEAT=1 PROBE_EXITS=300 scripts/bench/syscall-cost.sh >/dev/null 2>&1; st=$?
+if [ $st = 0 ] && python3 - "$RESULTS/syscall-cost.json" <<'PY' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["raw_exit_us"] > 0
+rows = {r["path"]: r for r in d["jinx"] if r["kind"] == "getppid"}
+assert rows["in-guest"]["exits_per_syscall"] < 0.05 and rows["exit"]["exits_per_syscall"] >= 0.99, rows
+PY
+then ok "syscall-cost.sh (tiny)"; else bad "syscall-cost.sh: status $st"; fi
+
 # The soak, briefly: a bug-free image passes (samples taken, summary JSON); a buggy one
 # is a false report and fails it.
 scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?

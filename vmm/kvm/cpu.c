@@ -1,5 +1,6 @@
 #include "kvm/cpu.h"
 #include "kvm/cputable.h"
+#include "kvm/answers.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -168,11 +169,17 @@ int cpu_setup_tables(struct vm *vm, const uint8_t *agent, size_t agent_len, char
     }
     memcpy(&vm->agent, agent, sizeof vm->agent);
     if (vm->agent.magic != AGENT_MAGIC || vm->agent.exc_stubs + 32 * 16 > agent_len ||
-        agent_len > PAGE_SIZE) {
+        agent_len > PAGE_SIZE || vm->agent.mmio_user >= agent_len ||
+        vm->agent.syscall_mmio >= agent_len) {
         snprintf(err, errlen, "internal: guest-agent image has a bad header");
         return -1;
     }
     memcpy(gm_ptr(&vm->gm, GPA_AGENT), agent, agent_len);
+    if (answers_install(gm_ptr(&vm->gm, GPA_AGENT), agent_len, vm->agent.answers,
+                        !vm->opt.no_guest_answers) < 0) {
+        snprintf(err, errlen, "internal: guest-agent image has no room for its answers table");
+        return -1;
+    }
     if (gm_map_agent_pages(&vm->gm) < 0) {
         snprintf(err, errlen, "out of guest memory for the agent's page tables");
         return -1;

@@ -67,8 +67,17 @@ struct agent_header {
     unsigned long long magic;
     unsigned int syscall_ring0;  /* LSTAR where SYSCALL enters ring 0 (VMX, SVM) */
     unsigned int syscall_user;   /* LSTAR where SYSCALL stays in user mode (PVM) */
-    unsigned int syscall_mmio;   /* the MMIO read in either entry */
+    unsigned int syscall_mmio;   /* the MMIO read of the ring-0 entry */
     unsigned int exc_stubs;      /* 32 stubs, 16 bytes apart */
+    unsigned int mmio_user;      /* the MMIO read of the user-mode entry */
+    unsigned int answers;        /* struct agent_answers, preceded by its 8-byte switch */
+};
+
+/* Syscalls the agent answers in the guest (guest-agent/agent.S, vmm/kvm/answers.h). */
+#define AGENT_ANSWER_SLOTS 8
+struct agent_answers {
+    long long nr[AGENT_ANSWER_SLOTS];
+    long long value[AGENT_ANSWER_SLOTS];
 };
 #endif
 

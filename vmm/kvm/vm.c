@@ -324,9 +324,10 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
 {
     struct kvm_run *run = v->run;
     struct kvm_regs *r = &run->s.regs.regs;
-    uint64_t entry = UVA_AGENT + (vm->pvm ? vm->agent.syscall_user : vm->agent.syscall_ring0);
+    /* The read in the agent's syscall entry, after its answers-table lookup (agent.S). */
+    uint64_t read_at = UVA_AGENT + (vm->pvm ? vm->agent.mmio_user : vm->agent.syscall_mmio);
     if (run->mmio.phys_addr != GPA_MMIO_SYSCALL || run->mmio.is_write || run->mmio.len != 8 ||
-        r->rip != entry) {
+        r->rip != read_at) {
         /* The program touched the syscall page itself, or worse. */
         char why[160];
         snprintf(why, sizeof why, "%s jinx's syscall page (guest physical 0x%llx)",

@@ -92,6 +92,7 @@ struct vm_options {
     bool serial;                /* --serial: one thread at a time */
     bool roundrobin;            /* serial default policy: switch at every cue point */
     bool no_crew;               /* serial without memory cue points */
+    bool no_guest_answers;      /* --no-guest-answers: every syscall exits (kvm/answers.h) */
     uint32_t spin_threshold;    /* --spin-threshold: identical reads that make a spinner */
     uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
     int simulate;               /* --simulate N: N fragments from one snapshot */

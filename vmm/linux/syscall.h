@@ -14,5 +14,10 @@ enum { SYSCALL_CONTINUE = 0, SYSCALL_THREAD_GONE = 1, SYSCALL_BLOCKED = 2 };
  * Sets *ret to the result for rax, unless the thread is gone. */
 int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *ret);
 const char *syscall_name(unsigned nr);
+/* The syscalls whose answer is the same for every thread, every call and every run
+ * (getpid is 1, getppid 0, ...): true and *value for those, false for every other. The
+ * guest-agent may answer these in the guest (kvm/answers.h); syscall_dispatch answers
+ * them the same way when they do reach the VMM. */
+bool syscall_constant_answer(uint64_t nr, int64_t *value);
 
 #endif
