@@ -52,7 +52,7 @@ C=images/bin/corpus
 [ -d "$C" ] || bench_die "no $C: run make first"
 bench_need_build
 if [ -z "$programs" ]; then
-  programs=$(for f in "$C"/*; do n=$(basename "$f"); case $n in *-ok) ;; *) printf '%s,' "$n" ;; esac; done)
+  programs=$(for f in "$C"/*; do [ -f "$f" ] || continue; n=$(basename "$f"); case $n in *-ok) ;; *) printf '%s,' "$n" ;; esac; done)
   programs=${programs%,}
 fi
 IFS=, read -r -a progs <<<"$programs"
@@ -60,7 +60,7 @@ IFS=, read -r -a modes <<<"$strats"
 for s in "${modes[@]}"; do
   case $s in portfolio|pct|pos|random|rf) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf)" ;; esac
 done
-for p in "${progs[@]}"; do [ -x "$C/$p" ] || bench_die "no program $C/$p (make builds the corpus)"; done
+for p in "${progs[@]}"; do [ -f "$C/$p" ] && [ -x "$C/$p" ] || bench_die "no program $C/$p (make builds the corpus)"; done
 [ "$native" = 1 ] && modes+=(native)
 
 mkdir -p "$RESULTS"
