@@ -84,3 +84,4 @@ $(IMAGES_DYN_BIG): images/gen/cxx-big.sh | deps
 	@mkdir -p $(dir $@) build/gen
 	images/gen/cxx-big.sh 80 >build/gen/cxx-big.cpp
 	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ build/gen/cxx-big.cpp
+images/bin/guestfuzz: images/src/guestfuzz-files.h
