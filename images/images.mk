@@ -85,3 +85,12 @@ $(IMAGES_DYN_BIG): images/gen/cxx-big.sh | deps
 	images/gen/cxx-big.sh 80 >build/gen/cxx-big.cpp
 	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ build/gen/cxx-big.cpp
 images/bin/guestfuzz: images/src/guestfuzz-files.h
+
+# The corpus built dynamically too (plain gcc -pthread, host glibc): images/bin/dyn/corpus/NAME.
+# tests/integration/dyn-corpus.sh holds them to the musl builds' outcomes.
+CORPUS_DYN := $(addprefix images/bin/dyn/corpus/,$(CORPUS_NAMES))
+images: $(CORPUS_DYN)
+$(CORPUS_DYN): images/bin/dyn/corpus/%: images/corpus/%.c $(CORPUS_DEPS) | deps
+	@mkdir -p $(dir $@)
+	$(GLIBC_CC) $(IMAGES_DYN_CFLAGS) -o $@ $<
+$(foreach t,$(filter %-ok,$(CORPUS_NAMES)),$(eval images/bin/dyn/corpus/$(t): images/corpus/$(t:-ok=).c))

@@ -16,7 +16,7 @@ INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.
                      tests/integration/verdicts.sh tests/integration/explore.sh tests/integration/cpumodel.sh \
                      tests/integration/guest-fuzz.sh tests/integration/html.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh
-INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh
+INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \
