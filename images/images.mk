@@ -77,13 +77,13 @@ $(IMAGES_DYN_CXX): images/bin/dyn/%: images/src/%.cpp images/src/cxxpool.h | dep
 	$(IMAGES_CXX_CC) $(IMAGES_DYN_CXXFLAGS) -o $@ $<
 
 # images/bin/dyn/cxx-big: a generated dynamic C++ test binary of gtest size (80 tests with
-# types of their own: ~700 KB of text, libstdc++) for scripts/bench/boot-dyn.sh.
+# types of their own: ~625 KB of text, libstdc++) for scripts/bench/boot-dyn.sh.
 IMAGES_DYN_BIG := images/bin/dyn/cxx-big
 images: $(IMAGES_DYN_BIG)
 $(IMAGES_DYN_BIG): images/gen/cxx-big.sh | deps
-	@mkdir -p $(dir $@) build/gen
-	images/gen/cxx-big.sh 80 >build/gen/cxx-big.cpp
-	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ build/gen/cxx-big.cpp
+	@mkdir -p $(dir $@) $(BUILD)/gen
+	images/gen/cxx-big.sh 80 >$(BUILD)/gen/cxx-big.cpp
+	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ $(BUILD)/gen/cxx-big.cpp
 images/bin/guestfuzz: images/src/guestfuzz-files.h
 
 # The corpus built dynamically too (plain gcc -pthread, host glibc): images/bin/dyn/corpus/NAME.
