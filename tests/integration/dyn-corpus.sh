@@ -43,8 +43,7 @@ for m in images/*.manifest images/corpus/*.manifest; do
   [ -n "${ONLY:-}" ] && ! [[ " $ONLY " == *" $name "* ]] && continue
   [ -x "$dyn" ] && [ -x "$musl" ] || { bad "$name: $dyn or $musl not built (make images)"; continue; }
   good=$(status_of "$(field "$m" ok)"); bug=$(status_of "$(field "$m" expected)")
-  # shellcheck disable=SC2206
-  args=($(field "$m" args)); [ "$name" = throughput ] && args=(pingpong 30) # long serialized
+  read -r -a args <<<"$(field "$m" args)"; [ "$name" = throughput ] && args=(pingpong 30) # long serialized
   n=$((n + 1))
   run "$name (dynamic) free" "$good" "$bug" "$dyn" --seed 1 -- "${args[@]}"
   run "$name (dynamic) --attach 20/s" "$good" "$bug" "$dyn" --stats --attach 20/s --seed 1 -- "${args[@]}"
