@@ -76,3 +76,22 @@ $(IMAGES_DYN_C): images/bin/dyn/%: images/src/%.c images/src/common.h | deps
 $(IMAGES_DYN_CXX): images/bin/dyn/%: images/src/%.cpp images/src/cxxpool.h | deps
 	@mkdir -p $(dir $@)
 	$(IMAGES_CXX_CC) $(IMAGES_DYN_CXXFLAGS) -o $@ $<
+
+# images/bin/dyn/cxx-big: a generated dynamic C++ test binary of gtest size (80 tests with
+# types of their own: ~625 KB of text, libstdc++) for scripts/bench/boot-dyn.sh.
+IMAGES_DYN_BIG := images/bin/dyn/cxx-big
+images: $(IMAGES_DYN_BIG)
+$(IMAGES_DYN_BIG): images/gen/cxx-big.sh | deps
+	@mkdir -p $(dir $@) $(BUILD)/gen
+	images/gen/cxx-big.sh 80 >$(BUILD)/gen/cxx-big.cpp
+	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ $(BUILD)/gen/cxx-big.cpp
+images/bin/guestfuzz: images/src/guestfuzz-files.h
+
+# The corpus built dynamically too (plain gcc -pthread, host glibc): images/bin/dyn/corpus/NAME.
+# tests/integration/dyn-corpus.sh holds them to the musl builds' outcomes.
+CORPUS_DYN := $(addprefix images/bin/dyn/corpus/,$(CORPUS_NAMES))
+images: $(CORPUS_DYN)
+$(CORPUS_DYN): images/bin/dyn/corpus/%: images/corpus/%.c $(CORPUS_DEPS) | deps
+	@mkdir -p $(dir $@)
+	$(GLIBC_CC) $(IMAGES_DYN_CFLAGS) -o $@ $<
+$(foreach t,$(filter %-ok,$(CORPUS_NAMES)),$(eval images/bin/dyn/corpus/$(t): images/corpus/$(t:-ok=).c))

@@ -8,6 +8,10 @@
 //   list:DIR      getdents through opendir/readdir: entry names, sorted
 //   mmap:PATH     mmap(PROT_READ, MAP_PRIVATE) of the whole file; print its first line
 //   cwd           getcwd
+//   loop:N:PATH   N times: open, read, close PATH (which the test swaps meanwhile), print
+//                 "loop PATH: inside I secret S refused R": reads that got no "SECRET",
+//                 reads that did, opens that failed
+//   readlink:PATH readlink: "readlink PATH: TARGET" or the errno name
 //
 // usage: dyn-files ACTION...   (exit 0; the results are the output)
 #include "common.h"
@@ -129,6 +133,34 @@ static void do_mmap(const char *p)
     munmap(m, (size_t)st.st_size);
 }
 
+static void do_loop(const char *spec)
+{
+    char *end;
+    long n = strtol(spec, &end, 10);
+    if (*end != ':' || n < 1) {
+        printf("loop %s: bad count\n", spec);
+        return;
+    }
+    const char *p = end + 1;
+    long inside = 0, secret = 0, refused = 0;
+    for (long i = 0; i < n; i++) {
+        int fd = open(p, O_RDONLY);
+        if (fd < 0) {
+            refused++;
+            continue;
+        }
+        char buf[256];
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        buf[got > 0 ? got : 0] = 0;
+        if (strstr(buf, "SECRET"))
+            secret++;
+        else
+            inside++;
+    }
+    printf("loop %s: inside %ld secret %ld refused %ld\n", p, inside, secret, refused);
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -147,11 +179,19 @@ int main(int argc, char **argv)
             do_list(a + 5);
         else if (!strncmp(a, "mmap:", 5))
             do_mmap(a + 5);
-        else if (!strcmp(a, "cwd")) {
+        else if (!strncmp(a, "loop:", 5))
+            do_loop(a + 5);
+        else if (!strncmp(a, "readlink:", 9)) {
+            char t[4096];
+            ssize_t n = readlink(a + 9, t, sizeof t - 1);
+            if (n >= 0)
+                t[n] = 0;
+            printf("readlink %s: %s\n", a + 9, n >= 0 ? t : ename(errno));
+        } else if (!strcmp(a, "cwd")) {
             char buf[4096];
             printf("cwd %s\n", getcwd(buf, sizeof buf) ? "OK" : ename(errno));
         } else {
-            fprintf(stderr, "usage: dyn-files read:PATH|write:PATH|stat:PATH|list:DIR|mmap:PATH|cwd...\n");
+            fprintf(stderr, "usage: dyn-files read:PATH|write:PATH|stat:PATH|list:DIR|mmap:PATH|loop:N:PATH|readlink:PATH|cwd...\n");
             return 2;
         }
     }

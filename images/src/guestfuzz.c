@@ -21,6 +21,9 @@
  *   threads   creates threads until pthread_create fails; that must be EAGAIN. Exits 0.
  *   mem       mmap/brk storms until ENOMEM, frees everything, allocates again (the memory
  *             must come back), then munmap/mmap of random sizes. Exits 0.
+ *   files     (SEED ITERS THREADS DIR) the read-only file layer: wild paths, huge
+ *             lengths, bad flags, other threads' descriptors, files mapped past their
+ *             end (guestfuzz-files.h).
  *
  * The point is what jinx-vmm does: whatever this program does, it must report a guest
  * outcome (exit, signal, deadlock, timeout), never crash, hang or leak. The program
@@ -569,10 +572,12 @@ static int mode_mem(void)
     return 0;
 }
 
+#include "guestfuzz-files.h"
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        say("usage: guestfuzz syscalls|fatal|threads|mem SEED [ITERS [THREADS]]\n");
+        say("usage: guestfuzz syscalls|fatal|threads|mem SEED [ITERS [THREADS]] | files SEED ITERS THREADS DIR\n");
         return 2;
     }
     seed = strtoull(argv[2], NULL, 0);
@@ -592,6 +597,13 @@ int main(int argc, char **argv)
         return mode_threads();
     if (!strcmp(argv[1], "mem"))
         return mode_mem();
+    if (!strcmp(argv[1], "files")) {
+        if (argc != 6) {
+            say("usage: guestfuzz files SEED ITERS THREADS DIR\n");
+            return 2;
+        }
+        return mode_files(argv[5]);
+    }
     say("guestfuzz: unknown mode\n");
     return 2;
 }

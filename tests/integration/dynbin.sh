@@ -3,7 +3,8 @@
 # every dynamic build (images/bin/dyn: gcc -pthread, g++) runs free with its manifest's
 # `ok` or `expected` outcome and no "unsupported syscall"; dyn-files reads a file from
 # --ro-dir, lists and mmaps it, and is refused every escape (.., absolute and relative
-# symlinks out, an absolute path outside, /proc) and every write with the errno a program
+# symlinks out, an absolute path outside, /proc/self/* but exe, a symlink swapped
+# between inside and outside while the guest reads through it) and every write with the errno a program
 # expects, nothing created on the host; cxx-tests' --filter reaches the program, and
 # `jinx test` finds Circle.Area's bug in the C++ dynamic binary and its dump replays;
 # --serial gives the musl builds' outcomes, deterministically; a round-found dump of the
@@ -55,11 +56,44 @@ expect read:"$d/secret/s.txt" "read $d/secret/s.txt: EACCES"
 expect read:/etc/passwd "read /etc/passwd: EACCES"
 expect read:/proc/self/environ "read /proc/self/environ: EACCES"
 expect read:data/sub/../../secret/s.txt "read data/sub/../../secret/s.txt: EACCES"
+# /proc and /dev: only /proc/self/exe, on purpose (the program, granted); the rest refused
+expect readlink:/proc/self/exe "readlink /proc/self/exe: $(realpath images/bin/dyn/dyn-files)"
+for p in /proc/self/maps /proc/self/mem /proc/self/fd/0 /proc/self/root/etc/passwd \
+         /proc/self/cwd/secret/s.txt /proc/1/environ /proc/self/status /dev/null /sys/kernel/notes; do
+  out=$(files read:$p stat:$p readlink:$p | tr '\n' ' ')
+  case "$out" in "read $p: E"*" stat $p: E"*" readlink $p: E"*) ok "dyn-files $p refused: ${out%% stat*}" ;;
+    *) bad "dyn-files $p: $out" ;; esac
+done
 expect write:data/in.txt "write data/in.txt: open EROFS creat EROFS mkdir EROFS unlink EROFS"
 expect write:data/new "write data/new: open ENOENT creat EROFS mkdir EROFS unlink ENOENT"
 expect write:"$d/made" "write $d/made: open ENOENT creat ENOENT mkdir ENOENT unlink ENOENT"
 if [ -e "$d/data/new" ] || [ -e "$d/made" ] || [ "$(cat "$d/data/in.txt")" != "$(printf 'first line\nsecond')" ]; then
   bad "the guest changed the host: $(ls "$d" "$d/data")"; else ok "nothing created or changed on the host"; fi
+# A symlink swapped while the guest runs: a host loop flips data/swap (and data/swapdir, a
+# path component) between a target inside the grant and one outside, atomically (rename
+# over), while the guest opens and reads through it over and over. It must never read the
+# outside content; both sides of the flip must have been seen (the race was real).
+echo inner > "$d/data/sub/s.txt"; ln -s in.txt "$d/data/swap"; ln -s sub "$d/data/swapdir"
+python3 - "$d/data" "$tmp/stop-swap" <<'PY' &
+import os, sys
+d, stop = sys.argv[1], sys.argv[2]
+flips = [("swap", "in.txt", "../secret/s.txt"), ("swapdir", "sub", "../secret")]
+i = 0
+while not os.path.exists(stop):
+    for name, a, b in flips:
+        os.symlink(b if i % 2 else a, os.path.join(d, name + ".new"))
+        os.replace(os.path.join(d, name + ".new"), os.path.join(d, name))
+    i += 1
+PY
+swapper=$!
+for target in data/swap data/swapdir/s.txt; do
+  out=$(files loop:3000:$target); echo "     $out"
+  if echo "$out" | grep -Eq "^loop $target: inside [1-9][0-9]* secret 0 refused [1-9][0-9]*$"; then
+    ok "symlink swapped under the guest ($target): outside content never read"
+  else bad "symlink swapped under the guest ($target): $out ($(tail -1 "$tmp/ferr"))"; fi
+done
+touch "$tmp/stop-swap"; wait "$swapper"
+rm -f "$d/data/swap" "$d/data/swapdir" "$d/data/sub/s.txt"
 out=$("$VMM" run --no-control --ro-dir "$d/nonexistent" images/bin/dyn/dyn-files cwd 2>&1); st=$?
 [ $st = 125 ] && echo "$out" | grep -q "nonexistent" && ok "--ro-dir of a missing directory refused (125)" \
   || bad "--ro-dir missing: status $st: $out"
