@@ -147,6 +147,9 @@ struct vm {
     uint64_t wait_counter;
 
     atomic_bool stopping;
+    /* jinx limits met inside sandboxed runs (linux/threads.c): not the live program's, but
+     * a whole run that met one cannot be judged (rounds/explore.c replays it live). */
+    atomic_uint sandbox_limits;
     atomic_bool paused;         /* vm_pause: every host thread parks at its loop top */
     uint64_t paused_at;         /* host time the pause began (virtual time stops) */
     pthread_cond_t pause_cv;

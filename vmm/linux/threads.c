@@ -41,6 +41,8 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
         /* A simulation's refusal counts when a round retires it (limitlog.h). */
         if (!vm->sandbox)
             limits_note(&vm->limits, LIMIT_THREADS, 0, option, "%s", err);
+        else
+            atomic_fetch_add(&vm->sandbox_limits, 1);
         pthread_mutex_unlock(&vm->lock);
         free(xs);
         return -EAGAIN;
@@ -120,6 +122,8 @@ static void xid_exhausted_locked(struct vm *vm, struct vcpu *v)
     if (!vm->sandbox)
         limits_note(&vm->limits, LIMIT_THREAD_IDS, 0, NULL, "serialized execution had more "
                     "than %d threads at once (the explorer's thread ids)", EX_MAX_TID);
+    else
+        atomic_fetch_add(&vm->sandbox_limits, 1);
 }
 
 void thread_xid_assign_locked(struct vm *vm, struct vcpu *v)

@@ -219,6 +219,7 @@ static void explore(struct explore_driver *d)
             break;
         ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
         set_picker(vm, d);
+        unsigned lim0 = atomic_load(&vm->sandbox_limits);
         uint64_t t_run = mono_ns();
         sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
@@ -229,7 +230,13 @@ static void explore(struct explore_driver *d)
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
         ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
         note_run(d, i, &r);
-        if (r.ended && ex_outcome_is_bug(r.outcome)) {
+        /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
+         * replayed live like a bug, so that the live program meets the limit, the run's
+         * report lists it, and jinx test says "could not test". */
+        bool limited = atomic_load(&vm->sandbox_limits) != lim0;
+        if (limited && r.ended)
+            d->st.limited = true;
+        if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
             if (ex_online_schedule(&d->online, &bug_sched) < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
@@ -388,14 +395,14 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      "{\"snapshot\":%s,\"snapshot_cue\":%llu,\"schedules\":%llu,\"cut\":%llu,"
                      "\"schedules_to_bug\":%llu,\"schedules_per_second\":%.1f,"
                      "\"cues_mean\":%llu,\"cues_max\":%llu,\"seconds\":%.3f,"
-                     "\"reproduced\":%s,\"gave_up\":%s,\"strategy\":",
+                     "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,\"strategy\":",
                      st->snapshot_taken ? "true" : "false",
                      (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
                      (unsigned long long)st->cut, (unsigned long long)st->bug_at,
                      secs > 0 ? st->schedules / secs : 0.0,
                      (unsigned long long)(st->schedules ? st->cues_total / st->schedules : 0),
                      (unsigned long long)st->cues_max, secs, st->reproduced ? "true" : "false",
-                     st->gave_up ? "true" : "false");
+                     st->gave_up ? "true" : "false", st->limited ? "true" : "false");
     if (n < 0 || (size_t)n >= len)
         return -1;
     struct jbuf j;

@@ -53,6 +53,7 @@ struct explore_stats {
     uint64_t ns_explore;            /* wall time from the snapshot to the end of exploring */
     bool reproduced;                /* the live replay of the bug run ended in the same bug */
     bool gave_up;                   /* first run cut: the program is not a short test */
+    bool limited;                   /* the run replayed live had met a jinx limit */
     char strategy[32];              /* the strategy of the bug run (portfolio members) */
     char note[160];                 /* its description (ex_online_describe) */
 };
