@@ -109,15 +109,7 @@ for name in "${names[@]}"; do
   fi
   first=0
   unset counts
-  if [ $update -eq 1 ]; then
-    if [ $widen -eq 1 ]; then p=widened; else p=native; fi
-    mf_set "$mf" "${p}_runs" "$runs"
-    mf_set "$mf" "${p}_failures" "$fail"
-    mf_set "$mf" "${p}_failure_kinds" "${kinds:-none}"
-    mf_set "$mf" "${p}_failure_rate" "$rate"
-    desc="$desc, $(cut -d' ' -f1 /proc/loadavg) at end, timeout $tmo"
-    if [ $widen -eq 1 ]; then mf_set "$mf" widened_measured_on "$desc"; else mf_set "$mf" measured_on "$desc"; fi
-  fi
+  if [ $update -eq 1 ]; then mf_record_rates "$mf" "$widen" "$runs" "$fail" "${kinds:-none}" "$rate" "$desc" "$tmo"; fi
 done
 [ $json -eq 1 ] && printf ']}\n'
 exit $status

@@ -90,14 +90,6 @@ for name in "${names[@]}"; do
   for o in "${!counts[@]}"; do breakdown+="${breakdown:+, }$o: ${counts[$o]}"; done
   printf '%-14s %6d %6d %9s %9d  %s\n' "$name" "$runs" "$fail" "$rate" "$exp" "${breakdown:--}"
   unset counts
-  if [ $update -eq 1 ]; then
-    if [ $widen -eq 1 ]; then p=widened; else p=native; fi
-    mf_set "$mf" "${p}_runs" "$runs"
-    mf_set "$mf" "${p}_failures" "$fail"
-    mf_set "$mf" "${p}_failure_kinds" "${breakdown:-none}"
-    mf_set "$mf" "${p}_failure_rate" "$rate"
-    desc="$desc, $(cut -d' ' -f1 /proc/loadavg) at end, timeout $tmo"
-    if [ $widen -eq 1 ]; then mf_set "$mf" widened_measured_on "$desc"; else mf_set "$mf" measured_on "$desc"; fi
-  fi
+  if [ $update -eq 1 ]; then mf_record_rates "$mf" "$widen" "$runs" "$fail" "${breakdown:-none}" "$rate" "$desc" "$tmo"; fi
 done
 exit $status

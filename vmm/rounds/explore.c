@@ -100,20 +100,6 @@ static bool wait_first_clone(struct vm *vm)
     return true;
 }
 
-/* Free execution from the snapshot (restored by the caller): the program goes on to its
- * own end, as after a round that retired nothing. */
-static void go_free(struct vm *vm)
-{
-    pthread_mutex_lock(&vm->lock);
-    vm->ser->on = false;
-    vm->ser->limit = 0;
-    vm->ser->pick = NULL;
-    for (int i = 0; i < vm->nvcpus; i++)
-        pthread_cond_broadcast(&vm->vcpus[i]->cv);
-    pthread_mutex_unlock(&vm->lock);
-    vm_resume(vm);
-}
-
 static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
                      const struct ex_trace *reference, const struct sim_result *sim,
                      const struct sim_result *live)
@@ -174,7 +160,7 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
                ended ? "" : ", the program did not end");
         if (!ended) {
             serialize_fragment_end(vm);
-            go_free(vm);
+            serialize_free_run(vm);
         }
     }
     ex_trace_free(&live.trace);
@@ -280,7 +266,7 @@ static void explore(struct explore_driver *d)
     if (found) {
         reproduce(d, &bug_sched, &reference, &bug);
     } else {
-        go_free(vm);
+        serialize_free_run(vm); /* on from the snapshot, to the program's own end */
         if (d->st.gave_up && d->cfg.then_rounds &&
             round_attach(vm, &d->cfg.rounds, err, sizeof err) < 0)
             jx_err("explore: cannot hand over to rounds: %s", err);
