@@ -98,11 +98,11 @@ r=$(python3 -c "import json; d=json.load(open('$tmp/jt.json')); print(d['found']
 grep -q "found by:  whole-run schedule" "$tmp/jt.err" && ok "the text report says which schedule found it" ||
   bad "text report lacks the schedule line"
 
-# 8. A bug met in free execution (whole runs give up; at 0.5/s the second round would
-#    come after the abort, so no round's serialized tail reaches it): before it is
-#    reported, the next seeds look for it from snapshots; the report says how that went,
-#    and a dump it calls replayable does replay.
-"$JINX" test --budget 25s --rate 0.5/s --dump-dir "$tmp/fc" "$BUILD/guest-tests/freecrash" --json >"$tmp/fc.json" \
+# 8. A bug met in free execution (whole runs give up, and main computes for seconds
+#    before its abort, longer than any round's serialized tail): before it is reported,
+#    the next seeds look for it from snapshots; the report says how that went, and a
+#    dump it calls replayable does replay.
+"$JINX" test --budget 25s --dump-dir "$tmp/fc" "$BUILD/guest-tests/freecrash" --json >"$tmp/fc.json" \
   2>"$tmp/fc.err"; st=$?
 r=$(python3 -c "import json; d=json.load(open('$tmp/fc.json')); print(d['found'], d['replay_search'], d['replayable'], d['whole_runs_too_long'])" 2>&1)
 case "$st $r" in
