@@ -143,6 +143,7 @@ struct round_work {
     int nsim, on_workers, best;
     uint64_t ns_sync;
     bool ok, bug, retire, tail_crash, over;
+    bool single;                /* skipped: one thread alive (round_stop) */
     uint64_t divergences, tail_cues;
 };
 
@@ -155,6 +156,14 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
     rw->t[0] = mono_ns();
     vm_pause(vm);
     if (vm_over(vm)) {
+        vm_resume(vm);
+        return false;
+    }
+    if (vm->live < 2) {
+        /* One thread: every schedule is the same, a round would only rerun it. Its
+         * crash is met in free execution (jinx test then searches for a replayable
+         * run from the snapshots), and the driver waits for threads. */
+        rw->single = true;
         vm_resume(vm);
         return false;
     }
@@ -454,7 +463,12 @@ static bool do_round(struct round_driver *d)
     rw->want = rw->cfg.fragment_ns / SERIALIZE_CUE_NS;
     bool go_on = true;
     if (!round_stop(d, rw)) {
-        go_on = false;
+        go_on = rw->single;
+        if (rw->single) {
+            pthread_mutex_lock(&d->mu);
+            d->st.skipped_single++;
+            pthread_mutex_unlock(&d->mu);
+        }
     } else if (round_record(d, rw)) {
         round_explore(rw);
         /* Simulate: the program's VM and the workers work off one batch together. */
