@@ -29,7 +29,8 @@ check-kvm:
 
 integration-test: all check-kvm
 	@set -e; fail=0; for t in $(INTEGRATION_TESTS); do \
-	  echo "== $$t"; BUILD=$(BUILD) BIN=$(BIN) $$t || fail=1; done; \
+	  echo "== $$t"; s=$$(date +%s); BUILD=$(BUILD) BIN=$(BIN) $$t || fail=1; \
+	  echo "-- $$t: $$(( $$(date +%s) - s )) s"; done; \
 	if [ $$fail -ne 0 ]; then echo "integration tests: FAILED"; exit 1; fi; echo "integration tests: all passed"
 
 # Layering (who may include whom) and sizes (files <= 800 lines, functions <= 150), with
