@@ -13,9 +13,11 @@
 #
 # It fails (exit 1) on
 #   - a leak: within one run, RSS grew by more than M MiB (default 64) from the first
-#     sample taken after a 5 s warm-up (guest memory is touched at boot; the rounds'
-#     snapshot buffers are allocated in the first rounds) to the run's largest sample, or
-#     the fd count grew after warm-up;
+#     sample taken after warm-up (5 s or a quarter of the run, whichever is longer: guest
+#     memory is touched at boot; the rounds' snapshot buffers and a worker VM are
+#     allocated in the first rounds that need them) to the run's largest sample, the
+#     count of fds other than KVM VMs and vCPUs grew after warm-up, or the process ever
+#     held more VMs than its own plus one worker per other CPU;
 #   - a replay divergence (a retired simulation that real execution did not follow);
 #   - a false report: these programs have no bug, so a run that does not exit 0, or whose
 #     simulations report a bug (sim_bugs > 0), is jinx lying.
@@ -67,21 +69,19 @@ soak_image() {
     # shellcheck disable=SC2046
     "$VMM" run --no-control --attach 5/s --stats --seed "$seed" --timeout 15m "$img" \
       $(image_args "$img") >/dev/null 2>"$log" &
-    local pid=$! rss fds warm_rss="" warm_fds="" max_rss=0 max_fds=0 last_rss=0
+    local pid=$! rss fds vms kvmfds samples="$out/logs/$name-$run.samples"
+    : >"$samples"
     while kill -0 "$pid" 2>/dev/null; do
       rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+      # VMs (the program's and its worker VMs, built when a round first simulates) and
+      # their vCPUs are counted apart: a worker's fds arrive whenever that round comes.
+      vms=$(find "/proc/$pid/fd" -lname 'anon_inode:kvm-vm' 2>/dev/null | wc -l)
+      kvmfds=$(find "/proc/$pid/fd" -lname 'anon_inode:kvm-v*' 2>/dev/null | wc -l)
       if [ -n "$rss" ] && [ "$fds" -gt 0 ]; then # (0 fds: the process is exiting)
         local age; age=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN{printf "%.1f", n - s}')
         echo "$(( $(date +%s) - t0 )),$name,$run,$pid,$rss,$fds" >>"$out/samples.csv"
-        if [ -z "$warm_rss" ] && awk -v a="$age" 'BEGIN{exit !(a >= 5)}'; then
-          warm_rss=$rss; warm_fds=$fds
-        fi
-        if [ -n "$warm_rss" ]; then
-          [ "$rss" -gt "$max_rss" ] && max_rss=$rss
-          [ "$fds" -gt "$max_fds" ] && max_fds=$fds
-        fi
-        last_rss=$rss
+        echo "$age,$rss,$((fds - kvmfds)),$vms" >>"$samples"
       fi
       sleep "$interval"
     done
@@ -89,12 +89,24 @@ soak_image() {
     local wall; wall=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN{printf "%.1f", n - s}')
     local js; js=$(sed -n 's/^jinx-vmm: rounds: //p' "$log")
     num() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-    local rounds retired div bugs leak=0
+    local rounds retired div bugs
     rounds=$(num rounds); retired=$(num retired); div=$(num divergences); bugs=$(num sim_bugs)
-    if [ -n "$warm_rss" ]; then
-      [ $((max_rss - warm_rss)) -gt $((growth_mib * 1024)) ] && leak=1
-      [ "$max_fds" -gt "$warm_fds" ] && leak=1
-    fi
+    # Warm-up ends at max(5 s, a quarter of the run): on a loaded host the first rounds
+    # (snapshot buffers, a worker VM) come late. A leak: RSS grew by more than M MiB past
+    # warm-up, fds other than VMs and vCPUs grew after it, or there were ever more VMs
+    # than the program's own plus one worker per other CPU (rounds/worker.c).
+    local warm_rss max_rss last_rss warm_fds max_fds leak
+    read -r warm_rss max_rss last_rss warm_fds max_fds leak < <(awk -F, -v wall="$wall" \
+      -v lim=$((growth_mib * 1024)) -v maxvms="$(nproc)" '
+      BEGIN { w = wall / 4; if (w < 5) w = 5 }
+      $4 + 0 > maxvms { vmleak = 1 }
+      $1 + 0 >= w {
+        if (wr == "") { wr = $2; wf = $3 }
+        if ($2 > mr) mr = $2; if ($3 > mf) mf = $3; lr = $2
+      }
+      END { leak = (vmleak || (wr != "" && (mr - wr > lim || mf > wf))) ? 1 : 0
+            printf "%s %d %d %s %d %d\n", (wr == "" ? "-" : wr), mr, lr, (wr == "" ? "-" : wf), mf, leak }' "$samples")
+    [ "$warm_rss" = - ] && warm_rss="" && warm_fds=""
     echo "$name,$run,$seed,$st,$wall,${rounds:-0},${retired:-0},${div:-0},${bugs:-0},${warm_rss:-},${max_rss},${last_rss},${warm_fds:-},${max_fds},$leak" >>"$out/runs.csv"
   done
 }
