@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak: jinx-vmm under simulation rounds for a long time, watched for leaks and lies.
 #
-#   scripts/soak.sh [--minutes N] [--out DIR] [--interval S] [--rss-growth-mib M] [IMAGE...]
+#   scripts/soak.sh [--minutes N] [--out DIR] [--interval S] [--rss-growth-mib M] [--args ARGS] [IMAGE...]
 #
 # Each IMAGE (default: throughput and correct, two programs without a bug) runs in its own
 # loop, concurrently with the others: `jinx-vmm run --attach 5/s --stats --seed K IMAGE`,
@@ -22,15 +22,17 @@
 #   - a false report: these programs have no bug, so a run that does not exit 0, or whose
 #     simulations report a bug (sim_bugs > 0), is jinx lying.
 # The binary is copied into DIR first, so rebuilding the tree does not disturb a soak.
-# Known images take arguments that make each run last a while (see IMAGE_ARGS below).
+# Known images take arguments that make each run last a while (image_args below); --args
+# gives every image ARGS instead (split on spaces).
 set -u
-minutes=60; out=""; interval=2; growth_mib=64
+minutes=60; out=""; interval=2; growth_mib=64; args_all=""; args_set=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
     --rss-growth-mib) growth_mib=$2; shift 2 ;;
+    --args) args_all=$2; args_set=1; shift 2 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --*) echo "soak.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -50,6 +52,7 @@ end=$(( $(date +%s) + ${minutes%.*} * 60 ))
 t0=$(date +%s)
 
 image_args() { # long-enough runs of the known images; none for others
+  [ "$args_set" = 1 ] && { echo "$args_all"; return; }
   case "$(basename "$1")" in
     correct) echo "20000 120000 3000" ;;
     throughput) echo "4 8000" ;;

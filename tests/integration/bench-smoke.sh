@@ -70,7 +70,7 @@ then ok "syscall-cost.sh (tiny)"; else bad "syscall-cost.sh: status $st"; fi
 
 # The soak, briefly: a bug-free image passes (samples taken, summary JSON); a buggy one
 # is a false report and fails it.
-scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
+scripts/soak.sh --minutes 0.1 --interval 1 --args "12000 72000 1800" --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["images"]["correct"]; assert d["pass"] and c["runs"] >= 1 and c["samples"] >= 1 and c["rss_kb"]["max"] > 0, d' "$RESULTS/soak/summary.json" 2>/dev/null
 then ok "soak.sh --minutes 0.1 correct"; else bad "soak.sh correct: status $st"; cat "$RESULTS/soak/summary.json" 2>/dev/null; fi
 scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak-bug" images/bin/widen/circle >/dev/null 2>&1; st=$?
