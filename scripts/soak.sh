@@ -25,7 +25,7 @@
 # Known images take arguments that make each run last a while (image_args below); --args
 # gives every image ARGS instead (split on spaces).
 set -u
-minutes=60; out=""; interval=2; growth_mib=64; args_all=""; args_set=0
+minutes=60; out=""; interval=2; growth_mib=64; args_all=""; args_set=0; judge=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
@@ -33,11 +33,31 @@ while [ $# -gt 0 ]; do
     --interval) interval=$2; shift 2 ;;
     --rss-growth-mib) growth_mib=$2; shift 2 ;;
     --args) args_all=$2; args_set=1; shift 2 ;;
+    --judge) judge=("$2" "$3"); shift 3 ;; # (testing) judge one run's samples file
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --*) echo "soak.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
+# One run's samples (age_s,rss_kb,fds other than VMs and vCPUs,VMs per line) and wall
+# time -> "warm_rss max_rss last_rss warm_fds max_fds leak" ("-" for no warm sample).
+# Warm-up ends at max(5 s, a quarter of the run): on a loaded host the first rounds
+# (snapshot buffers, a worker VM) come late. A leak: RSS grew by more than M MiB past
+# warm-up, fds other than VMs and vCPUs grew after it, or there were ever more VMs than
+# the program's own plus one worker per other CPU (rounds/worker.c).
+judge_run() {
+  awk -F, -v wall="$2" -v lim=$((growth_mib * 1024)) -v maxvms="$(nproc)" '
+    BEGIN { w = wall / 4; if (w < 5) w = 5 }
+    $4 + 0 > maxvms { vmleak = 1 }
+    $1 + 0 >= w {
+      if (wr == "") { wr = $2; wf = $3 }
+      if ($2 > mr) mr = $2; if ($3 > mf) mf = $3; lr = $2
+    }
+    END { leak = (vmleak || (wr != "" && (mr - wr > lim || mf > wf))) ? 1 : 0
+          printf "%s %d %d %s %d %d\n", (wr == "" ? "-" : wr), mr, lr, (wr == "" ? "-" : wf), mf, leak }' "$1"
+}
+
+if [ ${#judge[@]} = 2 ]; then judge_run "${judge[0]}" "${judge[1]}"; exit; fi
 case "$minutes" in ''|*[!0-9.]*) echo "soak.sh: --minutes wants a number" >&2; exit 2 ;; esac
 BIN=${BIN:-bin}
 [ $# -gt 0 ] || set -- images/bin/throughput images/bin/correct
@@ -94,21 +114,8 @@ soak_image() {
     num() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
     local rounds retired div bugs
     rounds=$(num rounds); retired=$(num retired); div=$(num divergences); bugs=$(num sim_bugs)
-    # Warm-up ends at max(5 s, a quarter of the run): on a loaded host the first rounds
-    # (snapshot buffers, a worker VM) come late. A leak: RSS grew by more than M MiB past
-    # warm-up, fds other than VMs and vCPUs grew after it, or there were ever more VMs
-    # than the program's own plus one worker per other CPU (rounds/worker.c).
     local warm_rss max_rss last_rss warm_fds max_fds leak
-    read -r warm_rss max_rss last_rss warm_fds max_fds leak < <(awk -F, -v wall="$wall" \
-      -v lim=$((growth_mib * 1024)) -v maxvms="$(nproc)" '
-      BEGIN { w = wall / 4; if (w < 5) w = 5 }
-      $4 + 0 > maxvms { vmleak = 1 }
-      $1 + 0 >= w {
-        if (wr == "") { wr = $2; wf = $3 }
-        if ($2 > mr) mr = $2; if ($3 > mf) mf = $3; lr = $2
-      }
-      END { leak = (vmleak || (wr != "" && (mr - wr > lim || mf > wf))) ? 1 : 0
-            printf "%s %d %d %s %d %d\n", (wr == "" ? "-" : wr), mr, lr, (wr == "" ? "-" : wf), mf, leak }' "$samples")
+    read -r warm_rss max_rss last_rss warm_fds max_fds leak < <(judge_run "$samples" "$wall")
     [ "$warm_rss" = - ] && warm_rss="" && warm_fds=""
     echo "$name,$run,$seed,$st,$wall,${rounds:-0},${retired:-0},${div:-0},${bugs:-0},${warm_rss:-},${max_rss},${last_rss},${warm_fds:-},${max_fds},$leak" >>"$out/runs.csv"
   done
