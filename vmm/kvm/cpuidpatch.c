@@ -2,6 +2,7 @@
 #include "kvm/cpuidpatch.h"
 #include "kvm/cpu.h"
 #include "kvm/vm.h"
+#include "lib/json.h"
 #include <cpuid.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -131,6 +132,21 @@ size_t cpuidpatch_files(struct cpuid_patches *p, struct cpuidpatch_file *out, si
     memcpy(out, p->files, (n < max ? n : max) * sizeof *out);
     pthread_mutex_unlock(&p->lock);
     return n;
+}
+
+void cpuidpatch_write_json(struct cpuid_patches *p, FILE *f)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    fprintf(f, ",\"cpuid_patches\":{\"sites\":%zu,\"files\":[", p->n);
+    for (size_t i = 0; i < p->nfiles; i++) {
+        fprintf(f, "%s{\"file\":", i ? "," : "");
+        json_fput_str(f, p->files[i].name, false);
+        fprintf(f, ",\"sites\":%u,\"unsure\":%u}", p->files[i].sites, p->files[i].unsure);
+    }
+    fprintf(f, "]}");
+    pthread_mutex_unlock(&p->lock);
 }
 
 bool cpuidpatch_emulate(struct vm *vm, struct vcpu *v, uint64_t *rip)

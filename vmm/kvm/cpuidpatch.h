@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct vm;
 struct vcpu;
@@ -47,6 +48,10 @@ void cpuidpatch_note_file(struct cpuid_patches *p, const char *name, uint64_t ba
 size_t cpuidpatch_sites(struct cpuid_patches *p, uint64_t *out, size_t max);
 /* Copies up to max per-file entries into out; returns how many there are. */
 size_t cpuidpatch_files(struct cpuid_patches *p, struct cpuidpatch_file *out, size_t max);
+
+/* ,"cpuid_patches":{"sites":N,"files":[{"file":..,"sites":..,"unsure":..},..]} for
+ * --report (nothing when p is NULL: CPUID is trapped here, or the model is host). */
+void cpuidpatch_write_json(struct cpuid_patches *p, FILE *f);
 
 /* The exit loop's #UD: answers a patched CPUID of v's thread at *rip (advanced past it).
  * False when *rip is no patched site (the program's own #UD). */
