@@ -3,11 +3,13 @@
  * own CPUID probe, linked into this program), and glibc's view (<sys/platform/x86.h>:
  * what ld.so found usable and dispatches its string functions on), plus which strlen and
  * memcpy ld.so chose, as offsets in libc (a different variant: a different offset).
+ * `cpuid_glibc abort` then aborts, for a dump.
  * tests/integration/cpumodel.sh compares every line with the CPU model's table. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/platform/x86.h>
 
@@ -27,7 +29,7 @@ static void where(const char *name)
         printf("impl %s=?\n", name);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     unsigned r[4], max;
     cpuid(0, 0, r);
@@ -52,5 +54,8 @@ int main(void)
     GLIBC("fma", FMA); GLIBC("bmi2", BMI2); GLIBC("avx512f", AVX512F); GLIBC("aes", AES);
     where("strlen");
     where("memcpy");
+    fflush(stdout);
+    if (argc > 1 && !strcmp(argv[1], "abort")) /* a dump: it records the patched sites */
+        abort();
     return 0;
 }

@@ -155,6 +155,16 @@ print(f.get("cpuid_glibc",0), sum(f.values()))' "$tmp/gl-$model.json")
   elif [ "${1:-0}" -ge 4 ] && [ "${2:-0}" -gt "$1" ]; then ok "$model: --report counts $1 patched sites in the program, $2 in all (ld.so's too)"
   else bad "$model: --report patch counts '$sites'"; fi
 done
+# A dump records the patched sites (replay answers them: its snapshot holds them patched).
+if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
+  mkdir -p "$tmp/gd"
+  "$VMM" run --no-control --quiet --report "$tmp/gd.json" --dump-dir "$tmp/gd" "$GL" abort >/dev/null 2>&1
+  gd=$(ls "$tmp"/gd/*.jinxdump 2>/dev/null | head -1)
+  np=$([ -f "$gd" ] && "$DOCTOR" patches "$gd" | py 'import json,sys; print(len(json.load(sys.stdin) or []))')
+  nr=$(py 'import json,sys; print(json.load(open(sys.argv[1]))["cpuid_patches"]["sites"])' "$tmp/gd.json" 2>/dev/null)
+  [ -n "$np" ] && [ "$np" = "$nr" ] && [ "$np" -gt 0 ] && ok "the dump records the $np patched CPUID sites --report counts" \
+    || bad "dump's patched sites '$np' vs --report's '$nr'"
+fi
 # The model reaches glibc's dispatch: where the host has AVX2, kvm64 picks another strlen.
 if grep -q "^glibc avx2=1" "$tmp/gl-native.out"; then
   a=$(grep "^impl strlen" "$tmp/gl-native.out"); b=$(grep "^impl strlen" "$tmp/gl-default.out")
@@ -208,6 +218,12 @@ if [ -n "$pick" ] && [ -n "${rdump:-}" ]; then
   "$VMM" replay "$tmp/dup.jinxdump" >/dev/null 2>"$tmp/dup.err"; st=$?
   [ $st = 2 ] && grep -q "CPUID record malformed (leaf 0x0 subleaf 0 twice)" "$tmp/dup.err" \
     && ok "malformed CPUID record refused (status 2)" || { bad "malformed record: status $st"; cat "$tmp/dup.err"; }
+  if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
+    "$DOCTOR" badpatch "$rdump" "$tmp/bp.jinxdump"
+    "$VMM" replay "$tmp/bp.jinxdump" >/dev/null 2>"$tmp/bp.err"; st=$?
+    [ $st = 2 ] && grep -q "CPUID_PATCHES record malformed (site 0: 0x1 " "$tmp/bp.err" \
+      && ok "malformed CPUID_PATCHES record refused (status 2)" || { bad "bad patch record: status $st"; cat "$tmp/bp.err"; }
+  fi
 else bad "no feature to doctor with (host table has them all?) or no dump"; fi
 
 # ---- jinx hosts baseline ----

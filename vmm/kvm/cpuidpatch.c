@@ -120,7 +120,8 @@ size_t cpuidpatch_sites(struct cpuid_patches *p, uint64_t *out, size_t max)
 {
     pthread_mutex_lock(&p->lock);
     size_t n = p->n;
-    memcpy(out, p->va, (n < max ? n : max) * sizeof *out);
+    if (out && max)
+        memcpy(out, p->va, (n < max ? n : max) * sizeof *out);
     pthread_mutex_unlock(&p->lock);
     return n;
 }
@@ -129,7 +130,8 @@ size_t cpuidpatch_files(struct cpuid_patches *p, struct cpuidpatch_file *out, si
 {
     pthread_mutex_lock(&p->lock);
     size_t n = p->nfiles;
-    memcpy(out, p->files, (n < max ? n : max) * sizeof *out);
+    if (out && max)
+        memcpy(out, p->files, (n < max ? n : max) * sizeof *out);
     pthread_mutex_unlock(&p->lock);
     return n;
 }
