@@ -1,14 +1,49 @@
 /* Prints what CPUID and XGETBV show the program: RDRAND/RDSEED (jinx hides them where
  * the host lets it), then the feature registers a CPU model governs, so that a test can
  * compare them with the CPUID table jinx recorded (`cpuid abort`: the run then leaves a
- * dump holding that table) or with what the host itself shows (run natively). */
+ * dump holding that table) or with what the host itself shows (run natively).
+ * `cpuid smc` rewrites its own code: where jinx patched a cpuid into ud2 (docs/cpu-models.md)
+ * it finds the ud2 in leaf1_ecx's bytes, writes the cpuid back and calls it again: the
+ * program then gets what it wrote (the native CPUID), never a VMM error. */
 #include <cpuid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+__attribute__((noinline)) static unsigned leaf1_ecx(void)
+{
+    unsigned a, b, c, d;
+    __cpuid(1, a, b, c, d);
+    return c & ~(1u << 27);
+}
+
+static int smc(void)
+{
+    unsigned char *f = (unsigned char *)(uintptr_t)leaf1_ecx;
+    uintptr_t page = (uintptr_t)f & ~(uintptr_t)4095;
+    if (mprotect((void *)page, 8192, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+        puts("smc: mprotect failed");
+        return 1;
+    }
+    unsigned before = leaf1_ecx();
+    int patched = 0;
+    for (int i = 0; i + 1 < 32; i++)
+        if (f[i] == 0x0F && (f[i + 1] == 0x0B || f[i + 1] == 0xA2)) {
+            patched = f[i + 1] == 0x0B;
+            f[i + 1] = 0xA2; /* the program's own choice: a real cpuid */
+            break;
+        }
+    __builtin___clear_cache((char *)f, (char *)f + 32);
+    printf("smc patched=%d before=%08x after=%08x\n", patched, before, leaf1_ecx());
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "smc"))
+        return smc();
     unsigned a, b, c, d, max;
     __cpuid(0, max, b, c, d);
     __cpuid(1, a, b, c, d);

@@ -96,6 +96,15 @@ want=$(table_lines "$tmp/k.json" ""); got=$(grep -E "^(leaf1|leaf7|leafd eax)" "
 [ "$got" = "$want" ] && grep -q "rdrand=0 rdseed=0" "$tmp/k.out" \
   && ok "guest CPUID (static musl, inline asm) = the recorded kvm64 table, no RDRAND/RDSEED" \
   || { bad "guest CPUID differs from the kvm64 table"; diff <(echo "$want") <(echo "$got"); }
+# A program that rewrites a patched site gets what it wrote (here: a real cpuid again).
+if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
+  "$G/cpuid" smc >"$tmp/smc-native.out"
+  "$VMM" run --no-control --quiet "$G/cpuid" smc >"$tmp/smc.out" 2>"$tmp/smc.err"; st=$?
+  t1=$(sed -n 's/^leaf1 ecx=\([0-9a-f]*\).*/\1/p' "$tmp/k.out"); n1=$(sed -n 's/.*after=//p' "$tmp/smc-native.out")
+  [ $st = 0 ] && grep -q "^smc patched=1 before=$t1 after=$n1\$" "$tmp/smc.out" \
+    && ok "the program sees its cpuid patched, writes it back and then reads the host's CPUID (status 0)" \
+    || { bad "self-modified patched site: status $st, want patched=1 before=$t1 after=$n1"; cat "$tmp/smc.out" "$tmp/smc.err"; }
+fi
 # --cpu-model host: no patching, the program reads what the host's CPU says natively
 # (here: its own CPUID where it is not trapped, KVM's table where it is).
 if ! grep -qw -E "vmx|svm" /proc/cpuinfo && ! grep -qw cpuid_fault /proc/cpuinfo; then
