@@ -105,6 +105,29 @@ if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
     && ok "the program sees its cpuid patched, writes it back and then reads the host's CPUID (status 0)" \
     || { bad "self-modified patched site: status $st, want patched=1 before=$t1 after=$n1"; cat "$tmp/smc.out" "$tmp/smc.err"; }
 fi
+# A file mapped read-only and made executable later (mprotect) is patched then.
+if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
+  "$VMM" run --no-control --quiet "$G/cpuid" mapexec >"$tmp/mx.out" 2>"$tmp/mx.err"; st=$?
+  [ $st = 0 ] && grep -q "^mapexec before=c after=u ecx=$t1\$" "$tmp/mx.out" \
+    && ok "a file mapping made executable by mprotect gets its cpuid patched (reads the table's leaf 1)" \
+    || { bad "mapexec: status $st, want before=c after=u ecx=$t1"; cat "$tmp/mx.out" "$tmp/mx.err"; }
+  # Libraries ld.so maps (mmap PROT_EXEC): libstdc++ and libgcc_s of the dynamic C++ pool,
+  # as many sites per file as objdump finds, none unsure.
+  "$VMM" run --no-control --quiet --report "$tmp/cxx.json" images/bin/dyn/cxx-pool >/dev/null 2>&1
+  libs=$(py '
+import json,sys,subprocess
+p=json.load(open(sys.argv[1])).get("cpuid_patches") or {}
+out=[]
+for f in p.get("files",[]):
+    want=subprocess.run(["objdump","-d",f["file"]],capture_output=True,text=True).stdout.split("\n")
+    want=sum(1 for l in want if l.split("\t")[-1].strip()=="cpuid")
+    out.append("%s:%d/%d/%d" % (f["file"].rsplit("/",1)[-1], f["sites"], want, f["unsure"]))
+print(" ".join(out))' "$tmp/cxx.json")
+  if echo "$libs" | grep -q "libstdc++" && echo "$libs" | grep -q "libgcc_s" && \
+     ! echo "$libs" | tr ' ' '\n' | awk -F'[:/]' '$2 != $3 || $4 != 0 {bad=1} END {exit !bad}'; then
+    ok "libraries mapped by ld.so are patched, every cpuid objdump shows (file:patched/objdump/unsure: $libs)"
+  else bad "library patch counts: $libs"; fi
+fi
 # --cpu-model host: no patching, the program reads what the host's CPU says natively
 # (here: its own CPUID where it is not trapped, KVM's table where it is).
 if ! grep -qw -E "vmx|svm" /proc/cpuinfo && ! grep -qw cpuid_fault /proc/cpuinfo; then
