@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 struct cpuidscan {
-    uint64_t *sites;    /* file offsets of the cpuid instructions found, ascending */
+    uint64_t *sites;    /* file offsets of the cpuid instructions found (ascending per section) */
     size_t n, cap;
     unsigned unsure;    /* 0F A2 pairs in swept code not known to be an instruction start */
 };
