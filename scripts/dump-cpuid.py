@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Reads or rewrites the CPUID record (type 7) of a .jinxdump, for tests and for
-answering "what would this dump need?" by hand (docs/dumps.md has the format).
+"""Reads or rewrites the CPUID record (type 7) and the CPUID_PATCHES record (type 8) of a
+.jinxdump, for tests and for answering "what would this dump need?" by hand
+(docs/dumps.md has the format).
 
   dump-cpuid.py show DUMP                       the model and table as JSON
   dump-cpuid.py set DUMP OUT LEAF SUB REG BIT   OUT: DUMP with that bit set (END re-digested)
   dump-cpuid.py dup DUMP OUT                    OUT: the table's first entry twice (malformed)
+  dump-cpuid.py patches DUMP                    the patched CPUID sites as JSON (null: no record)
+  dump-cpuid.py badpatch DUMP OUT               OUT: a CPUID_PATCHES record naming address 0x1
 """
 import hashlib, json, struct, sys
 
@@ -39,6 +42,18 @@ def main():
     cmd, path = sys.argv[1], sys.argv[2]
     buf = open(path, "rb").read()
     recs = records(buf)
+    if cmd in ("patches", "badpatch"):
+        prec = next((r for r in recs if r[0] == 8), None)
+        if cmd == "patches":
+            n = struct.unpack_from("<I", prec[2], 0)[0] if prec else 0
+            print(json.dumps(None if prec is None else
+                             ["0x%x" % a for a in struct.unpack_from("<%dQ" % n, prec[2], 8)]))
+            return
+        bad = [8, 0, bytearray(struct.pack("<IIQ", 1, 0, 1))]
+        recs = [r for r in recs if r[0] != 8]
+        recs.insert(len(recs) - 1, bad)  # before END
+        open(sys.argv[3], "wb").write(encode(buf[:16], recs))
+        return
     rec = next((r for r in recs if r[0] == 7), None)
     if rec is None:
         sys.exit("no CPUID record in " + path)

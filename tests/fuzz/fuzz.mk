@@ -20,9 +20,10 @@ FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm
                 vmm/control/control_req.c vmm/rounds/round_config.c $(wildcard explorer/*.c) \
                 tests/fuzz/schedule_fuzz.c
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
-FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c
+FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c vmm/dump/patchrec.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
-FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat
+FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
+                cpuidscan
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps

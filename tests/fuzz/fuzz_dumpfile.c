@@ -1,10 +1,11 @@
-/* libFuzzer harness for the .jinxdump parser (vmm/dump/dumpfile.c) and its CPUID record
- * (vmm/dump/cpuidrec.c). Two properties:
+/* libFuzzer harness for the .jinxdump parser (vmm/dump/dumpfile.c), its CPUID record
+ * (vmm/dump/cpuidrec.c) and its CPUID_PATCHES record (vmm/dump/patchrec.c). Two properties:
  * - any input is refused or accepted without a crash, leak or out-of-bounds access;
  * - what the parser accepts (digest check skipped, so mutations get past it) encodes
  *   back into a dump that parses again, with the digest checked. */
 #include "dump/dumpfile.h"
 #include "dump/cpuidrec.h"
+#include "dump/patchrec.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cpuidrec_free(&back);
         cpuidrec_free(&cr);
         dbuf_free(&cb);
+    }
+    struct patch_rec pr;
+    if (patchrec_find(&d, &pr, err, sizeof err) == 0 && pr.present) {
+        struct dbuf pb = {0};
+        struct patch_rec back;
+        if (patchrec_encode(pr.va, pr.n, &pb) < 0 ||
+            patchrec_parse(pb.p, pb.len, &back, err, sizeof err) < 0 || back.n != pr.n ||
+            (pr.n && memcmp(back.va, pr.va, pr.n * sizeof *pr.va) != 0))
+            abort(); /* a CPUID_PATCHES record that parses encodes back to the same sites */
+        patchrec_free(&back);
+        patchrec_free(&pr);
+        dbuf_free(&pb);
     }
     struct dbuf b = {0};
     if (dumpfile_encode(&d, &b) < 0)

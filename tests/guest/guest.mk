@@ -14,6 +14,12 @@ $(GUEST_BIN)/insns: $(INSNS_SRCS) tests/guest/insns.h | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -o $@ $(INSNS_SRCS)
 
-guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS))
+# cpuid_glibc: dynamically linked against glibc (ld.so, libc.so.6 from the host), to see
+# what glibc's own CPU dispatch makes of the CPU model (tests/integration/cpumodel.sh).
+$(GUEST_BIN)/cpuid_glibc: tests/guest/cpuid_glibc.c | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh

@@ -3,6 +3,8 @@
 #include "dump/dumpfile.h"
 #include "dump/dump_files.h"
 #include "dump/cpuidrec.h"
+#include "dump/patchrec.h"
+#include "kvm/cpuidpatch.h"
 #include "kvm/cputable.h"
 #include "linux/outcome.h"
 #include "dump/roundrec.h"
@@ -146,6 +148,25 @@ static int check_inputs(const struct dumpfile *d, const char *image)
     return 0;
 }
 
+/* The recorded run's patched CPUID sites (patchrec.h) as a table for the VM (*out NULL:
+ * none recorded): the snapshot's memory holds them rewritten. -1 after a refusal. */
+static int recorded_patches(const struct dumpfile *d, const char *path,
+                            struct cpuid_patches **out)
+{
+    char err[256];
+    struct patch_rec pr;
+    *out = NULL;
+    if (patchrec_find(d, &pr, err, sizeof err) < 0) {
+        refuse("%s: %s", path, err);
+        return -1;
+    }
+    *out = pr.present ? cpuidpatch_new() : NULL;
+    for (size_t i = 0; *out && i < pr.n; i++)
+        cpuidpatch_add(*out, pr.va[i]);
+    patchrec_free(&pr);
+    return 0;
+}
+
 /* The dump's CPU (cpu: its record, if any) and whether this host can present it: 0, or
  * the exit status after a message. */
 static int check_cpu(const struct dumpfile *d, struct cpuid_rec *cpu, const char *path)
@@ -235,8 +256,12 @@ int cmd_replay(int argc, char **argv)
                              .cpuid_exact = cpu.present ? cpu.table : NULL};
     for (size_t i = 0; i < d.nro_dirs && i < VM_MAX_RO_DIRS; i++) /* the same grants */
         opt.ro_dirs[opt.n_ro_dirs++] = d.ro_dirs[i];
+    if (recorded_patches(&d, path, &opt.cpuid_patches) < 0)
+        goto out_round;
     static struct vm vm;
-    if (vm_create(&vm, &opt, err, sizeof err) < 0 ||
+    int created = vm_create(&vm, &opt, err, sizeof err);
+    cpuidpatch_unref(opt.cpuid_patches); /* the VM holds its own reference */
+    if (created < 0 ||
         vm_load(&vm, image, r.opts.argc, r.opts.argv, r.opts.envc, r.opts.envp, err,
                 sizeof err) < 0) {
         jx_err("replay: %s", err);

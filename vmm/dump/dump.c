@@ -4,6 +4,8 @@
 #include "dump/corefile.h"
 #include "dump/dump_files.h"
 #include "dump/cpuidrec.h"
+#include "dump/patchrec.h"
+#include "kvm/cpuidpatch.h"
 #include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
@@ -464,6 +466,24 @@ static int add_cpuid_record(struct dumpfile *d, const struct vm *vm, char *err, 
                          vm->cpu_model) : 0;
 }
 
+/* The patched CPUID sites (patchrec.h), where there are any: replay answers them. */
+static int add_patch_record(struct dumpfile *d, struct vm *vm, char *err, size_t errlen)
+{
+    if (!vm->patches)
+        return 0;
+    size_t n = cpuidpatch_sites(vm->patches, NULL, 0);
+    uint64_t *va = malloc((n ? n : 1) * sizeof *va);
+    if (!va)
+        return jx_fail(err, errlen, "out of memory");
+    n = cpuidpatch_sites(vm->patches, va, n); /* the table only grows: n is enough */
+    struct dbuf b = {0};
+    int bad = patchrec_encode(va, n, &b) < 0 ||
+              dumpfile_add_record(d, DREC_CPUID_PATCHES, 0, b.p, b.len) < 0;
+    dbuf_free(&b);
+    free(va);
+    return bad ? jx_fail(err, errlen, "cannot record the %zu patched CPUID sites", n) : 0;
+}
+
 /* Jinx's own records: the run, the outcome, the threads, the files, the round's extra
  * records, then the CPU. 0, or -1 with a message. */
 static int add_jinx_records(struct dumpfile *d, struct vm *vm, const struct outcome *o,
@@ -478,7 +498,9 @@ static int add_jinx_records(struct dumpfile *d, struct vm *vm, const struct outc
             jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
             return -1;
         }
-    return add_cpuid_record(d, vm, err, errlen);
+    if (add_cpuid_record(d, vm, err, errlen) < 0)
+        return -1;
+    return add_patch_record(d, vm, err, errlen);
 }
 
 int dump_write(struct vm *vm, const struct outcome *o, const char *dir,

@@ -46,7 +46,8 @@ enum dump_rec_type {
     DREC_CORE = 5,             /* the matching ELF core file: name, size, SHA-256 */
     DREC_FILES = 6,            /* the files the program opened (path, size, SHA-256), --ro-dir */
     /* 7: CPUID (dump/cpuidrec.h: the CPU model and table the guest saw)
-     * 8..15: reserved for more machine state (memory map, futex table, ...) */
+     * 8: CPUID_PATCHES (dump/patchrec.h: where cpuid was rewritten into ud2)
+     * 9..15: reserved for more machine state (memory map, futex table, ...) */
     DREC_SNAPSHOT = 16,        /* reserved: the snapshot the retired fragment started from */
     DREC_SCHEDULE = 17,        /* reserved: the retired schedule */
     DREC_TRACE_RECORDED = 18,  /* reserved: the recorded cue-point trace */

@@ -1,6 +1,7 @@
 #include "kvm/cpu.h"
 #include "kvm/cputable.h"
 #include "kvm/answers.h"
+#include "kvm/cpuidpatch.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +156,16 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     }
     if ((e = cpuid_find(vm->cpuid, 7, 0)))
         e->ebx &= ~(1u << 18); /* RDSEED */
+    /* User CPUID runs natively here: the model reaches the program only through the
+     * patched cpuid instructions (kvm/cpuidpatch.h). `host` keeps native CPUID. */
+    if (!vm->cpuid_hidden && strcmp(vm->cpu_model, "host")) {
+        vm->patches = vm->opt.cpuid_patches ? cpuidpatch_ref(vm->opt.cpuid_patches)
+                                            : cpuidpatch_new();
+        if (!vm->patches) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
     return 0;
 }
 

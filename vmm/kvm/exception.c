@@ -3,6 +3,7 @@
  * resumed thread or the VM's outcome. */
 #include "kvm/exception.h"
 #include "kvm/cpu.h"
+#include "kvm/cpuidpatch.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include <signal.h>
@@ -174,6 +175,8 @@ bool vm_handle_exception(struct vm *vm, struct vcpu *v, int vec)
     /* Back for anything else, a step's int3 goes and the step goes on by TF. */
     uint64_t tf_back = user && (vm->mode && vm->mode->unpatch(vm, v)) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))
+        return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
+    if (user && vec == 6 && cpuidpatch_emulate(vm, v, &frame[0]))
         return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
     const struct kvm_sregs *s = &v->run->s.regs.sregs;
     if (user && vec == 14) {

@@ -1,7 +1,9 @@
 #include "kvm/vm.h"
 #include "linux/files.h"
+#include "linux/cpuidload.h"
 #include "linux/backtrace.h"
 #include "kvm/cpu.h"
+#include "kvm/cpuidpatch.h"
 #include "kvm/decode.h"
 #include "kvm/exception.h"
 #include "linux/futex.h"
@@ -76,6 +78,9 @@ void vm_destroy(struct vm *vm)
     if (vm->kvm_fd >= 0)
         close(vm->kvm_fd);
     free(vm->cpuid);
+    cpuidpatch_unref(vm->patches);
+    vm->patches = NULL;
+    cpuidload_free(vm);
     if (vm->mode)
         vm->mode->destroy(vm);
     mm_destroy(&vm->mm);

@@ -109,9 +109,13 @@ struct vm_options {
     const struct kvm_cpuid2 *cpuid_exact; /* replay, workers: exactly this CPUID table
                                  * (cpu_model then only names it); refused if the host
                                  * cannot present one of its features */
+    struct cpuid_patches *cpuid_patches; /* workers, replay: share or seed this table of
+                                 * patched CPUID sites (kvm/cpuidpatch.h); NULL: a new one */
 };
 
 struct files;
+struct cpuid_patches;
+struct cpuid_regions;
 
 struct vm {
     struct vm_options opt;
@@ -135,6 +139,9 @@ struct vm {
     bool pvm;                   /* /dev/kvm is PVM: user SYSCALL stays in user mode */
     bool cpuid_faulting;        /* user-mode CPUID traps (#GP) and is answered by the VMM */
     bool cpuid_hidden;          /* the guest cannot see RDRAND/RDSEED */
+    struct cpuid_patches *patches; /* non-NULL: user CPUID is not trapped here, so the
+                                 * program's cpuid instructions are patched (cpuidpatch.h) */
+    struct cpuid_regions *cpuid_regions; /* file mappings not yet executable (cpuidload.h) */
     atomic_bool mode_checked;   /* the first syscall confirmed the pvm guess */
     struct kvm_regs entry_regs;  /* thread 1's registers at the entry point */
 

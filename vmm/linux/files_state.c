@@ -1,6 +1,7 @@
 /* The file layer as guest state (files.h): private file mappings, descriptor tables in
  * snapshots, and the digests a dump records. */
 #include "linux/files_int.h"
+#include "linux/cpuidload.h"
 #include "kvm/snapimage.h"
 #include "kvm/vm.h"
 #include "lib/sha256.h"
@@ -76,6 +77,8 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
         ret = at;
     else if (ret == -EFAULT)
         ret = -ENOMEM; /* guest memory ran out while filling the mapping */
+    if (ret >= 0) /* before its protection: the pages are still writable */
+        cpuidload_file_map(vm, f->path, f->hostfd, (uint64_t)at, off, len, prot);
     gfile_put(f);
     if (ret < 0) {
         mm_unmap(&vm->mm, (uint64_t)at, len);

@@ -3,6 +3,7 @@
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
+#include "linux/cpuidload.h"
 #include "linux/files.h"
 #include "linux/libdeps.h"
 #include <elf.h>
@@ -136,7 +137,10 @@ static int load_interp(struct vm *vm, char *err, size_t errlen)
     if (base < 0 || mm_unmap(&vm->mm, (uint64_t)base, span) < 0)
         return jx_fail(err, errlen, "no room for the interpreter: raise --mem");
     vm->interp_bias = (uint64_t)base;
-    return load_segments(vm, &vm->interp, vm->interp_bias, err, errlen);
+    if (load_segments(vm, &vm->interp, vm->interp_bias, err, errlen) < 0)
+        return -1;
+    cpuidload_image(vm, vm->img.interp, &vm->interp, vm->interp_bias);
+    return 0;
 }
 
 int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, char **envp,
@@ -154,6 +158,7 @@ int vm_load(struct vm *vm, const char *path, int argc, char **argv, int envc, ch
     vm->bias = vm->img.pie ? PIE_BASE : 0;
     if (load_segments(vm, &vm->img, vm->bias, err, errlen) < 0)
         return -1;
+    cpuidload_image(vm, path, &vm->img, vm->bias);
     raise_thread_stack(vm);
     vm->mm.brk_base = vm->mm.brk_cur = vm->bias + vm->img.hi;
     if (vm->img.interp[0] && load_interp(vm, err, errlen) < 0)

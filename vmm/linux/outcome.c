@@ -1,6 +1,7 @@
 #include "linux/outcome.h"
 #include "lib/json.h"
 #include "kvm/vm.h"
+#include "kvm/cpuidpatch.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,6 +145,7 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
     fprintf(f, "{\"outcome\":\"%s\",\"exit_status\":%d", kinds[o->kind], outcome_exit_status(o));
     fprintf(f, ",\"cpu_model\":");
     json_fput_str(f, vm->cpu_model, false);
+    cpuidpatch_write_json(vm->patches, f);
     switch (o->kind) {
     case OUT_EXIT:
         fprintf(f, ",\"status\":%d", o->status);

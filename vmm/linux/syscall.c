@@ -1,4 +1,5 @@
 #include "linux/syscall.h"
+#include "linux/cpuidload.h"
 #include "linux/threads.h"
 #include "linux/futex.h"
 #include "linux/files.h"
@@ -367,9 +368,13 @@ static int64_t memory_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t 
     }
     case SYS_munmap:
         ret = mm_unmap(&vm->mm, a0, a1);
+        if (ret == 0)
+            cpuidload_unmapped(vm, a0, a1);
         break;
     case SYS_mprotect:
         ret = mm_protect(&vm->mm, a0, a1, (int)a2);
+        if (ret == 0)
+            cpuidload_mprotect(vm, a0, a1, (int)a2);
         if (ret == 0)
             vm_note_mapped(vm, a0, a0 + a1);
         break;

@@ -115,6 +115,7 @@ static int build(struct worker *w, struct snapshot *snap)
     opt.selftest_rounds = 0;
     opt.cpu_model = m->cpu_model; /* the very table the snapshots were taken under */
     opt.cpuid_exact = m->cpuid;
+    opt.cpuid_patches = m->patches; /* the same patched memory comes with the snapshots */
     struct vm *vm = calloc(1, sizeof *vm);
     if (!vm) {
         jx_err("worker %d: out of memory", w->id);

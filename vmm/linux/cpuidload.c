@@ -1,0 +1,208 @@
+/* Patching CPUID instructions as code is mapped (cpuidload.h). */
+#include "linux/cpuidload.h"
+#include "kvm/cpuidpatch.h"
+#include "kvm/vm.h"
+#include "linux/cpuidscan.h"
+#include "lib/util.h"
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WINDOW 16          /* bytes before a site that must still be the file's */
+#define MAX_REGIONS 1024   /* remembered non-executable file mappings */
+#define MAX_SCAN (1ULL << 30)
+
+struct region {
+    uint64_t start, end, off;
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+
+struct cpuid_regions {
+    struct region r[MAX_REGIONS];
+    size_t n;
+};
+
+/* The guest byte at va, writable by the VMM whatever the page's protection; NULL when
+ * the page is not there. */
+static uint8_t *guest_byte(struct vm *vm, uint64_t va)
+{
+    uint64_t *pte = gm_pte(&vm->gm, va, false);
+    if (!pte || !gm_pte_usable(*pte) || !gm_pte_frame(*pte))
+        return NULL;
+    uint64_t gpa = gm_pte_frame(*pte) + (va & (PAGE_SIZE - 1));
+    return gpa < vm->gm.size ? gm_ptr(&vm->gm, gpa) : NULL;
+}
+
+/* Guest memory at va holds file byte data[f], or the patch of a recorded site there. */
+static bool holds(struct vm *vm, const uint8_t *data, uint64_t f, uint64_t lo, uint64_t va)
+{
+    uint8_t *b = guest_byte(vm, va);
+    if (!b)
+        return false;
+    if (*b == data[f])
+        return true;
+    return *b == 0x0B && data[f] == 0xA2 && f > lo && data[f - 1] == 0x0F &&
+           cpuidpatch_has(vm->patches, va - 1);
+}
+
+/* Rewrites 0F A2 at va into 0F 0B when guest memory still holds the file's bytes
+ * data[fo - WINDOW .. fo + 2) (clamped at lo, the mapping's first file offset; sites
+ * already patched count as the file's). True when the site is patched (now or before). */
+static bool patch_site(struct vm *vm, const uint8_t *data, uint64_t fo, uint64_t lo,
+                       uint64_t va)
+{
+    uint64_t from = fo - lo < WINDOW ? lo : fo - WINDOW;
+    for (uint64_t f = from; f < fo + 2; f++)
+        if (!holds(vm, data, f, lo, va - (fo - f)))
+            return false;
+    if (!cpuidpatch_add(vm->patches, va))
+        return false;
+    uint8_t *op = guest_byte(vm, va + 1);
+    *op = 0x0B;
+    uint64_t *pte = gm_pte(&vm->gm, va + 1, false);
+    gm_mark_dirty(&vm->gm, gm_pte_frame(*pte));
+    return true;
+}
+
+/* Scans file data[0..size) mapped at at from offset off over len bytes and patches. */
+static void patch_mapping(struct vm *vm, const char *name, const uint8_t *data, size_t size,
+                          uint64_t at, uint64_t off, uint64_t len)
+{
+    struct cpuidscan r = {0};
+    if (cpuidscan_file(data, size, off, len, &r) < 0) {
+        jx_err("warning: cannot scan %s for CPUID instructions (out of memory): its "
+               "CPUID stays the host's", name);
+        cpuidscan_free(&r);
+        return;
+    }
+    unsigned done = 0, left = r.unsure;
+    for (size_t i = 0; i < r.n; i++) {
+        if (patch_site(vm, data, r.sites[i], off, at + (r.sites[i] - off)))
+            done++;
+        else
+            left++;
+    }
+    if (done || left)
+        cpuidpatch_note_file(vm->patches, name, at, done, left);
+    cpuidscan_free(&r);
+}
+
+void cpuidload_image(struct vm *vm, const char *name, const struct elf_image *img,
+                     uint64_t bias)
+{
+    if (!vm->patches || !img->data)
+        return;
+    for (int i = 0; i < img->nseg; i++) {
+        const struct elf_segment *s = &img->seg[i];
+        if ((s->prot & PROT_X) && s->filesz)
+            patch_mapping(vm, name, img->data, img->size, bias + s->vaddr, s->offset,
+                          s->filesz);
+    }
+}
+
+/* The host file fd (size bytes) mapped read-only for scanning, or NULL. */
+static const uint8_t *map_file(int fd, struct stat *st)
+{
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
+        (uint64_t)st->st_size > MAX_SCAN)
+        return NULL;
+    void *p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void remember(struct vm *vm, const char *path, const struct stat *st, uint64_t at,
+                     uint64_t off, uint64_t len)
+{
+    if (!vm->cpuid_regions && !(vm->cpuid_regions = calloc(1, sizeof *vm->cpuid_regions)))
+        return;
+    struct cpuid_regions *rs = vm->cpuid_regions;
+    char *p = strdup(path);
+    if (rs->n == MAX_REGIONS || !p) {
+        free(p);
+        return;
+    }
+    rs->r[rs->n++] = (struct region){.start = at, .end = at + len, .off = off, .path = p,
+                                     .dev = st->st_dev, .ino = st->st_ino,
+                                     .size = st->st_size, .mtime = st->st_mtim};
+}
+
+void cpuidload_file_map(struct vm *vm, const char *path, int hostfd, uint64_t at,
+                        uint64_t off, uint64_t len, int prot)
+{
+    if (!vm->patches)
+        return;
+    cpuidload_unmapped(vm, at, len); /* MAP_FIXED replaced whatever was there */
+    struct stat st;
+    const uint8_t *data = map_file(hostfd, &st);
+    if (!data)
+        return;
+    if (prot & PROT_X)
+        patch_mapping(vm, path, data, (size_t)st.st_size, at, off, len);
+    else
+        remember(vm, path, &st, at, off, len);
+    munmap((void *)data, (size_t)st.st_size);
+}
+
+static void drop(struct cpuid_regions *rs, size_t i)
+{
+    free(rs->r[i].path);
+    rs->r[i] = rs->r[--rs->n];
+}
+
+void cpuidload_unmapped(struct vm *vm, uint64_t addr, uint64_t len)
+{
+    struct cpuid_regions *rs = vm->cpuid_regions;
+    for (size_t i = 0; rs && i < rs->n;)
+        if (rs->r[i].start < addr + len && addr < rs->r[i].end)
+            drop(rs, i);
+        else
+            i++;
+}
+
+void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+{
+    struct cpuid_regions *rs = vm->cpuid_regions;
+    if (!vm->patches || !rs || !(prot & PROT_X))
+        return;
+    for (size_t i = 0; i < rs->n;) {
+        struct region g = rs->r[i];
+        if (!(g.start < addr + len && addr < g.end)) {
+            i++;
+            continue;
+        }
+        uint64_t lo = g.start > addr ? g.start : addr;
+        uint64_t hi = g.end < addr + len ? g.end : addr + len;
+        int fd = open(g.path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        const uint8_t *data = fd >= 0 ? map_file(fd, &st) : NULL;
+        /* Only the very file that was mapped (the guest's memory is checked too). */
+        if (data && st.st_dev == g.dev && st.st_ino == g.ino && st.st_size == g.size &&
+            st.st_mtim.tv_sec == g.mtime.tv_sec && st.st_mtim.tv_nsec == g.mtime.tv_nsec)
+            patch_mapping(vm, g.path, data, (size_t)st.st_size, lo, g.off + (lo - g.start),
+                          hi - lo);
+        if (data)
+            munmap((void *)data, (size_t)st.st_size);
+        if (fd >= 0)
+            close(fd);
+        if (lo == g.start && hi == g.end)
+            drop(rs, i); /* wholly executable now: done */
+        else
+            i++;
+    }
+}
+
+void cpuidload_free(struct vm *vm)
+{
+    struct cpuid_regions *rs = vm->cpuid_regions;
+    for (size_t i = 0; rs && i < rs->n; i++)
+        free(rs->r[i].path);
+    free(rs);
+    vm->cpuid_regions = NULL;
+}

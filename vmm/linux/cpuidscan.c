@@ -1,0 +1,175 @@
+/* CPUID sites of an ELF file's executable sections (cpuidscan.h). */
+#include "linux/cpuidscan.h"
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SECTIONS 4096
+
+struct anchors {
+    uint64_t *a;  /* file offsets, sorted, unique */
+    size_t n, cap;
+};
+
+static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        uint64_t *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool in_file(size_t size, uint64_t off, uint64_t len)
+{
+    return off <= size && len <= size - off;
+}
+
+/* Function symbols of symbol table sh that lie inside section sec (index si) become
+ * anchors (as file offsets). A bad table is skipped: it only costs anchors. */
+static int add_anchors(const uint8_t *data, size_t size, const Elf64_Shdr *sh,
+                       const Elf64_Shdr *sec, uint64_t si, struct anchors *an)
+{
+    if (sh->sh_entsize != sizeof(Elf64_Sym) || !in_file(size, sh->sh_offset, sh->sh_size))
+        return 0;
+    size_t n = sh->sh_size / sizeof(Elf64_Sym);
+    for (size_t i = 0; i < n; i++) {
+        Elf64_Sym s;
+        memcpy(&s, data + sh->sh_offset + i * sizeof s, sizeof s);
+        if (ELF64_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx != si)
+            continue;
+        if (s.st_value < sec->sh_addr || s.st_value - sec->sh_addr >= sec->sh_size)
+            continue;
+        if (push_u64(&an->a, &an->n, &an->cap, sec->sh_offset + (s.st_value - sec->sh_addr)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool has_pair(const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++)
+        if (p[i] == 0x0F && p[i + 1] == 0xA2)
+            return true;
+    return false;
+}
+
+static unsigned count_pairs(const uint8_t *data, uint64_t lo, uint64_t hi, uint64_t off,
+                            uint64_t len)
+{
+    unsigned c = 0;
+    for (uint64_t i = lo; i + 1 < hi; i++)
+        if (data[i] == 0x0F && data[i + 1] == 0xA2 && i >= off && i + 2 <= off + len)
+            c++;
+    return c;
+}
+
+/* One section [lo, hi) of file offsets, anchors sorted inside it. */
+static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_t hi,
+                 const struct anchors *an, uint64_t off, uint64_t len, struct cpuidscan *r)
+{
+    size_t ai = 0;
+    uint64_t start = lo;
+    while (start < hi) {
+        while (ai < an->n && an->a[ai] <= start)
+            ai++;
+        uint64_t end = ai < an->n ? an->a[ai] : hi;
+        size_t first = r->n;
+        const uint8_t *code = data + start;
+        size_t left = (size_t)(end - start);
+        uint64_t pc = start;
+        bool ok = true;
+        while (left) {
+            if (!cs_disasm_iter(h, &code, &left, &pc, insn)) {
+                ok = false; /* undecodable: data, or a sweep out of step */
+                break;
+            }
+            uint64_t at = pc - insn->size;
+            if (insn->size == 2 && data[at] == 0x0F && data[at + 1] == 0xA2 && at >= off &&
+                at + 2 <= off + len && push_u64(&r->sites, &r->n, &r->cap, at) < 0)
+                return -1;
+        }
+        /* capstone stops short of an instruction that would cross `end`: landing exactly
+         * on the anchor means left == 0 with every byte decoded. */
+        if (!ok || pc != end) {
+            r->n = first;
+            r->unsure += count_pairs(data, start, end, off, len);
+        }
+        start = end;
+    }
+    return 0;
+}
+
+int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
+                   struct cpuidscan *r)
+{
+    if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) ||
+        data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
+        return 0;
+    Elf64_Ehdr eh;
+    memcpy(&eh, data, sizeof eh);
+    if (eh.e_machine != EM_X86_64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        eh.e_shnum == 0 || eh.e_shnum > MAX_SECTIONS ||
+        !in_file(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
+        return 0;
+    Elf64_Shdr *sh = malloc(eh.e_shnum * sizeof *sh);
+    if (!sh)
+        return -1;
+    memcpy(sh, data + eh.e_shoff, eh.e_shnum * sizeof *sh);
+    csh h;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+        free(sh);
+        return -1;
+    }
+    cs_insn *insn = cs_malloc(h);
+    int rc = insn ? 0 : -1;
+    struct anchors an = {0};
+    for (uint64_t si = 0; si < eh.e_shnum && rc == 0; si++) {
+        const Elf64_Shdr *s = &sh[si];
+        if (s->sh_type != SHT_PROGBITS || !(s->sh_flags & SHF_EXECINSTR) || !s->sh_size ||
+            !in_file(size, s->sh_offset, s->sh_size))
+            continue;
+        uint64_t lo = s->sh_offset, hi = s->sh_offset + s->sh_size;
+        if (hi <= off || lo >= off + len || !has_pair(data + lo, (size_t)s->sh_size))
+            continue;
+        an.n = 0;
+        for (uint64_t ti = 0; ti < eh.e_shnum && rc == 0; ti++)
+            if (sh[ti].sh_type == SHT_SYMTAB || sh[ti].sh_type == SHT_DYNSYM)
+                rc = add_anchors(data, size, &sh[ti], s, si, &an);
+        if (rc < 0)
+            break;
+        if (an.n)
+            qsort(an.a, an.n, sizeof *an.a, cmp_u64);
+        size_t u = 0;
+        for (size_t i = 0; i < an.n; i++)
+            if (!u || an.a[u - 1] != an.a[i])
+                an.a[u++] = an.a[i];
+        an.n = u;
+        rc = sweep(h, insn, data, lo, hi, &an, off, len, r);
+    }
+    free(an.a);
+    if (insn)
+        cs_free(insn, 1);
+    cs_close(&h);
+    free(sh);
+    return rc;
+}
+
+void cpuidscan_free(struct cpuidscan *r)
+{
+    free(r->sites);
+    memset(r, 0, sizeof *r);
+}
