@@ -82,10 +82,10 @@ done
 
 # Determinism and replayable dumps on glibc builds: the same scripts as for musl.
 echo "== determinism.sh on images/bin/glibc: $GLIBC_DETERMINISM"
-if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_DETERMINISM" RUNS=${RUNS:-50} BIN=$BIN tests/integration/determinism.sh; then
+if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_DETERMINISM" RUNS=${RUNS:-20} BIN=$BIN tests/integration/determinism.sh; then
   ok "determinism.sh on glibc builds ($GLIBC_DETERMINISM)"; else bad "determinism.sh on glibc builds ($GLIBC_DETERMINISM)"; fi
 echo "== replay.sh on images/bin/glibc: $GLIBC_REPLAY"
-if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_REPLAY" REPLAYS=${REPLAYS:-10} BIN=$BIN tests/integration/replay.sh; then
+if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_REPLAY" REPLAYS=${REPLAYS:-5} BIN=$BIN tests/integration/replay.sh; then
   ok "replay.sh on glibc builds ($GLIBC_REPLAY)"; else bad "replay.sh on glibc builds ($GLIBC_REPLAY)"; fi
 
 echo "glibc/C++ image tests: $pass passed, $fail failed"
