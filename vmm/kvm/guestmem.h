@@ -65,6 +65,10 @@ static inline void *gm_ptr(const struct guestmem *gm, uint64_t gpa) { return gm-
 /* A zeroed frame, or 0 when guest memory is exhausted. Caller holds gm->lock. */
 uint64_t gm_alloc_frame(struct guestmem *gm);
 void gm_free_frame(struct guestmem *gm, uint64_t gpa);
+/* The same for a list of frames (sorted in place), one MADV_DONTNEED per run of
+ * neighbours: each host call also makes KVM drop the run's translations, and costs that
+ * whatever the run's length. Caller holds gm->lock and frees before allocating again. */
+void gm_free_frames(struct guestmem *gm, uint64_t *gpas, size_t n);
 
 /* Records that the VMM wrote the frame at gpa (for snapshot restore). */
 static inline void gm_mark_dirty(struct guestmem *gm, uint64_t gpa)
