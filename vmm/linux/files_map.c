@@ -10,6 +10,7 @@
 #include "kvm/vm.h"
 #include <errno.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #define FILL_IOV 64
@@ -17,6 +18,11 @@
 /* preadv until the iovecs are full or the file ends (the rest stays zero). */
 static int read_all(int fd, struct iovec *iov, int n, uint64_t off)
 {
+    /* Fresh frames have no host page yet: one populate call makes them all, where the
+     * read would take a host page fault per page (each an exception into a nested
+     * host's kernel). Best effort: an older kernel refuses it and the read faults. */
+    for (int i = 0; i < n; i++)
+        madvise(iov[i].iov_base, iov[i].iov_len, MADV_POPULATE_WRITE);
     while (n > 0) {
         ssize_t r = preadv(fd, iov, n, (off_t)off);
         if (r < 0) {
