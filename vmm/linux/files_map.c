@@ -10,6 +10,9 @@
 #include "kvm/vm.h"
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -82,4 +85,48 @@ int64_t files_fill_frames(struct vm *vm, int hostfd, uint64_t va, uint64_t len, 
         rc = read_all(hostfd, iov, n, batch_off);
     pthread_mutex_unlock(&gm->lock);
     return rc;
+}
+
+/* Compares in chunks of this many bytes (one buffer, reused: no fresh host pages). */
+#define HOLD_CHUNK (64u << 10)
+
+struct hold {
+    int hostfd;
+    uint64_t va, len, off;
+    uint8_t *buf;
+};
+
+/* Whether every page of the range has a frame, not writable and not trapped, holding
+ * exactly what a fresh fill would: the file's bytes, zeroes past its end. Runs under
+ * gm->lock (mm_protect_if). Read-only frames change only through the VMM, so what is
+ * compared here is what the guest would read after the protection change. */
+static bool frames_hold(struct guestmem *gm, void *ctx)
+{
+    const struct hold *h = ctx;
+    for (uint64_t done = 0; done < h->len; done += HOLD_CHUNK) {
+        size_t chunk = h->len - done < HOLD_CHUNK ? (size_t)(h->len - done) : HOLD_CHUNK;
+        ssize_t r = pread(h->hostfd, h->buf, chunk, (off_t)(h->off + done));
+        if (r < 0)
+            return false;
+        memset(h->buf + r, 0, chunk - (size_t)r);
+        for (size_t k = 0; k < chunk; k += PAGE_SIZE) {
+            uint64_t next, *pte = gm_pte_scan(gm, h->va + done + k, &next);
+            uint64_t e = pte ? *pte : 0, frame = gm_pte_frame(e);
+            if (!frame || frame > gm->size - PAGE_SIZE || !(e & (PTE_P | PTE_SOFT)) ||
+                (e & (PTE_W | PTE_TRAP)) || memcmp(gm_ptr(gm, frame), h->buf + k, PAGE_SIZE))
+                return false;
+        }
+    }
+    return true;
+}
+
+int64_t files_map_over_same(struct vm *vm, int hostfd, uint64_t va, uint64_t len, int prot,
+                            uint64_t off)
+{
+    struct hold h = {hostfd, va, len, off, malloc(HOLD_CHUNK)};
+    if (!h.buf || (va | len) & (PAGE_SIZE - 1) || !len)
+        return free(h.buf), -EAGAIN;
+    int64_t r = mm_protect_if(&vm->mm, va, len, prot, frames_hold, &h);
+    free(h.buf);
+    return r == 0 ? 0 : -EAGAIN;
 }

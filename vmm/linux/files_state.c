@@ -63,6 +63,11 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     }
     enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE : (flags & 0x10) ? MM_FIXED
                                                                                 : MM_HINT;
+    uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (mode == MM_FIXED && files_map_over_same(vm, f->hostfd, addr, want, prot, off) == 0) {
+        gfile_put(f);
+        return (int64_t)addr;
+    }
     /* Made with its final protection and filled through the frames (files_map.c): no
      * downgrade afterwards. PROT_NONE keeps no frames unless mapped accessible first. */
     int mprot = prot ? prot : 3;
@@ -73,7 +78,6 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     }
     /* The file's bytes; past its end the pages stay zero (Linux would raise SIGBUS on
      * whole pages past the end: a program that touches them is already wrong). */
-    uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
     int64_t ret = files_fill_frames(vm, f->hostfd, (uint64_t)at, want, off);
     if (ret >= 0)
         ret = at;

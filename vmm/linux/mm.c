@@ -278,6 +278,12 @@ int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len)
 
 int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
 {
+    return mm_protect_if(mm, addr, len, prot, NULL, NULL);
+}
+
+int64_t mm_protect_if(struct mm *mm, uint64_t addr, uint64_t len, int prot,
+                      bool (*pred)(struct guestmem *gm, void *ctx), void *ctx)
+{
     if (addr & (PAGE_SIZE - 1))
         return -EINVAL;
     if (prot & ~7)
@@ -290,7 +296,7 @@ int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
     pthread_mutex_lock(&mm->gm->lock);
     int64_t ret = -ENOMEM;
     if (mm_is_mapped(mm, addr, addr + len))
-        ret = protect_pages(mm, addr, addr + len, prot);
+        ret = !pred || pred(mm->gm, ctx) ? protect_pages(mm, addr, addr + len, prot) : -EAGAIN;
     pthread_mutex_unlock(&mm->gm->lock);
     return ret;
 }
