@@ -189,7 +189,8 @@ void gm_invalidate_range(struct guestmem *gm, uint64_t gpa, uint64_t len)
         return;
     mprotect(gm->host + gpa, len, PROT_READ);
     mprotect(gm->host + gpa, len, PROT_READ | PROT_WRITE);
-    gm->invalidations++;
+    gm->invalidations += len / PAGE_SIZE;
+    gm->invalidation_calls++;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -46,6 +46,7 @@ struct guestmem {
     uint64_t *table_bitmap; /* the same as a bitmap: 1 = page-table frame (restores OR it in) */
     uint64_t table_cursor;
     uint64_t invalidations;  /* frames whose cached translations were dropped */
+    uint64_t invalidation_calls; /* host calls that did it (one per run of neighbours) */
     /* Snapshot support (snapshot.c). KVM's dirty log sees only the guest's writes; these
      * record the VMM's own: contents it wrote, and frames that got new mappings (whose
      * translations a restore must drop). Off until the first snapshot. */
