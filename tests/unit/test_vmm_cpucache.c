@@ -100,8 +100,8 @@ static void forged_refused(void **s)
         "jinx-cpu-model-cache 2\nmodel kvm64\nkey %s\nlibvirt /l\nfeatures 1\nfpu\n",
         "jinx-cpu-model-cache 1\nmodel kvm64\nkey %sZ\nlibvirt /l\nfeatures 1\nfpu\n",
         "jinx-cpu-model-cache 1\nmodel kvm64\nkey %s\nlibvirt /l\nfeatures -1\nfpu\n",
-        "jinx-cpu-model-cache 1\nmodel kvm64\nkey %s\nlibvirt /l\nfeatures 1\n"
-        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+        ("jinx-cpu-model-cache 1\nmodel kvm64\nkey %s\nlibvirt /l\nfeatures 1\n"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"),
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
         char body[512], **names;
