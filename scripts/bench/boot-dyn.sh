@@ -77,7 +77,7 @@ for img in $IMAGES; do
   to_main=$(grep "^$img " "$raw" | awk '{print $2}' | bench_med)
   wall=$(grep "^$img " "$raw" | awk '{print $3}' | bench_med)
   cpu=$(grep "^$img " "$raw" | awk '{print $4}' | bench_med)
-  cache=$(grep "^$img " "$raw" | sed -n 's/.*cpu_model_cache=\([a-z]*\).*/\1/p' | sort | uniq -c | awk '{printf "%s%s:%s", NR > 1 ? "," : "", $2, $1}')
+  cache=$(grep "^$img " "$raw" | sed -n 's/.*cpu_model_cache=\([a-z]*\).*/\1/p' | sort | uniq -c | awk '{printf "%s%s:%s", (NR > 1 ? "," : ""), $2, $1}')
   first=$(f boot_to_first_guest_instruction_us); first_ms=$(awk -v x="$first" 'BEGIN {printf "%.2f", x / 1000}')
   loader=$(awk -v a="$to_main" -v b="$first_ms" -v c="$proc" 'BEGIN {printf "%.2f", a - b - c}')
   exits=$(f exits); sys=$(f syscalls); frames=$(f guest_frames_used)
