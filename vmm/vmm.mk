@@ -27,7 +27,7 @@ $(VMM_LIB): $(VMM_OBJS)
 
 $(JINX_VMM): $(BUILD)/vmm/cli/jinx_vmm.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lvirt -lpthread $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -ldl -lpthread $(LDLIBS)
 
 all: $(JINX_VMM)
 
@@ -36,7 +36,7 @@ all: $(JINX_VMM)
 JINXCTL := $(BIN)/jinxctl
 $(JINXCTL): $(BUILD)/vmm/cli/jinxctl.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lvirt -lpthread -lm $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -ldl -lpthread -lm $(LDLIBS)
 
 all: $(JINXCTL)
 
@@ -44,6 +44,6 @@ all: $(JINXCTL)
 JINX := $(BIN)/jinx
 $(JINX): $(BUILD)/vmm/cli/jinx_test_cmd.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -lvirt -lpthread $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -ldl -lpthread $(LDLIBS)
 
 all: $(JINX)

@@ -8,7 +8,10 @@
 # cost of starting the jinx-vmm process at all (`jinx-vmm --version`, spawn to exit, no VM:
 # its own dynamic linking against libvirt and capstone), which to_main includes. So
 # loader_ms = to_main - proc_start - first_insn is the guest's share: ld-linux, libc and
-# libstdc++ start-up and the static constructors, up to main.
+# libstdc++ start-up and the static constructors, up to main. cpu_ms is jinx-vmm's own CPU
+# time for the whole run (user + system, to its exit): on a loaded shared host it moves far
+# less than wall times do. One warm-up run first (page cache, the CPU model cache of
+# docs/cpu-models.md) is not counted.
 #
 #   scripts/bench/boot-dyn.sh [--quick] [RUNS]      (default 21 runs; --quick: 5)
 #     env: IMAGES="images/bin/dyn/cxx-big"  binaries that write JINX-MAIN first in main
@@ -20,7 +23,7 @@ BIN=${BIN:-bin}; RUNS=21; IMAGES=${IMAGES:-images/bin/dyn/cxx-big}; BUDGET_MS=50
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) RUNS=5; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *[!0-9]*|'') bench_die "unknown argument $1 (--help for usage)" ;;
     *) RUNS=$1; shift ;;
   esac
@@ -30,24 +33,27 @@ bench_need_build $IMAGES
 mkdir -p "$RESULTS"
 csv=$RESULTS/boot-dyn.csv; js=$RESULTS/boot-dyn.json; png=$RESULTS/boot-dyn.png
 raw=$RESULTS/boot-dyn.raw; : >"$raw"
-echo "image,text_kb,runs,to_main_ms,wall_ms,first_insn_ms,loader_ms,exits,syscalls,frames,proc_start_ms" >"$csv"
+echo "image,text_kb,runs,to_main_ms,wall_ms,first_insn_ms,loader_ms,exits,syscalls,frames,proc_start_ms,cpu_ms" >"$csv"
 json="{\"host\":$(bench_host),\"runs\":$RUNS,\"budget_ms\":$BUDGET_MS,"
 
-# One run: "to_main_ms wall_ms <stats line>" (times from the spawn of jinx-vmm).
+# One run: "to_main_ms wall_ms cpu_ms <stats line>" (times from the spawn of jinx-vmm).
 one_run() {
   python3 - "$BIN/jinx-vmm" "$1" <<'PY'
-import subprocess, sys, time
+import os, subprocess, sys, time
 t0 = time.monotonic()
 p = subprocess.Popen([sys.argv[1], "run", "--stats", "--no-control", sys.argv[2], "--", "--main-only"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 first = p.stdout.readline()
 t_main = time.monotonic()
-rest, err = p.communicate()
+rest = p.stdout.read(); err = p.stderr.read()
+_, status, ru = os.wait4(p.pid, 0)
+p.returncode = os.waitstatus_to_exitcode(status)
 t_end = time.monotonic()
 stats = [l for l in err.decode(errors="replace").splitlines() if "stats:" in l]
 if first != b"JINX-MAIN\n" or p.returncode != 0 or not stats:
     sys.exit("boot-dyn: run of %s failed (status %s, first line %r): %s" % (sys.argv[2], p.returncode, first, err.decode(errors="replace")[-300:]))
-print("%.3f %.3f %s" % ((t_main - t0) * 1e3, (t_end - t0) * 1e3, stats[-1].split("stats:", 1)[1]))
+print("%.3f %.3f %.3f %s" % ((t_main - t0) * 1e3, (t_end - t0) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3,
+                          stats[-1].split("stats:", 1)[1]))
 PY
 }
 
@@ -62,20 +68,23 @@ for _ in range(int(sys.argv[2])):
 print("%.3f" % sorted(ts)[(len(ts) - 1) // 2])' "$BIN/jinx-vmm" "$RUNS") || bench_die "could not start $BIN/jinx-vmm --version"
 json="$json\"proc_start_ms\":$proc,\"rows\":["
 printf 'jinx-vmm process start alone (--version, no VM): %s ms\n' "$proc"
-printf '%-28s %8s %10s %10s %12s %10s %6s %8s\n' image text_KB to_main_ms wall_ms first_insn_ms loader_ms exits syscalls
+printf '%-28s %8s %10s %10s %12s %10s %6s %8s %7s %s\n' image text_KB to_main_ms wall_ms first_insn_ms loader_ms exits syscalls cpu_ms cpu_cache
 worst=0
 for img in $IMAGES; do
+  one_run "$img" >/dev/null || bench_die "warm-up run of $img failed"
   for _ in $(seq "$RUNS"); do one_run "$img" || bench_die "run of $img failed"; done | sed "s|^|$img |" >>"$raw"
   f() { grep "^$img " "$raw" | sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | bench_med; }
   to_main=$(grep "^$img " "$raw" | awk '{print $2}' | bench_med)
   wall=$(grep "^$img " "$raw" | awk '{print $3}' | bench_med)
+  cpu=$(grep "^$img " "$raw" | awk '{print $4}' | bench_med)
+  cache=$(grep "^$img " "$raw" | sed -n 's/.*cpu_model_cache=\([a-z]*\).*/\1/p' | sort | uniq -c | awk '{printf "%s%s:%s", (NR > 1 ? "," : ""), $2, $1}')
   first=$(f boot_to_first_guest_instruction_us); first_ms=$(awk -v x="$first" 'BEGIN {printf "%.2f", x / 1000}')
   loader=$(awk -v a="$to_main" -v b="$first_ms" -v c="$proc" 'BEGIN {printf "%.2f", a - b - c}')
   exits=$(f exits); sys=$(f syscalls); frames=$(f guest_frames_used)
   text=$(size "$img" 2>/dev/null | awk 'NR == 2 {printf "%d", $1 / 1024}'); text=${text:-0}
-  printf '%-28s %8s %10s %10s %12s %10s %6s %8s\n' "$img" "$text" "$to_main" "$wall" "$first_ms" "$loader" "$exits" "$sys"
-  echo "$img,$text,$RUNS,$to_main,$wall,$first_ms,$loader,$exits,$sys,$frames,$proc" >>"$csv"
-  json="$json{\"image\":\"$img\",\"text_kb\":$text,\"to_main_ms\":$to_main,\"wall_ms\":$wall,\"first_insn_ms\":$first_ms,\"loader_ms\":$loader,\"exits\":$exits,\"syscalls\":$sys,\"guest_frames\":$frames},"
+  printf '%-28s %8s %10s %10s %12s %10s %6s %8s %7s %s\n' "$img" "$text" "$to_main" "$wall" "$first_ms" "$loader" "$exits" "$sys" "$cpu" "${cache:-?}"
+  echo "$img,$text,$RUNS,$to_main,$wall,$first_ms,$loader,$exits,$sys,$frames,$proc,$cpu" >>"$csv"
+  json="$json{\"image\":\"$img\",\"text_kb\":$text,\"to_main_ms\":$to_main,\"wall_ms\":$wall,\"first_insn_ms\":$first_ms,\"loader_ms\":$loader,\"exits\":$exits,\"syscalls\":$sys,\"guest_frames\":$frames,\"cpu_ms\":$cpu,\"cpu_model_cache\":\"${cache:-}\"},"
   awk -v a="$to_main" -v b="$BUDGET_MS" 'BEGIN {exit !(a > b)}' && worst=1
 done
 json="${json//:nan/:null}"

@@ -21,9 +21,10 @@ FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm
                 tests/fuzz/schedule_fuzz.c
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
 FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c vmm/dump/patchrec.c
+FUZZ_SRCS    += vmm/kvm/cpucache.c vmm/kvm/libvirtcpu.c vmm/kvm/libvirtdl.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan
+                cpuidscan cpucache
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
@@ -32,7 +33,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) -lcapstone -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) -lcapstone -ldl -lm
 
 fuzz-smoke: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -50,4 +51,4 @@ fuzz-seeds: $(FUZZ_BUILD)/mkseeds
 
 $(FUZZ_BUILD)/mkseeds: tests/fuzz/mkseeds.c $(FUZZ_SRCS) | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm -o $@ $< $(FUZZ_SRCS) -lcapstone -lm
+	$(CC) -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm -o $@ $< $(FUZZ_SRCS) -lcapstone -ldl -lm

@@ -479,8 +479,11 @@ static void test_protect_downgrade_invalidates(void **state)
     assert_int_equal(gm->invalidations, inv);
     assert_int_equal(mm_protect(mm, a, 4 * PG, 7), 0); /* upgrade */
     assert_int_equal(gm->invalidations, inv);
+    uint64_t calls = gm->invalidation_calls;
     assert_int_equal(mm_protect(mm, a, 4 * PG, PROT_R | PROT_X), 0); /* loses W */
     assert_int_equal(gm->invalidations, inv + 4);
+    /* four neighbouring frames (a fresh mapping's): one host call, not one per page */
+    assert_int_equal(gm->invalidation_calls, calls + 1);
     assert_int_equal(mm_protect(mm, a, 2 * PG, PROT_R), 0); /* loses X */
     assert_int_equal(gm->invalidations, inv + 6);
     assert_int_equal(mm_protect(mm, a, PG, 0), 0); /* loses P */

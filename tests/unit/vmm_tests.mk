@@ -10,7 +10,7 @@ $(BUILD)/tests/test_vmm_%.o: tests/unit/test_vmm_%.c | deps
 .PRECIOUS: $(BUILD)/tests/test_vmm_%.o
 $(BUILD)/tests/test_vmm_%: $(BUILD)/tests/test_vmm_%.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lcapstone -lvirt -lpthread $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lcapstone -ldl -lpthread $(LDLIBS)
 
 .PHONY: vmm-unit-test
 vmm-unit-test: $(VMM_TESTS)

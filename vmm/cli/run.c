@@ -5,6 +5,7 @@
 #include "control/control.h"
 #include "control/shutdown.h"
 #include "dump/dump.h"
+#include "kvm/cpucache.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include "linux/outcome.h"
@@ -472,12 +473,12 @@ static void report_and_free(struct run *r, struct vm *vm)
         fprintf(stderr,
                 "jinx-vmm: stats: boot_to_first_guest_instruction_us=%.1f "
                 "boot_to_first_syscall_us=%.1f wall_ms=%.2f exits=%llu syscalls=%llu vcpus=%d "
-                "guest_frames_used=%llu\n",
+                "guest_frames_used=%llu cpu_model_cache=%s\n",
                 vm->t_first_run ? (vm->t_first_run - vm->t_process_start) / 1e3 : -1.0,
                 vm->t_first_exit ? (vm->t_first_exit - vm->t_process_start) / 1e3 : -1.0,
                 (end - vm->t_process_start) / 1e6, (unsigned long long)atomic_load(&vm->n_exits),
                 (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus,
-                (unsigned long long)vm->gm.used);
+                (unsigned long long)vm->gm.used, cpucache_last());
     }
     if (r->want_serial || r->had_rounds)
         serialize_free(vm);

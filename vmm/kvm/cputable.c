@@ -1,5 +1,6 @@
 /* The guest's CPUID table (cputable.h). */
 #include "kvm/cputable.h"
+#include "kvm/cpucache.h"
 #include "kvm/cpumodel.h"
 #include "kvm/libvirtcpu.h"
 #include <errno.h>
@@ -111,7 +112,7 @@ int cpu_choose_table(struct vm *vm, char *err, size_t errlen)
     }
     char **names;
     size_t n;
-    if (libvirtcpu_model_features(NULL, model, &names, &n, err, errlen) < 0)
+    if (cpucache_model_features(model, &names, &n, err, errlen) < 0)
         return -1;
     struct cpufeat_map m;
     if (cpufeat_load(CPUFEAT_XML_PATH, &m, err, errlen) < 0) {

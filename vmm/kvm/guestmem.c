@@ -158,13 +158,39 @@ void gm_free_frame(struct guestmem *gm, uint64_t gpa)
     madvise(gm->host + gpa, PAGE_SIZE, MADV_DONTNEED);
 }
 
+static int cmp_u64(const void *a, const void *b);
+
+void gm_free_frames(struct guestmem *gm, uint64_t *gpas, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t gpa = gpas[i], f = gpa / PAGE_SIZE, bit = 1ULL << (f % 64);
+        if (gpa < GPA_POOL || f >= gm->nframes || gm->table_level[f] ||
+            !(gm->bitmap[f / 64] & bit))
+            continue;
+        gm->bitmap[f / 64] &= ~bit;
+        gm->used--;
+        gm_mark_dirty(gm, gpa);
+        gpas[k++] = gpa & ~(uint64_t)(PAGE_SIZE - 1);
+    }
+    qsort(gpas, k, sizeof *gpas, cmp_u64);
+    for (size_t i = 0; i < k;) {
+        size_t j = i + 1;
+        while (j < k && gpas[j] == gpas[j - 1] + PAGE_SIZE)
+            j++;
+        madvise(gm->host + gpas[i], gpas[j - 1] + PAGE_SIZE - gpas[i], MADV_DONTNEED);
+        i = j;
+    }
+}
+
 void gm_invalidate_range(struct guestmem *gm, uint64_t gpa, uint64_t len)
 {
     if (gpa < GPA_POOL || gpa > gm->size || len > gm->size - gpa || !len)
         return;
     mprotect(gm->host + gpa, len, PROT_READ);
     mprotect(gm->host + gpa, len, PROT_READ | PROT_WRITE);
-    gm->invalidations++;
+    gm->invalidations += len / PAGE_SIZE;
+    gm->invalidation_calls++;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -46,6 +46,7 @@ struct guestmem {
     uint64_t *table_bitmap; /* the same as a bitmap: 1 = page-table frame (restores OR it in) */
     uint64_t table_cursor;
     uint64_t invalidations;  /* frames whose cached translations were dropped */
+    uint64_t invalidation_calls; /* host calls that did it (one per run of neighbours) */
     /* Snapshot support (snapshot.c). KVM's dirty log sees only the guest's writes; these
      * record the VMM's own: contents it wrote, and frames that got new mappings (whose
      * translations a restore must drop). Off until the first snapshot. */
@@ -65,6 +66,10 @@ static inline void *gm_ptr(const struct guestmem *gm, uint64_t gpa) { return gm-
 /* A zeroed frame, or 0 when guest memory is exhausted. Caller holds gm->lock. */
 uint64_t gm_alloc_frame(struct guestmem *gm);
 void gm_free_frame(struct guestmem *gm, uint64_t gpa);
+/* The same for a list of frames (sorted in place), one MADV_DONTNEED per run of
+ * neighbours: each host call also makes KVM drop the run's translations, and costs that
+ * whatever the run's length. Caller holds gm->lock and frees before allocating again. */
+void gm_free_frames(struct guestmem *gm, uint64_t *gpas, size_t n);
 
 /* Records that the VMM wrote the frame at gpa (for snapshot restore). */
 static inline void gm_mark_dirty(struct guestmem *gm, uint64_t gpa)

@@ -1,21 +1,21 @@
 /* libvirt's CPU model database (libvirtcpu.h). */
 #include "kvm/libvirtcpu.h"
 #include "kvm/cpumodel.h"
-#include <libvirt/libvirt.h>
-#include <libvirt/virterror.h>
+#include "kvm/libvirtdl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void quiet(void *ud, virErrorPtr e) { (void)ud; (void)e; }
 
-static virConnectPtr open_uri(const char *uri, char *err, size_t errlen)
+static virConnectPtr open_uri(const struct libvirt_api *v, const char *uri, char *err,
+                              size_t errlen)
 {
-    virSetErrorFunc(NULL, quiet);
-    virConnectPtr c = virConnectOpen(uri ? uri : LIBVIRT_TEST_URI);
+    v->set_error_func(NULL, quiet);
+    virConnectPtr c = v->connect_open(uri ? uri : LIBVIRT_TEST_URI);
     if (!c)
         snprintf(err, errlen, "libvirt: cannot open %s: %s", uri ? uri : LIBVIRT_TEST_URI,
-                 virGetLastErrorMessage());
+                 v->last_error_message());
     return c;
 }
 
@@ -83,10 +83,10 @@ fail:
 }
 
 /* "qemu64, kvm64, ..." into out: the models libvirt knows, for an error message. */
-static void model_list(virConnectPtr c, char *out, size_t outlen)
+static void model_list(const struct libvirt_api *v, virConnectPtr c, char *out, size_t outlen)
 {
     char **models = NULL;
-    int k = virConnectGetCPUModelNames(c, "x86_64", &models, 0);
+    int k = v->cpu_model_names(c, "x86_64", &models, 0);
     size_t used = 0;
     out[0] = 0;
     for (int i = 0; i < k; i++) {
@@ -106,18 +106,19 @@ int libvirtcpu_model_features(const char *uri, const char *model, char ***names,
                  "'_', '-')", model);
         return -1;
     }
-    virConnectPtr c = open_uri(uri, err, errlen);
+    const struct libvirt_api *v = libvirt_api(err, errlen);
+    virConnectPtr c = v ? open_uri(v, uri, err, errlen) : NULL;
     if (!c)
         return -1;
     char xml[256];
     snprintf(xml, sizeof xml, "<cpu><arch>x86_64</arch><model>%s</model></cpu>", model);
     const char *xmls[2] = {xml, xml};
-    char *r = virConnectBaselineCPU(c, xmls, 2, VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES);
+    char *r = v->baseline_cpu(c, xmls, 2, VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES);
     int rc = -1;
     if (!r) {
         char list[2048], why[256];
-        snprintf(why, sizeof why, "%s", virGetLastErrorMessage());
-        model_list(c, list, sizeof list);
+        snprintf(why, sizeof why, "%s", v->last_error_message());
+        model_list(v, c, list, sizeof list);
         snprintf(err, errlen, "--cpu-model %s: libvirt does not know this model (%s)%s%s%s",
                  model, why, list[0] ? "; its x86 models: " : "", list,
                  list[0] ? ", or host" : "");
@@ -125,7 +126,7 @@ int libvirtcpu_model_features(const char *uri, const char *model, char ***names,
         rc = libvirtcpu_parse_features(r, NULL, names, n, err, errlen);
         free(r);
     }
-    virConnectClose(c);
+    v->connect_close(c);
     return rc;
 }
 
@@ -156,12 +157,13 @@ int libvirtcpu_baseline(const char *uri, const char *const *xmls, size_t n, char
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-    virConnectPtr c = open_uri(uri, err, errlen);
+    const struct libvirt_api *v = libvirt_api(err, errlen);
+    virConnectPtr c = v ? open_uri(v, uri, err, errlen) : NULL;
     if (!c)
         goto out;
-    char *r = virConnectBaselineCPU(c, cpus, (unsigned)n, 0);
+    char *r = v->baseline_cpu(c, cpus, (unsigned)n, 0);
     if (!r) {
-        snprintf(err, errlen, "libvirt could not compute a baseline: %s", virGetLastErrorMessage());
+        snprintf(err, errlen, "libvirt could not compute a baseline: %s", v->last_error_message());
     } else {
         const char *m = strstr(r, "<model");
         const char *mb = m ? strchr(m, '>') : NULL;
@@ -174,7 +176,7 @@ int libvirtcpu_baseline(const char *uri, const char *const *xmls, size_t n, char
             rc = 0;
         }
     }
-    virConnectClose(c);
+    v->connect_close(c);
 out:
     for (size_t i = 0; i < got; i++)
         free((char *)cpus[i]);

@@ -50,6 +50,11 @@ static void digest(const uint8_t *d, size_t n, uint8_t out[32])
     }
 }
 
+void elf_build_hash(const struct elf_image *img, uint8_t out[32])
+{
+    digest(img->data, img->size, out);
+}
+
 static void load_symbols(struct elf_image *img, const Elf64_Ehdr *eh)
 {
     const uint8_t *d = img->data;
@@ -218,7 +223,6 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         return jx_fail(err, errlen, "entry point 0x%llx is not inside an executable segment",
                     (unsigned long long)img->entry);
     img->phdr_vaddr = phdr_from_pt;
-    digest(data, size, img->build_hash);
     load_symbols(img, eh);
     return 0;
 }

@@ -32,6 +32,18 @@ int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creat
 /* pread from host fd straight into guest memory [va, va+len) (marked dirty). Bytes read,
  * or -errno (-EFAULT: an unmapped guest page before any byte). */
 int64_t files_pread_user(struct vm *vm, int hostfd, uint64_t va, uint64_t len, uint64_t off);
+/* files_map.c: fills the frames behind the mapped range [va, va+len) from host fd at off
+ * through their host addresses, whatever the pages' protection, in bulk (marked dirty;
+ * zeroes past the file's end stay). Pages without a frame are skipped. 0 or -errno. */
+int64_t files_fill_frames(struct vm *vm, int hostfd, uint64_t va, uint64_t len, uint64_t off);
+/* A MAP_FIXED file mapping over pages that already hold its contents: ld.so maps a whole
+ * library from offset 0 read-only, then maps its segments again at their places, most
+ * of which hold the same file offsets. When every page of [va, va+len) has a frame, not
+ * writable, with exactly the bytes a fresh mapping of host fd at off would have, the
+ * frames stay and only the protection changes (no frames freed, made and filled again):
+ * 0. Else nothing changed: -EAGAIN. */
+int64_t files_map_over_same(struct vm *vm, int hostfd, uint64_t va, uint64_t len, int prot,
+                            uint64_t off);
 
 /* Opens canonical path canon (already resolved inside the grants) for reading as the
  * guest's open flags ask (O_NOFOLLOW, O_DIRECTORY; a write access is refused). 0 and *out

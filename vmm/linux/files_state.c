@@ -64,27 +64,37 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     }
     enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE : (flags & 0x10) ? MM_FIXED
                                                                                 : MM_HINT;
-    int64_t at = mm_map_mode(&vm->mm, addr, len, prot | 3, mode);
+    uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
+    if (mode == MM_FIXED && files_map_over_same(vm, f->hostfd, addr, want, prot, off) == 0) {
+        /* The same bytes, now perhaps executable (ld.so maps a library read-only whole,
+         * then its text again): its CPUID sites are patched like a new mapping's. */
+        cpuidload_file_map(vm, f->path, f->hostfd, addr, off, len, prot);
+        gfile_put(f);
+        return (int64_t)addr;
+    }
+    /* Made with its final protection and filled through the frames (files_map.c): no
+     * downgrade afterwards. PROT_NONE keeps no frames unless mapped accessible first. */
+    int mprot = prot ? prot : 3;
+    int64_t at = mm_map_mode(&vm->mm, addr, len, mprot, mode);
     if (at < 0) {
         gfile_put(f);
         return at;
     }
     /* The file's bytes; past its end the pages stay zero (Linux would raise SIGBUS on
      * whole pages past the end: a program that touches them is already wrong). */
-    uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
-    int64_t ret = files_pread_user(vm, f->hostfd, (uint64_t)at, want, off);
+    int64_t ret = files_fill_frames(vm, f->hostfd, (uint64_t)at, want, off);
     if (ret >= 0)
         ret = at;
     else if (ret == -EFAULT)
         ret = -ENOMEM; /* guest memory ran out while filling the mapping */
-    if (ret >= 0) /* before its protection: the pages are still writable */
+    if (ret >= 0) /* written through the frames: the guest's protection does not matter */
         cpuidload_file_map(vm, f->path, f->hostfd, (uint64_t)at, off, len, prot);
     gfile_put(f);
     if (ret < 0) {
         mm_unmap(&vm->mm, (uint64_t)at, len);
         return ret;
     }
-    if ((prot | 3) != prot)
+    if (mprot != prot)
         mm_protect(&vm->mm, (uint64_t)at, len, prot);
     return at;
 }

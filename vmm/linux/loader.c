@@ -48,9 +48,14 @@ static int load_segments(struct vm *vm, const struct elf_image *img, uint64_t bi
             rc = -1;
         }
     }
-    for (uint64_t p = 0; p < npages && rc == 0; p++)
+    /* One call per run of pages with the same protection: each call's downgrade costs a
+     * host round to drop translations, whatever the run's length (mm.c). */
+    for (uint64_t p = 0, q; p < npages && rc == 0; p = q) {
+        for (q = p + 1; q < npages && prot[q] == prot[p];)
+            q++;
         if (prot[p])
-            mm_protect(&vm->mm, bias + img->lo + p * PAGE_SIZE, PAGE_SIZE, prot[p]);
+            mm_protect(&vm->mm, bias + img->lo + p * PAGE_SIZE, (q - p) * PAGE_SIZE, prot[p]);
+    }
     free(prot);
     return rc;
 }

@@ -114,22 +114,40 @@ void mm_reserve(struct mm *mm, uint64_t start, uint64_t end)
     pthread_mutex_unlock(&mm->gm->lock);
 }
 
+/* Frames whose host calls (free, drop translations) are made per run of neighbours, not
+ * per page: each call is a KVM MMU notifier round on the host, whatever its length. */
+#define MM_BATCH 512
+struct frame_batch {
+    uint64_t f[MM_BATCH];
+    size_t n;
+};
+
 /* Frees frames and clears PTEs in [s,e). Caller holds the lock. */
 static void unmap_pages(struct mm *mm, uint64_t s, uint64_t e)
 {
+    struct frame_batch b;
+    b.n = 0;
     for (uint64_t va = s, next; va < e; va = next) {
         uint64_t *pte = gm_pte_scan(mm->gm, va, &next); /* skips absent tables whole */
         if (!pte || !*pte)
             continue;
         uint64_t old = gm_xchg_pte(mm->gm, pte, 0);
-        gm_free_frame(mm->gm, gm_pte_frame(old)); /* also drops its translations */
+        b.f[b.n++] = gm_pte_frame(old);
+        if (b.n == MM_BATCH) {
+            gm_free_frames(mm->gm, b.f, b.n); /* also drops their translations */
+            b.n = 0;
+        }
     }
+    gm_free_frames(mm->gm, b.f, b.n);
 }
 
 /* Sets prot on [s,e), allocating frames that become accessible. Caller holds lock. */
 static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
 {
     uint64_t flags = gm_prot_flags(prot);
+    struct frame_batch down; /* downgraded: their cached translations must go */
+    down.n = 0;
+    int ret = 0;
     for (uint64_t va = s, next; va < e; va = next) {
         uint64_t *pte;
         if (!prot) {
@@ -139,16 +157,20 @@ static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
                 continue;
         } else {
             next = va + PAGE_SIZE;
-            if (!(pte = gm_pte(mm->gm, va, true)))
-                return -ENOMEM;
+            if (!(pte = gm_pte(mm->gm, va, true))) {
+                ret = -ENOMEM;
+                break;
+            }
         }
         uint64_t old = *pte, frame = gm_pte_frame(old);
         if (!frame) {
             if (!prot)
                 continue; /* stays lazily unbacked */
             frame = gm_alloc_frame(mm->gm);
-            if (!frame)
-                return -ENOMEM;
+            if (!frame) {
+                ret = -ENOMEM;
+                break;
+            }
         }
         uint64_t nw = frame | flags;
         gm_set_pte(mm->gm, pte, nw);
@@ -156,9 +178,14 @@ static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
         bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
                                            (!(old & PTE_NX) && (nw & PTE_NX)));
         if (downgrade)
-            gm_invalidate_frame(mm->gm, frame);
+            down.f[down.n++] = frame;
+        if (down.n == MM_BATCH) {
+            gm_invalidate_frames(mm->gm, down.f, down.n);
+            down.n = 0;
+        }
     }
-    return 0;
+    gm_invalidate_frames(mm->gm, down.f, down.n);
+    return ret;
 }
 
 static uint64_t find_gap(struct mm *mm, uint64_t len)
@@ -251,6 +278,12 @@ int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len)
 
 int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
 {
+    return mm_protect_if(mm, addr, len, prot, NULL, NULL);
+}
+
+int64_t mm_protect_if(struct mm *mm, uint64_t addr, uint64_t len, int prot,
+                      bool (*pred)(struct guestmem *gm, void *ctx), void *ctx)
+{
     if (addr & (PAGE_SIZE - 1))
         return -EINVAL;
     if (prot & ~7)
@@ -263,7 +296,7 @@ int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
     pthread_mutex_lock(&mm->gm->lock);
     int64_t ret = -ENOMEM;
     if (mm_is_mapped(mm, addr, addr + len))
-        ret = protect_pages(mm, addr, addr + len, prot);
+        ret = !pred || pred(mm->gm, ctx) ? protect_pages(mm, addr, addr + len, prot) : -EAGAIN;
     pthread_mutex_unlock(&mm->gm->lock);
     return ret;
 }

@@ -30,6 +30,10 @@ enum mm_mode { MM_HINT, MM_FIXED, MM_FIXED_NOREPLACE };
 int64_t mm_map_mode(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum mm_mode mode);
 int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len);
 int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot);
+/* mm_protect only when pred(gm, ctx) holds, asked under the same hold of gm->lock (so
+ * what it checked cannot change before the protection does); -EAGAIN when it does not. */
+int64_t mm_protect_if(struct mm *mm, uint64_t addr, uint64_t len, int prot,
+                      bool (*pred)(struct guestmem *gm, void *ctx), void *ctx);
 int64_t mm_brk(struct mm *mm, uint64_t newbrk);
 /* madvise(MADV_DONTNEED): the range's pages read back as zeroes. Linux's errors: -EINVAL
  * for an unaligned or non-user range, -ENOMEM when part of it is not mapped. Costs time

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The CPU model cache (vmm/kvm/cpucache.h, docs/cpu-models.md "The cache"): the first
+# run with a model asks libvirt and writes the file, later runs read it and never load
+# libvirt; the CPUID table the guest gets (recorded in a dump) is byte-identical either
+# way; a damaged file (a feature renamed, truncated, garbage, oversized, a symlink) is
+# ignored, libvirt asked and the file rebuilt exactly; $XDG_CACHE_HOME/jinx is the default
+# place; an unwritable place still runs; --cpu-model host does not consult it.
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
+G="$BUILD/guest-tests"; DOCTOR=scripts/dump-cpuid.py
+tmp=$(mktemp -d); [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT; echo "tmp $tmp"
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+[ -x "$G/cpuid" ] || { echo "FAIL $G/cpuid not built (make guest-tests)"; exit 1; }
+unset XDG_CACHE_HOME
+export JINX_CACHE_DIR="$tmp/c"
+F="$JINX_CACHE_DIR/cpu-model-kvm64.txt"
+
+# run NAME [args]: the cpuid guest dumps its table; prints the cache status, leaves
+# $tmp/NAME.json (the recorded table).
+run() {
+  local name=$1; shift
+  mkdir -p "$tmp/$name"
+  # on one host CPU: KVM_GET_SUPPORTED_CPUID reports the APIC ID of the CPU it ran on
+  taskset -c 0 "$VMM" run --no-control --quiet --stats "$@" --dump-dir "$tmp/$name" "$G/cpuid" abort \
+    >/dev/null 2>"$tmp/$name.err"
+  local d; d=$(ls "$tmp/$name"/*.jinxdump 2>/dev/null | head -1)
+  [ -n "$d" ] && "$DOCTOR" show "$d" >"$tmp/$name.json"
+  sed -n 's/.*cpu_model_cache=\([a-z]*\).*/\1/p' "$tmp/$name.err" | tail -1
+}
+same_table() { [ -s "$tmp/$1.json" ] && cmp -s "$tmp/$1.json" "$tmp/$2.json"; }
+
+st=$(run first)
+[ "$st" = miss ] && [ -s "$F" ] && ok "first run: libvirt asked, $F written" \
+  || bad "first run: status '$st', file $(ls -l "$F" 2>&1)"
+cp "$F" "$tmp/good"
+st=$(run second)
+[ "$st" = hit ] && ok "second run: answered from the cache" || bad "second run: status '$st'"
+same_table first second && ok "the table from the cache is the table from libvirt" \
+  || bad "tables differ between libvirt and the cache"
+if LD_DEBUG=files "$VMM" run --no-control --quiet images/bin/correct 2>&1 >/dev/null | grep -q libvirt
+then bad "libvirt loaded on a cache hit"; else ok "a cache hit never loads libvirt"; fi
+if LD_DEBUG=files JINX_CACHE_DIR="$tmp/empty" "$VMM" run --no-control --quiet images/bin/correct \
+     2>&1 >/dev/null | grep -q "file=libvirt.so.0"
+then ok "(control) a miss does load libvirt"; else bad "(control) libvirt not seen loading on a miss"; fi
+
+# damage: each is ignored, libvirt asked again, the file rebuilt as it was
+damage() { # NAME, then the command that damages $F
+  local name=$1; shift
+  "$@"
+  local st; st=$(run "$name")
+  if [ "$st" = miss ] && cmp -s "$F" "$tmp/good" && same_table first "$name"; then
+    ok "$name: ignored, rebuilt identical, same table"
+  else bad "$name: status '$st', rebuilt $(cmp "$F" "$tmp/good" 2>&1)"; fi
+}
+damage "feature renamed (checksum now wrong)" sed -i 's/^sse2$/avx2/' "$F"
+damage "truncated" truncate -s 100 "$F"
+damage "garbage" sh -c "head -c 3000 /dev/urandom >'$F'"
+damage "empty" truncate -s 0 "$F"
+damage "oversized (1 MiB)" sh -c "cat '$tmp/good' >'$F'; head -c 1048576 /dev/zero >>'$F'"
+echo "keep" >"$tmp/target"
+damage "a symlink in its place (not followed)" ln -sf "$tmp/target" "$F"
+[ "$(cat "$tmp/target")" = keep ] && [ ! -L "$F" ] && ok "the symlink's target untouched, replaced by a file" \
+  || bad "symlink: target $(cat "$tmp/target"), $(ls -l "$F")"
+# a consistent file for another libvirt (the key): rebuilt too
+python3 - "$F" <<'PY'
+import hashlib, sys
+t = open(sys.argv[1]).read().split("\n")
+t = [("key " + "0" * 64) if l.startswith("key ") else l for l in t if not l.startswith("sha256 ")]
+body = "\n".join(t[:-1]) + "\n"
+open(sys.argv[1], "w").write(body + "sha256 " + hashlib.sha256(body.encode()).hexdigest() + "\n")
+PY
+st=$(run forgedkey)
+[ "$st" = miss ] && cmp -s "$F" "$tmp/good" && ok "a well-formed file with another key: rebuilt" \
+  || bad "forged key: status '$st'"
+
+# where it lives
+unset JINX_CACHE_DIR
+st=$(XDG_CACHE_HOME="$tmp/xdg" run xdg)
+[ "$st" = miss ] && [ -s "$tmp/xdg/jinx/cpu-model-kvm64.txt" ] && ok "\$XDG_CACHE_HOME/jinx by default" \
+  || bad "XDG_CACHE_HOME: status '$st'"
+st=$(JINX_CACHE_DIR=/proc/jinx-cannot run unwritable)
+[ "$st" = unwritable ] && same_table first unwritable && ok "an unwritable place: libvirt asked, same table" \
+  || bad "unwritable: status '$st'"
+st=$(JINX_CACHE_DIR="$tmp/c" run host --cpu-model host)
+[ "$st" = none ] && ok "--cpu-model host does not consult the cache" || bad "host: status '$st'"
+
+echo "cpucache tests: $pass passed, $fail failed"
+[ $fail = 0 ]
