@@ -176,6 +176,7 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
             return false;
         }
         vm->ser->on = false;
+        vm->ser->turn_claims = true; /* a turn ends by cue points (crew.h) */
         d->serial_ready = true;
     }
     if (!d->snap_ready) {

@@ -304,6 +304,7 @@ void crew_switch_locked(struct vm *vm, int next)
     if (!c->on)
         return;
     struct frame_batch b = {0};
+    c->turn++; /* the pages claimed in the outgoing turn are its own from now on */
     pthread_mutex_lock(&vm->gm.lock);
     /* Take back what the outgoing thread was given... */
     for (size_t i = 0; i < c->nowned; i++)
@@ -412,13 +413,17 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     if (!pg->shared && pg->owner && pg->owner != v->tid) {
         pg->shared = true;
         c->shared_pages++;
-    } else if (!pg->shared) {
+    } else if (!pg->shared && !pg->owner) {
         pg->owner = v->tid;
+        pg->claim_turn = c->turn;
     }
+    /* Claimed in this turn: trapped again after the instruction, like a shared page. */
+    bool fresh = !pg->shared && vm->ser->turn_claims && pg->claim_turn == c->turn;
+    c->fresh_accesses += fresh;
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
     grant(vm, a->slot);
-    if (pg->shared) {
+    if (pg->shared || fresh) {
         if (!STEP(v)->on) {
             STEP(v)->on = true;
             STEP(v)->rip = a->rip;

@@ -48,6 +48,10 @@ struct serializer {
     /* Stop everyone (as at `limit`) at the first thread creation's cue point: the
      * snapshot point of whole-run exploration, the same in every run. */
     bool stop_at_clone;
+    /* Pages claimed during a turn trap until the turn passes (crew.h, "Turn claims").
+     * serialize_init clears it; the round driver, its workers and the replay of a
+     * round's dump set it, so that they all cut the same cue points. */
+    bool turn_claims;
 };
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);
