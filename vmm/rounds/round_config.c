@@ -270,6 +270,10 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
     jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu,\"skipped_single\":%llu",
               (unsigned long long)st->attached_ns, (unsigned long long)st->last_bug_round,
               (unsigned long long)st->skipped_single);
+    char pj[1024];
+    size_t pused = 0;
+    if (round_progress_json(&st->prog, pj, sizeof pj, &pused))
+        jb_raw(&b, pj);
     jb_printf(&b, ",\"workers\":%d,\"worker_sims\":%llu,\"worker_checked\":%llu"
               ",\"worker_mismatches\":%llu,\"worker_builds\":%llu,\"worker_syncs\":%llu"
               ",\"worker_pages\":%llu,\"worker_sync_ns\":{\"last\":%llu,\"sum\":%llu}",
