@@ -392,7 +392,9 @@ static void round_progress_of(const struct round_work *rw, struct round_progress
     for (int i = 1; i <= rw->nsim && n < ROUND_MAX_SIMS; i++)
         c[n++] = rw->res[i].cues;
     p->sim_cues = round_progress_median(c, (size_t)n);
-    p->why = rw->res[0].ended ? ROUND_NOSIM_ENDED
+    /* The program's end during the round (its exit, a bug, the run's timeout) counts as
+     * the recording's end: no round could have simulated there. */
+    p->why = rw->res[0].ended || rw->over ? ROUND_NOSIM_ENDED
              : !rw->ok        ? ROUND_NOSIM_OTHER
              : !rw->analysed  ? ROUND_NOSIM_UNUSABLE
              : rw->ss.n == 0  ? ROUND_NOSIM_NONE

@@ -14,7 +14,8 @@
 
 /* Why a round ran no simulation (the first that applies). */
 enum round_nosim {
-    ROUND_NOSIM_ENDED,      /* the recording ended the fragment: the program's end or a bug */
+    ROUND_NOSIM_ENDED,      /* the recording ended the fragment (the program's end or a
+                               bug), or the program ended during the round (a timeout) */
     ROUND_NOSIM_UNUSABLE,   /* the recorded trace was not usable (analysis refused it) */
     ROUND_NOSIM_NONE,       /* the strategy proposed no schedule (nothing to reorder) */
     ROUND_NOSIM_OTHER,      /* the snapshot could not be restored, or the program ended */

@@ -29,8 +29,11 @@
  * others wait, and then loops over them making no cue point at all: throughput's
  * workers, lock, counters and all, ran 250 ms on 4 cue points. With them a turn always
  * ends by cue points, the others get to touch the pages they share, and a page only one
- * thread uses is mapped for it from its second turn on. Deterministic: it depends only
- * on the cue points and the schedule.
+ * thread uses is mapped for it from its second turn on. A page near the claimant's own
+ * stack pointer (CREW_STACK_BELOW under it to CREW_STACK_ABOVE over it) is its own at
+ * once: otherwise a thread's first turn in a fragment spent its cue points on its pushes
+ * and pops (race-o1o2's recordings: most of their 30-80 cue points). Deterministic: it
+ * depends only on the cue points, the schedule and the registers at the fault.
  *
  * Recorded per cue point: the address (the operand's effective address, or the fault
  * address where an access crosses into the page), size, direction and atomicity from
@@ -45,6 +48,10 @@
 #include <stdint.h>
 #include "explorer/explorer.h"
 #include "kvm/layout.h"
+
+/* Turn claims' stack window around the faulting thread's rsp (see above). */
+#define CREW_STACK_BELOW 4096u
+#define CREW_STACK_ABOVE 65536u
 
 struct vm;
 struct vcpu;
@@ -71,6 +78,7 @@ struct crew_access {
     bool rep, pushf;        /* what a step of it must know (struct crew_step) */
     uint8_t len;            /* instruction length */
     uint8_t esz;            /* element size of a string instruction (0: unknown) */
+    bool near_sp;           /* the page is near the thread's stack pointer (turn claims) */
     char insn[EX_INSN_LEN];
 };
 
