@@ -4,7 +4,8 @@
 # (ended by --timeout) and the rounds' status at exit (its "progress" object,
 # vmm/rounds/round_progress.h) gives: rounds, the share of rounds that ran simulations,
 # why the others ran none, the median cue points a fragment recorded, the median
-# simulations a round ran and the median cue points a simulation reached.
+# simulations a round ran and the median cue points a simulation reached. The workloads
+# are bug-free: the CSV's sim_bugs (simulations that ended in a bug) must stay 0.
 #
 #   scripts/bench/rounds-progress.sh [--quick] [--seconds S] [--seeds "1 2"] [--workloads "throughput correct pipeline"] [--json]
 #
@@ -50,7 +51,7 @@ bench_need_build images/bin/throughput images/bin/correct images/bin/pipeline
 mkdir -p "$RESULTS"
 raw=$RESULTS/rounds-progress.raw; : >"$raw"
 csv=$RESULTS/rounds-progress.csv
-echo "workload,seed,rounds,rounds_with_sims,pct_with_sims,nosim_ended,nosim_unusable,nosim_none,nosim_other,record_cut,record_stopped,median_cues,median_sims,median_sim_cues,simulations,divergences" >"$csv"
+echo "workload,seed,rounds,rounds_with_sims,pct_with_sims,nosim_ended,nosim_unusable,nosim_none,nosim_other,record_cut,record_stopped,median_cues,median_sims,median_sim_cues,simulations,divergences,sim_bugs" >"$csv"
 host=$(bench_host)
 
 # The status object of one run, as CSV fields (python3 reads the JSON).
@@ -63,7 +64,7 @@ print(",".join(str(x) for x in [r, w, "%.1f" % (100.0 * w / r if r else 0),
       p.get("nosim_ended", 0), p.get("nosim_unusable", 0), p.get("nosim_none", 0),
       p.get("nosim_other", 0), p.get("record_cut", 0), p.get("record_stopped", 0),
       p.get("median_cues", 0), p.get("median_sims", 0), p.get("median_sim_cues", 0),
-      s["simulations"], s["divergences"]]))' "$1"
+      s["simulations"], s["divergences"], s["sim_bugs"]]))' "$1"
 }
 
 for w in $WORKLOADS; do

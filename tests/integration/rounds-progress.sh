@@ -14,7 +14,7 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 RESULTS=$(mktemp -d /tmp/jinx-rounds-progress.XXXXXX); export RESULTS
 trap 'rm -rf "$RESULTS"' EXIT
 
-if ! BIN=$BIN scripts/bench/rounds-progress.sh --quick --seconds "${SECS:-12}" >"$RESULTS/table" 2>&1; then
+if ! BIN=$BIN scripts/bench/rounds-progress.sh --quick --seconds "${SECS:-15}" >"$RESULTS/table" 2>&1; then
   bad "rounds-progress.sh --quick failed:"; cat "$RESULTS/table"
 else
   cat "$RESULTS/table"
@@ -29,6 +29,7 @@ for r in json.load(open(sys.argv[1]))["runs"]:
           % ("ok" if good else "bad", w, r["rounds_with_sims"], outlived, pct, r["nosim_ended"],
              r["median_cues"], r["median_sims"]))
     print("%s %s: %d replay divergences" % ("ok" if r["divergences"] == 0 else "bad", w, r["divergences"]))
+    print("%s %s: %d simulated bugs in a bug-free program" % ("ok" if r["sim_bugs"] == 0 else "bad", w, r["sim_bugs"]))
     # More than a handful of cue points per fragment: the recording makes progress in cue
     # points (4 a round, all from one thread, before turn claims).
     print("%s %s: median %d cue points a fragment (want >= 32)" % ("ok" if r["median_cues"] >= 32 else "bad", w, r["median_cues"]))
