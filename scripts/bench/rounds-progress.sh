@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --seeds) [ $# -ge 2 ] || bench_die "--seeds needs a list"; SEEDS=$2; shift 2 ;;
     --workloads) [ $# -ge 2 ] || bench_die "--workloads needs a list"; WORKLOADS=$2; shift 2 ;;
     --json) JSON=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
