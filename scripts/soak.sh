@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak: jinx-vmm under simulation rounds for a long time, watched for leaks and lies.
 #
-#   scripts/soak.sh [--minutes N] [--out DIR] [--interval S] [--rss-growth-mib M] [IMAGE...]
+#   scripts/soak.sh [--minutes N] [--out DIR] [--interval S] [--rss-growth-mib M] [--args ARGS] [IMAGE...]
 #
 # Each IMAGE (default: throughput and correct, two programs without a bug) runs in its own
 # loop, concurrently with the others: `jinx-vmm run --attach 5/s --stats --seed K IMAGE`,
@@ -13,27 +13,51 @@
 #
 # It fails (exit 1) on
 #   - a leak: within one run, RSS grew by more than M MiB (default 64) from the first
-#     sample taken after a 5 s warm-up (guest memory is touched at boot; the rounds'
-#     snapshot buffers are allocated in the first rounds) to the run's largest sample, or
-#     the fd count grew after warm-up;
+#     sample taken after warm-up (5 s or a quarter of the run, whichever is longer: guest
+#     memory is touched at boot; the rounds' snapshot buffers and a worker VM are
+#     allocated in the first rounds that need them) to the run's largest sample, the
+#     count of fds other than KVM VMs and vCPUs grew after warm-up, or the process ever
+#     held more VMs than its own plus one worker per other CPU;
 #   - a replay divergence (a retired simulation that real execution did not follow);
 #   - a false report: these programs have no bug, so a run that does not exit 0, or whose
 #     simulations report a bug (sim_bugs > 0), is jinx lying.
 # The binary is copied into DIR first, so rebuilding the tree does not disturb a soak.
-# Known images take arguments that make each run last a while (see IMAGE_ARGS below).
+# Known images take arguments that make each run last a while (image_args below); --args
+# gives every image ARGS instead (split on spaces).
 set -u
-minutes=60; out=""; interval=2; growth_mib=64
+minutes=60; out=""; interval=2; growth_mib=64; args_all=""; args_set=0; judge=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
     --rss-growth-mib) growth_mib=$2; shift 2 ;;
+    --args) args_all=$2; args_set=1; shift 2 ;;
+    --judge) judge=("$2" "$3"); shift 3 ;; # (testing) judge one run's samples file
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --*) echo "soak.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
+# One run's samples (age_s,rss_kb,fds other than VMs and vCPUs,VMs per line) and wall
+# time -> "warm_rss max_rss last_rss warm_fds max_fds leak" ("-" for no warm sample).
+# Warm-up ends at max(5 s, a quarter of the run): on a loaded host the first rounds
+# (snapshot buffers, a worker VM) come late. A leak: RSS grew by more than M MiB past
+# warm-up, fds other than VMs and vCPUs grew after it, or there were ever more VMs than
+# the program's own plus one worker per other CPU (rounds/worker.c).
+judge_run() {
+  awk -F, -v wall="$2" -v lim=$((growth_mib * 1024)) -v maxvms="$(nproc)" '
+    BEGIN { w = wall / 4; if (w < 5) w = 5 }
+    $4 + 0 > maxvms { vmleak = 1 }
+    $1 + 0 >= w {
+      if (wr == "") { wr = $2; wf = $3 }
+      if ($2 > mr) mr = $2; if ($3 > mf) mf = $3; lr = $2
+    }
+    END { leak = (vmleak || (wr != "" && (mr - wr > lim || mf > wf))) ? 1 : 0
+          printf "%s %d %d %s %d %d\n", (wr == "" ? "-" : wr), mr, lr, (wr == "" ? "-" : wf), mf, leak }' "$1"
+}
+
+if [ ${#judge[@]} = 2 ]; then judge_run "${judge[0]}" "${judge[1]}"; exit; fi
 case "$minutes" in ''|*[!0-9.]*) echo "soak.sh: --minutes wants a number" >&2; exit 2 ;; esac
 BIN=${BIN:-bin}
 [ $# -gt 0 ] || set -- images/bin/throughput images/bin/correct
@@ -48,6 +72,7 @@ end=$(( $(date +%s) + ${minutes%.*} * 60 ))
 t0=$(date +%s)
 
 image_args() { # long-enough runs of the known images; none for others
+  [ "$args_set" = 1 ] && { echo "$args_all"; return; }
   case "$(basename "$1")" in
     correct) echo "20000 120000 3000" ;;
     throughput) echo "4 8000" ;;
@@ -67,21 +92,19 @@ soak_image() {
     # shellcheck disable=SC2046
     "$VMM" run --no-control --attach 5/s --stats --seed "$seed" --timeout 15m "$img" \
       $(image_args "$img") >/dev/null 2>"$log" &
-    local pid=$! rss fds warm_rss="" warm_fds="" max_rss=0 max_fds=0 last_rss=0
+    local pid=$! rss fds vms kvmfds samples="$out/logs/$name-$run.samples"
+    : >"$samples"
     while kill -0 "$pid" 2>/dev/null; do
       rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+      # VMs (the program's and its worker VMs, built when a round first simulates) and
+      # their vCPUs are counted apart: a worker's fds arrive whenever that round comes.
+      vms=$(find "/proc/$pid/fd" -lname 'anon_inode:kvm-vm' 2>/dev/null | wc -l)
+      kvmfds=$(find "/proc/$pid/fd" -lname 'anon_inode:kvm-v*' 2>/dev/null | wc -l)
       if [ -n "$rss" ] && [ "$fds" -gt 0 ]; then # (0 fds: the process is exiting)
         local age; age=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN{printf "%.1f", n - s}')
         echo "$(( $(date +%s) - t0 )),$name,$run,$pid,$rss,$fds" >>"$out/samples.csv"
-        if [ -z "$warm_rss" ] && awk -v a="$age" 'BEGIN{exit !(a >= 5)}'; then
-          warm_rss=$rss; warm_fds=$fds
-        fi
-        if [ -n "$warm_rss" ]; then
-          [ "$rss" -gt "$max_rss" ] && max_rss=$rss
-          [ "$fds" -gt "$max_fds" ] && max_fds=$fds
-        fi
-        last_rss=$rss
+        echo "$age,$rss,$((fds - kvmfds)),$vms" >>"$samples"
       fi
       sleep "$interval"
     done
@@ -89,12 +112,11 @@ soak_image() {
     local wall; wall=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN{printf "%.1f", n - s}')
     local js; js=$(sed -n 's/^jinx-vmm: rounds: //p' "$log")
     num() { echo "$js" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
-    local rounds retired div bugs leak=0
+    local rounds retired div bugs
     rounds=$(num rounds); retired=$(num retired); div=$(num divergences); bugs=$(num sim_bugs)
-    if [ -n "$warm_rss" ]; then
-      [ $((max_rss - warm_rss)) -gt $((growth_mib * 1024)) ] && leak=1
-      [ "$max_fds" -gt "$warm_fds" ] && leak=1
-    fi
+    local warm_rss max_rss last_rss warm_fds max_fds leak
+    read -r warm_rss max_rss last_rss warm_fds max_fds leak < <(judge_run "$samples" "$wall")
+    [ "$warm_rss" = - ] && warm_rss="" && warm_fds=""
     echo "$name,$run,$seed,$st,$wall,${rounds:-0},${retired:-0},${div:-0},${bugs:-0},${warm_rss:-},${max_rss},${last_rss},${warm_fds:-},${max_fds},$leak" >>"$out/runs.csv"
   done
 }

@@ -70,9 +70,17 @@ then ok "syscall-cost.sh (tiny)"; else bad "syscall-cost.sh: status $st"; fi
 
 # The soak, briefly: a bug-free image passes (samples taken, summary JSON); a buggy one
 # is a false report and fails it.
-scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
+scripts/soak.sh --minutes 0.1 --interval 1 --args "12000 72000 1800" --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["images"]["correct"]; assert d["pass"] and c["runs"] >= 1 and c["samples"] >= 1 and c["rss_kb"]["max"] > 0, d' "$RESULTS/soak/summary.json" 2>/dev/null
 then ok "soak.sh --minutes 0.1 correct"; else bad "soak.sh correct: status $st"; cat "$RESULTS/soak/summary.json" 2>/dev/null; fi
+# The soak's leak judgment on made-up samples (age_s,rss_kb,fds,VMs): steady -> no leak;
+# fds growing after warm-up, RSS +100 MiB, more VMs than the program's own and one worker
+# per other CPU -> a leak; growth before warm-up (5 s) is not one.
+v=$(( $(nproc) + 1 ))
+judge() { printf "$1" >"$RESULTS/judge.csv"; scripts/soak.sh --judge "$RESULTS/judge.csv" 10 | awk '{print $6}'; }
+j="$(judge '0,1000,3,1\n6,50000,7,2\n8,50100,7,2\n10,50200,7,2\n')$(judge '6,50000,7,2\n8,50100,8,2\n')"
+j="$j$(judge '6,50000,7,2\n8,150100,7,2\n')$(judge "6,50000,7,$v\\n")"
+[ "$j" = 0111 ] && ok "soak.sh leak judgment: steady, fds, RSS, VMs -> $j" || bad "soak.sh leak judgment: $j (want 0111)"
 scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak-bug" images/bin/widen/circle >/dev/null 2>&1; st=$?
 if [ $st = 1 ] && grep -q '"false_reports":[1-9]' "$RESULTS/soak-bug/summary.json"; then ok "soak.sh fails on a bug report"
 else bad "soak.sh on a buggy image: status $st"; cat "$RESULTS/soak-bug/summary.json" 2>/dev/null; fi

@@ -608,8 +608,7 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
     printf("tails: %llu cue points run serialized after retirements, %llu crashes met there "
            "(replayable)\n", (unsigned long long)u64_of(s, "tail_cues"),
            (unsigned long long)u64_of(s, "tail_crashes"));
-    printf("free execution since attach: %.3f s; rounds skipped with one thread alive: %llu\n",
-           u64_of(s, "free_ns") / 1e9, (unsigned long long)u64_of(s, "skipped_single"));
+    printf("free execution since attach: %.3f s\n", u64_of(s, "free_ns") / 1e9);
     if (ctl)
         printf("control: %llu clients, %llu events dropped for slow clients, %llu connections "
                "refused\n", (unsigned long long)u64_of(ctl, "clients"),

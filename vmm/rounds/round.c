@@ -160,9 +160,9 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
         return false;
     }
     if (vm->live < 2) {
-        /* One thread: every schedule is the same, a round would only rerun it. Its
-         * crash is met in free execution (jinx test then searches for a replayable
-         * run from the snapshots), and the driver waits for threads. */
+        /* One thread (it exited after driver_main looked): every schedule is the
+         * same, a round would only rerun it. Its crash is met in free execution (jinx
+         * test then searches the snapshots for a replayable run). */
         rw->single = true;
         vm_resume(vm);
         return false;
@@ -491,11 +491,6 @@ static bool do_round(struct round_driver *d)
     bool go_on = true;
     if (!round_stop(d, rw)) {
         go_on = rw->single;
-        if (rw->single) {
-            pthread_mutex_lock(&d->mu);
-            d->st.skipped_single++;
-            pthread_mutex_unlock(&d->mu);
-        }
     } else if (round_record(d, rw)) {
         round_explore(rw);
         /* Simulate: the program's VM and the workers work off one batch together. */
@@ -569,8 +564,13 @@ static void *driver_main(void *arg)
         uint64_t rest = last_dur * (uint64_t)(100 - duty) / (uint64_t)duty;
         if (last_end && next < last_end + rest)
             next = last_end + rest;
-        if (next > now) {
-            uint64_t wait = next - now;
+        /* While one thread lives a round would be skipped (round_stop): wait for a
+         * clone without stopping the world, and take the round as soon as it comes. */
+        bool alone = __atomic_load_n(&vm->live, __ATOMIC_RELAXED) < 2;
+        if (next > now || alone) {
+            uint64_t wait = next > now ? next - now : 1000000;
+            if (alone && wait > 1000000)
+                wait = 1000000;
             if (wait > 100000000)
                 wait = 100000000; /* re-check quit and the VM regularly */
             struct timespec ts;

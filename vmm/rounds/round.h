@@ -58,7 +58,6 @@ struct round_stats {
     uint64_t divergences;        /* retirements whose replay differed from the simulation */
     uint64_t tail_cues;          /* cue points run serialized after retirements (tails) */
     uint64_t tail_crashes;       /* crashes met in a tail: replayable dumps */
-    uint64_t skipped_single;     /* rounds skipped: one thread alive, nothing to interleave */
     uint64_t best_rank;          /* best score rank seen so far */
     uint64_t last_cues, last_sims;
     /* The last round's phases, and the sums over all rounds. */

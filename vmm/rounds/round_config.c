@@ -267,9 +267,8 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
               (unsigned long long)(st->best_rank & (EX_SCORE_BUG - 1)),
               (unsigned long long)st->last_cues, (unsigned long long)st->last_sims,
               (unsigned long long)st->free_ns);
-    jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu,\"skipped_single\":%llu",
-              (unsigned long long)st->attached_ns, (unsigned long long)st->last_bug_round,
-              (unsigned long long)st->skipped_single);
+    jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu",
+              (unsigned long long)st->attached_ns, (unsigned long long)st->last_bug_round);
     char pj[1024];
     size_t pused = 0;
     if (round_progress_json(&st->prog, pj, sizeof pj, &pused))
