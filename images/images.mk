@@ -15,8 +15,9 @@ IMAGE_BUGGY   := circle flag-open race-o1o2 race-lock-x bounding-2v bounding-3t 
                  deadlock-abba wsq
 IMAGE_NAMES   := $(IMAGE_BUGGY) correct throughput
 # Not workloads (no manifest): the hostile guest of tests/integration/guest-fuzz.sh, the
-# syscall loop of scripts/bench/syscall-cost.sh and tests/integration/guest-answers.sh.
-IMAGE_TOOLS   := guestfuzz syscall-loop
+# syscall loop of scripts/bench/syscall-cost.sh and tests/integration/guest-answers.sh,
+# the long-running pipeline of scripts/bench/rounds-progress.sh and tests/integration/rounds-progress.sh.
+IMAGE_TOOLS   := guestfuzz syscall-loop pipeline
 IMAGES        := $(addprefix images/bin/,$(IMAGE_NAMES) $(IMAGE_TOOLS))
 IMAGES_WIDEN  := $(addprefix images/bin/widen/,$(IMAGE_BUGGY))
 

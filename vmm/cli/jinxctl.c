@@ -520,6 +520,32 @@ static int simple_opts(int argc, char **argv, const char **want, bool *json, con
 
 static double ms(uint64_t ns) { return ns / 1e6; }
 
+/* The status's "progress" object (vmm/rounds/round_progress.h), when the VM has one. */
+static void print_progress(const struct json_obj *s)
+{
+    static struct json_obj p;
+    const struct json_field *f = json_get(s, "progress");
+    char err[120];
+    if (!f || f->type != JSON_OBJECT ||
+        json_parse_object(f->raw, f->rawlen, JSON_ALLOW_NESTED, &p, err, sizeof err) < 0)
+        return;
+    uint64_t with = u64_of(&p, "rounds_with_sims"), without = u64_of(&p, "rounds_without_sims");
+    uint64_t all = with + without;
+    printf("rounds with simulations: %llu of %llu (%.0f%%); without: %llu recording ended, "
+           "%llu trace unusable, %llu no schedule proposed, %llu other\n",
+           (unsigned long long)with, (unsigned long long)all, all ? 100.0 * with / all : 0.0,
+           (unsigned long long)u64_of(&p, "nosim_ended"),
+           (unsigned long long)u64_of(&p, "nosim_unusable"),
+           (unsigned long long)u64_of(&p, "nosim_none"), (unsigned long long)u64_of(&p, "nosim_other"));
+    printf("medians (last 256 rounds): %llu cue points/fragment, %llu simulations/round, %llu "
+           "cue points/simulation; recordings cut by the wall budget: %llu (%llu stopped "
+           "between cue points)\n", (unsigned long long)u64_of(&p, "median_cues"),
+           (unsigned long long)u64_of(&p, "median_sims"),
+           (unsigned long long)u64_of(&p, "median_sim_cues"),
+           (unsigned long long)u64_of(&p, "record_cut"),
+           (unsigned long long)u64_of(&p, "record_stopped"));
+}
+
 static void print_status(const struct json_obj *ping, const struct json_obj *s,
                          const struct json_obj *ctl, const char *path)
 {
@@ -550,6 +576,7 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
            (unsigned long long)u64_of(s, "last_cues"));
     printf("simulations/round: %.1f average, %llu last round\n", u64_of(s, "simulations") * per,
            (unsigned long long)u64_of(s, "last_sims"));
+    print_progress(s);
     printf("worker VMs: %llu last round, %llu simulations on workers, %llu builds, %llu syncs "
            "(%llu pages)\n", (unsigned long long)u64_of(s, "workers"),
            (unsigned long long)u64_of(s, "worker_sims"), (unsigned long long)u64_of(s, "worker_builds"),

@@ -276,6 +276,8 @@ int cmd_replay(int argc, char **argv)
         status = EXIT_VMM_ERROR;
         goto out_serial;
     }
+    /* A round's fragment ran with turn claims (sched/crew.h), a whole run without. */
+    vm.ser->turn_claims = r.score.round > 0;
     uint64_t t1 = mono_ns();
     announce(&r, (t1 - t0) / 1e6);
 

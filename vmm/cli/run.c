@@ -464,7 +464,7 @@ static void report_and_free(struct run *r, struct vm *vm)
     if (r->opt.report_path && outcome_write_json(vm, &vm->out, r->opt.report_path) < 0)
         jx_err("cannot write report %s", r->opt.report_path);
     if (r->opt.stats && r->had_rounds) {
-        char js[2048];
+        char js[3072];
         if (round_status_json(&r->rstats, js, sizeof js) == 0)
             fprintf(stderr, "jinx-vmm: rounds: %s\n", js);
     }

@@ -176,6 +176,7 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
             return false;
         }
         vm->ser->on = false;
+        vm->ser->turn_claims = true; /* a turn ends by cue points (crew.h) */
         d->serial_ready = true;
     }
     if (!d->snap_ready) {
@@ -377,13 +378,39 @@ static void round_resume(struct round_work *rw)
     rw->t[8] = mono_ns();
 }
 
+/* What the round achieved (round_progress.h): its recording, its simulations, and when
+ * it ran none, why. */
+static void round_progress_of(const struct round_work *rw, struct round_progress_round *p)
+{
+    memset(p, 0, sizeof *p);
+    p->rec_cues = rw->res[0].cues;
+    p->rec_cut = rw->res[0].cut;
+    p->rec_stopped = rw->res[0].stopped;
+    p->sims = (unsigned)rw->nsim;
+    uint64_t c[ROUND_MAX_SIMS];
+    int n = 0;
+    for (int i = 1; i <= rw->nsim && n < ROUND_MAX_SIMS; i++)
+        c[n++] = rw->res[i].cues;
+    p->sim_cues = round_progress_median(c, (size_t)n);
+    /* The program's end during the round (its exit, a bug, the run's timeout) counts as
+     * the recording's end: no round could have simulated there. */
+    p->why = rw->res[0].ended || rw->over ? ROUND_NOSIM_ENDED
+             : !rw->ok        ? ROUND_NOSIM_OTHER
+             : !rw->analysed  ? ROUND_NOSIM_UNUSABLE
+             : rw->ss.n == 0  ? ROUND_NOSIM_NONE
+                              : ROUND_NOSIM_OTHER;
+}
+
 /* The round's counts and phase times into d->st (round_status). */
 static void round_account(struct round_driver *d, const struct round_work *rw)
 {
     const uint64_t *t = rw->t;
     const struct sim_result *w = &rw->res[rw->best];
+    struct round_progress_round pr;
+    round_progress_of(rw, &pr);
     pthread_mutex_lock(&d->mu);
     struct round_stats *st = &d->st;
+    round_progress_add(&st->prog, &pr);
     st->rounds++;
     st->simulations += (uint64_t)rw->nsim;
     st->cues_total += rw->res[0].cues;

@@ -9,6 +9,7 @@
 #ifndef JINX_ROUND_H
 #define JINX_ROUND_H
 #include "explorer/explorer.h"
+#include "rounds/round_progress.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -74,6 +75,7 @@ struct round_stats {
     uint64_t worker_checked, worker_mismatches; /* --check-workers comparisons */
     uint64_t worker_builds, worker_syncs, worker_pages;
     uint64_t ns_worker_sync, sum_worker_sync;
+    struct round_progress prog;  /* rounds with and without simulations, medians */
 };
 
 /* What the round that retired a bug knew, for the crash dump (dumpround.h): set when a

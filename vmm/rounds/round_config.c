@@ -269,6 +269,10 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
               (unsigned long long)st->free_ns);
     jb_printf(&b, ",\"attached_ns\":%llu,\"last_bug_round\":%llu",
               (unsigned long long)st->attached_ns, (unsigned long long)st->last_bug_round);
+    char pj[1024];
+    size_t pused = 0;
+    if (round_progress_json(&st->prog, pj, sizeof pj, &pused))
+        jb_raw(&b, pj);
     jb_printf(&b, ",\"workers\":%d,\"worker_sims\":%llu,\"worker_checked\":%llu"
               ",\"worker_mismatches\":%llu,\"worker_builds\":%llu,\"worker_syncs\":%llu"
               ",\"worker_pages\":%llu,\"worker_sync_ns\":{\"last\":%llu,\"sum\":%llu}",

@@ -43,6 +43,7 @@ void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t 
     vm->sandbox = false;
     vm->sim_ended = false;
     r->cues = vm->ser->cues;
+    r->stopped = vm->ser->stopped;
     pthread_mutex_unlock(&vm->lock);
     r->outcome = sim_outcome_class(&r->out, r->ended);
     ex_trace_free(&r->trace);

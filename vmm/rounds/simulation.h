@@ -27,6 +27,7 @@ struct sim_result {
     bool ended;
     uint64_t cues;
     bool cut;                   /* ended by the wall budget */
+    bool stopped;               /* no cue point within five budgets: stopped where it was */
     struct ex_score score;
     bool done;                  /* a batch ran it */
     int vm_id;                  /* which VM ran it: 0 the program's own, 1.. workers */

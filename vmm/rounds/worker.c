@@ -135,6 +135,7 @@ static int build(struct worker *w, struct snapshot *snap)
         serialize_init(vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0)
         goto out;
     vm->ser->on = false;
+    vm->ser->turn_claims = true; /* as the program's VM (round.c) */
     w->vm = vm;
     if (snapshot_init(&w->snap, vm, err, sizeof err) < 0)
         goto out;

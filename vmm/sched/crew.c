@@ -304,6 +304,7 @@ void crew_switch_locked(struct vm *vm, int next)
     if (!c->on)
         return;
     struct frame_batch b = {0};
+    c->turn++; /* the pages claimed in the outgoing turn are its own from now on */
     pthread_mutex_lock(&vm->gm.lock);
     /* Take back what the outgoing thread was given... */
     for (size_t i = 0; i < c->nowned; i++)
@@ -412,13 +413,19 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     if (!pg->shared && pg->owner && pg->owner != v->tid) {
         pg->shared = true;
         c->shared_pages++;
-    } else if (!pg->shared) {
+    } else if (!pg->shared && !pg->owner) {
         pg->owner = v->tid;
+        pg->claim_turn = c->turn;
     }
+    /* Claimed in this turn: trapped again after the instruction, like a shared page
+     * (the thread's own stack is its own at once). */
+    bool fresh = !pg->shared && vm->ser->turn_claims && pg->claim_turn == c->turn &&
+                 !a->near_sp;
+    c->fresh_accesses += fresh;
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
     grant(vm, a->slot);
-    if (pg->shared) {
+    if (pg->shared || fresh) {
         if (!STEP(v)->on) {
             STEP(v)->on = true;
             STEP(v)->rip = a->rip;
@@ -476,6 +483,9 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     ACC(v)->pushf = info.pushf;
     ACC(v)->len = (uint8_t)info.len;
     ACC(v)->esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
+    uint64_t page = cr2 & PAGE_MASK, sp = regs->rsp;
+    ACC(v)->near_sp = page + PAGE_SIZE + CREW_STACK_BELOW > sp &&
+                      page <= sp + CREW_STACK_ABOVE;
     enum crew_verdict verdict;
     /* Pending while the pick decides, so that a whole-run strategy sees it as this
      * thread's next event (explore.c). */

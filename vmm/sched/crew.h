@@ -22,6 +22,19 @@
  * page; each is its own cue point, and the pages it was given stay given (across other
  * threads' turns) until the step ends, so it always completes.
  *
+ * Turn claims (rounds and their replays turn them on, serializer.turn_claims): a page
+ * the running thread claims keeps trapping for the rest of that thread's turn, and is
+ * mapped for it only from its next turn on. Without them, a thread whose turn lasts
+ * (a recording's quantum, the `continue` policy) claims every page it touches while the
+ * others wait, and then loops over them making no cue point at all: throughput's
+ * workers, lock, counters and all, ran 250 ms on 4 cue points. With them a turn always
+ * ends by cue points, the others get to touch the pages they share, and a page only one
+ * thread uses is mapped for it from its second turn on. A page near the claimant's own
+ * stack pointer (CREW_STACK_BELOW under it to CREW_STACK_ABOVE over it) is its own at
+ * once: otherwise a thread's first turn in a fragment spent its cue points on its pushes
+ * and pops (race-o1o2's recordings: most of their 30-80 cue points). Deterministic: it
+ * depends only on the cue points, the schedule and the registers at the fault.
+ *
  * Recorded per cue point: the address (the operand's effective address, or the fault
  * address where an access crosses into the page), size, direction and atomicity from
  * capstone, and the value a read will see (for spin detection).
@@ -36,6 +49,10 @@
 #include "explorer/explorer.h"
 #include "kvm/layout.h"
 
+/* Turn claims' stack window around the faulting thread's rsp (see above). */
+#define CREW_STACK_BELOW 4096u
+#define CREW_STACK_ABOVE 65536u
+
 struct vm;
 struct vcpu;
 struct kvm_regs;
@@ -47,6 +64,7 @@ struct crew_page {
     uint64_t flags;     /* the PTE's bits other than the address, when present */
     int owner;          /* tid, 0 = nobody yet */
     bool shared;
+    uint64_t claim_turn; /* crew.turn when the owner claimed it (turn claims, below) */
 };
 
 
@@ -60,6 +78,7 @@ struct crew_access {
     bool rep, pushf;        /* what a step of it must know (struct crew_step) */
     uint8_t len;            /* instruction length */
     uint8_t esz;            /* element size of a string instruction (0: unknown) */
+    bool near_sp;           /* the page is near the thread's stack pointer (turn claims) */
     char insn[EX_INSN_LEN];
 };
 
@@ -85,6 +104,11 @@ struct crew {
     size_t nowned;
     uint64_t accesses, shared_pages, steps, step_traps;
     size_t watched;         /* slots made in all, over every fragment (the summary's count) */
+    /* Turn claims (serializer.turn_claims): a page claimed during the running thread's
+     * turn keeps trapping (each access a cue point, stepped like a shared page) until
+     * the turn passes to another thread; `turn` counts the switches. */
+    uint64_t turn;
+    uint64_t fresh_accesses; /* accesses to pages claimed in the current turn */
     struct ex_u64map slot_of_va;
     /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending
      * says whether there is one) and the instruction it is single-stepping. */

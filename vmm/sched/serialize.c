@@ -229,6 +229,7 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     s->base_ns = now - (uint64_t)vm->skipped_ns;
     s->cues = 0;
     s->cut = false;
+    s->stopped = false;
     s->current = 0;
     thread_xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
@@ -280,6 +281,7 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
             vm->ser->current = -1;
+            vm->ser->stopped = true;
             break;
         }
         if (budget_on && now >= soft && !vm->ser->cut) {

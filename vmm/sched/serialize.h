@@ -39,6 +39,7 @@ struct serializer {
     uint64_t limit;         /* stop everyone at this many cue points (0: no limit) */
     uint64_t notify_at;     /* wake serialize_fragment_run at this cue point (0: never) */
     bool cut;               /* the wall budget ended the fragment */
+    bool stopped;           /* ...and no cue point came within five budgets: stopped mid-way */
     /* Whole-run exploration (explore.h) chooses at cue points instead of the cursor
      * when set: the enabled threads and the spinners to keep away from (may be NULL).
      * Called with vm->lock held. */
@@ -48,6 +49,10 @@ struct serializer {
     /* Stop everyone (as at `limit`) at the first thread creation's cue point: the
      * snapshot point of whole-run exploration, the same in every run. */
     bool stop_at_clone;
+    /* Pages claimed during a turn trap until the turn passes (crew.h, "Turn claims").
+     * serialize_init clears it; the round driver, its workers and the replay of a
+     * round's dump set it, so that they all cut the same cue points. */
+    bool turn_claims;
 };
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);
