@@ -424,8 +424,15 @@ static void run_thread(struct vm *vm, struct vcpu *v)
         v->clean_snap = NULL;
         if (!vm->t_first_run)
             vm->t_first_run = mono_ns();
+        if (vm->mode && vm->mode->guest_enter)
+            vm->mode->guest_enter(vm, v);
         int rc = ioctl(v->fd, KVM_RUN, 0);
         atomic_store(&v->in_guest, 0);
+        const char *gerr = vm->mode && vm->mode->guest_left ? vm->mode->guest_left(vm, v) : NULL;
+        if (gerr) {
+            internal_error(vm, v, gerr);
+            return;
+        }
         v->run->kvm_dirty_regs = 0;
         completion_pending = false;
         if (rc < 0) {

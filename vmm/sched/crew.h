@@ -74,6 +74,7 @@ struct crew_step {
     uint64_t rip;
     int *slot;
     size_t n, cap;
+    bool armed;             /* the agent may end it in the guest (sched/guest_step.h) */
 };
 
 struct crew {
@@ -84,6 +85,7 @@ struct crew {
                              * room for cappage, so granting never needs memory */
     size_t nowned;
     uint64_t accesses, shared_pages, steps, step_traps;
+    uint64_t guest_steps;   /* steps whose end the agent handled in the guest */
     size_t watched;         /* slots made in all, over every fragment (the summary's count) */
     struct ex_u64map slot_of_va;
     /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending
@@ -131,5 +133,16 @@ bool crew_unpatch(struct vm *vm, struct vcpu *v);
  * give next what it owns. Caller holds vm->lock. */
 void crew_switch_locked(struct vm *vm, int next);
 void crew_free(struct vm *vm);
+
+/* For the in-guest step end (sched/guest_step.h), on v's thread. crew_step_arm fills *d
+ * with what ending v's step takes (for each page the step was given and still has, its
+ * PTE's kernel address, the trapped entry and the page) and returns the count, or -1 when
+ * the step must end in the VMM (none, a rep string instruction, a pushf, a breakpoint,
+ * more than AGENT_STEP_MAX pages). Caller holds no lock. crew_step_ended_in_guest_locked
+ * then does the VMM's part of crew_step_done for a step the agent ended: every page of
+ * it trapped (again, if the agent's write is not there), the step cleared, counted.
+ * Caller holds vm->lock. */
+int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d);
+void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v);
 
 #endif
