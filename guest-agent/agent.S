@@ -8,7 +8,10 @@
  * syscalls whose answer is a constant of the run (getpid, getppid, ...: policy in
  * vmm/kvm/answers.c). A syscall found there is answered here, without an exit (~2 us on
  * PVM against ~50-75 us for the MMIO exit: docs/benchmarks.md "Syscall cost"). The table
- * lives in this page, which the program can read but not write. */
+ * lives in this page, which the program can read but not write.
+ *
+ * The other path that never leaves the guest: the #DB ending a single step the VMM armed
+ * (debug_entry, below; vmm/sched/guest_step.h). */
 #include "kvm/layout.h"
 
     .code64

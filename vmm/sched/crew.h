@@ -13,8 +13,8 @@
  * happens. When the faulting thread's turn comes, the page is mapped for it and the
  * instruction runs for real, on the CPU, whatever it is (SSE/AVX stores, rep movs,
  * xsave, cmpxchg16b...): nothing is emulated. For a shared page the instruction is
- * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM) and the page is
- * trapped again right after it. A rep string instruction would trap after every
+ * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM, or handles itself when
+ * the VMM armed it: guest_step.h) and the page is trapped again right after it. A rep string instruction would trap after every
  * iteration; from its second iteration on, an int3 written over the next instruction
  * ends its step instead (PVM guests get no hardware breakpoints). The byte is undone as
  * soon as the thread is back in the VMM for any reason, so no one else ever meets it. A page the thread now owns simply stays mapped until
