@@ -26,6 +26,8 @@ header:
     .long exc_stubs - agent_start
     .long mmio_user - agent_start
     .long answers - agent_start
+    .long debug_entry - agent_start
+    .long debug_end - agent_start
 
 /* LSTAR targets. This page is also mapped user-executable at UVA_AGENT. A syscall is
  * one MMIO read: the VMM sees the exit with the user's registers intact (rax = number,
@@ -108,7 +110,9 @@ exc_stubs:
  * bookkeeping (vmm/sched/guest_step.c). Anything else - no armed step, a #DB from ring 0,
  * TF not set, a bad count - is the stub's exit, exactly as before. On PVM this costs
  * about one raw exit's worth (an exception delivered to the agent and its iretq) against
- * 4-6 for an exit from the handler (docs/benchmarks.md "Syscall cost"). */
+ * 4-6 for an exit from the handler (docs/benchmarks.md "Syscall cost"). A vCPU kicked out
+ * of KVM_RUN between debug_entry and debug_end is let run on until it leaves (guest_step.c):
+ * nobody may change the step under a half-done handler. */
     .balign 16
 debug_entry:
     pushq %rax
@@ -159,5 +163,6 @@ debug_exit:
     popq %rax
     outb %al, $(PORT_EXC_BASE + 1)
     iretq
+debug_end:
     .balign 16
 agent_end:

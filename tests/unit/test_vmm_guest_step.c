@@ -74,6 +74,14 @@ static struct agent_step *block(struct fx *f)
     return gm_ptr(&f->vm.gm, GPA_PERCPU + (uint64_t)f->v.index * PERCPU_SIZE + AGENT_STEP_OFF);
 }
 
+static const char *left(struct fx *f, bool interrupted)
+{
+    bool busy = false;
+    const char *e = guest_step_left(&f->vm, &f->v, interrupted, &busy);
+    assert_false(busy); /* no vCPU here: never inside the agent's handler */
+    return e;
+}
+
 static uint64_t trapped(void) { return (FRAME | FLAGS | PTE_TRAP) & ~PTE_P; }
 
 /* What the agent's #DB handler does with an armed block (agent.S, debug_entry). */
@@ -105,7 +113,7 @@ static void test_done_ends_the_step_in_the_vmm_too(void **state)
     struct fx *f = *state;
     guest_step_enter(&f->vm, &f->v);
     agent_ends_step(f);
-    assert_null(guest_step_left(&f->vm, &f->v));
+    assert_null(left(f, false));
     assert_false(f->vm.crew->step[f->v.index].on);
     assert_int_equal(f->vm.crew->guest_steps, 1);
     assert_int_equal(f->vm.crew->steps, 1);
@@ -120,7 +128,7 @@ static void test_still_armed_keeps_the_step(void **state)
 {
     struct fx *f = *state;
     guest_step_enter(&f->vm, &f->v);
-    assert_null(guest_step_left(&f->vm, &f->v)); /* exited for another reason */
+    assert_null(left(f, false)); /* exited for another reason */
     assert_true(f->vm.crew->step[f->v.index].on);
     assert_int_equal(f->vm.crew->guest_steps, 0);
     assert_true(block(f)->state == 0);
@@ -129,12 +137,23 @@ static void test_still_armed_keeps_the_step(void **state)
     assert_true(block(f)->state == AGENT_STEP_ARMED);
 }
 
+static void test_kicked_outside_the_handler_is_disarmed(void **state)
+{
+    struct fx *f = *state;
+    f->v.fd = -1; /* no vCPU to ask for its rip: not in the handler */
+    guest_step_enter(&f->vm, &f->v);
+    assert_null(left(f, true));
+    assert_true(block(f)->state == 0);
+    assert_true(f->vm.crew->step[f->v.index].on);
+    assert_false(f->vm.crew->step[f->v.index].armed);
+}
+
 static void test_done_without_the_write_is_trapped_by_the_vmm(void **state)
 {
     struct fx *f = *state;
     guest_step_enter(&f->vm, &f->v);
     block(f)->state = AGENT_STEP_DONE; /* DONE, but the PTE was left present */
-    assert_null(guest_step_left(&f->vm, &f->v));
+    assert_null(left(f, false));
     assert_false(f->vm.crew->step[f->v.index].on);
     assert_true(*f->pte == trapped());
 }
@@ -144,7 +163,7 @@ static void test_overwritten_block_is_an_error(void **state)
     struct fx *f = *state;
     guest_step_enter(&f->vm, &f->v);
     block(f)->state = 0x4141414141414141ULL;
-    const char *e = guest_step_left(&f->vm, &f->v);
+    const char *e = left(f, false);
     assert_non_null(e);
     assert_non_null(strstr(e, "single-step block"));
     assert_true(f->vm.crew->step[f->v.index].on); /* nothing taken from it */
@@ -172,7 +191,7 @@ static void test_not_armed_when_off_or_not_plain(void **state)
     /* A left with nothing armed reads nothing, even a block that says DONE. */
     s->on = true;
     block(f)->state = AGENT_STEP_DONE;
-    assert_null(guest_step_left(&f->vm, &f->v));
+    assert_null(left(f, false));
     assert_true(s->on);
 }
 
@@ -182,6 +201,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arms_the_steps_pte_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_done_ends_the_step_in_the_vmm_too, setup, teardown),
         cmocka_unit_test_setup_teardown(test_still_armed_keeps_the_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kicked_outside_the_handler_is_disarmed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_done_without_the_write_is_trapped_by_the_vmm, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_overwritten_block_is_an_error, setup, teardown),

@@ -450,8 +450,10 @@ static void report_and_free(struct run *r, struct vm *vm)
                 (unsigned long long)vm->ser->cursor.steps,
                 (unsigned long long)vm->ser->cursor.divergences,
                 (unsigned long long)vm->ser->spin.detections);
-        fprintf(stderr, "jinx-vmm: steps: %llu single steps, %llu ended in the guest\n",
-                (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps);
+        fprintf(stderr, "jinx-vmm: steps: %llu single steps, %llu ended in the guest (%llu "
+                "kicks ran on to the handler's end)\n",
+                (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,
+                (unsigned long long)vm->crew->guest_busy);
         if (r->opt.trace_path) {
             FILE *tf = strcmp(r->opt.trace_path, "-") ? fopen(r->opt.trace_path, "w") : stdout;
             if (!tf)

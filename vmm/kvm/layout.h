@@ -71,6 +71,8 @@ struct agent_header {
     unsigned int exc_stubs;      /* 32 stubs, 16 bytes apart */
     unsigned int mmio_user;      /* the MMIO read of the user-mode entry */
     unsigned int answers;        /* struct agent_answers, preceded by its 8-byte switch */
+    unsigned int debug_entry;    /* the #DB handler that ends armed steps (struct agent_step) */
+    unsigned int debug_end;      /* ... and its end: a vCPU stopped in between is mid-way */
 };
 
 /* Syscalls the agent answers in the guest (guest-agent/agent.S, vmm/kvm/answers.h). */

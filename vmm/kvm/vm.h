@@ -241,9 +241,11 @@ struct vm_mode_ops {
     /* Around each KVM_RUN of v, on v's thread, without the lock (either may be NULL):
      * guest_enter places what the guest-agent may do alone during the run,
      * guest_left takes back what it did (NULL) or says what is wrong with it (the VM then
-     * stops with an internal error). */
+     * stops with an internal error). interrupted: the run ended by a kick or signal, not
+     * an exit; *busy (false on entry) set: the guest is half-way through something it must
+     * finish first, so v runs again at once, whatever a pause or the turn say. */
     void (*guest_enter)(struct vm *vm, struct vcpu *v);
-    const char *(*guest_left)(struct vm *vm, struct vcpu *v);
+    const char *(*guest_left)(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy);
 };
 
 /* For the Linux layer: true when the mode keeps virtual time (a timed wait then waits to

@@ -86,6 +86,7 @@ struct crew {
     size_t nowned;
     uint64_t accesses, shared_pages, steps, step_traps;
     uint64_t guest_steps;   /* steps whose end the agent handled in the guest */
+    uint64_t guest_busy;    /* kicks that found a vCPU inside that handler (run on; atomic) */
     size_t watched;         /* slots made in all, over every fragment (the summary's count) */
     struct ex_u64map slot_of_va;
     /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending

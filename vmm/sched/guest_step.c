@@ -3,6 +3,7 @@
 #include "sched/guest_step.h"
 #include "kvm/vm.h"
 #include "sched/crew.h"
+#include <sys/ioctl.h>
 
 static struct agent_step *block_of(struct vm *vm, const struct vcpu *v)
 {
@@ -31,13 +32,31 @@ void guest_step_enter(struct vm *vm, struct vcpu *v)
     s->armed = true;
 }
 
-const char *guest_step_left(struct vm *vm, struct vcpu *v)
+/* Whether v stopped inside the agent's #DB handler: then it may be half-way through the
+ * PTE writes, and must finish before anyone changes the step (a pause followed by the
+ * end of the fragment would otherwise let the handler trap pages in free execution). */
+static bool in_handler(struct vm *vm, struct vcpu *v)
+{
+    struct kvm_regs r;
+    if (ioctl(v->fd, KVM_GET_REGS, &r) < 0)
+        return false;
+    uint64_t lo = KVA(GPA_AGENT) + vm->agent.debug_entry, hi = KVA(GPA_AGENT) + vm->agent.debug_end;
+    return r.rip >= lo && r.rip < hi;
+}
+
+const char *guest_step_left(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy)
 {
     struct crew_step *s = &vm->crew->step[v->index];
     if (!s->armed)
         return NULL;
-    s->armed = false;
     struct agent_step *d = block_of(vm, v);
+    if (interrupted && __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == AGENT_STEP_ARMED &&
+        in_handler(vm, v)) {
+        *busy = true; /* left armed: the handler goes on where it was */
+        __atomic_fetch_add(&vm->crew->guest_busy, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    s->armed = false;
     unsigned long long state = __atomic_exchange_n(&d->state, 0, __ATOMIC_ACQ_REL);
     block_dirty(vm, v);
     if (state == AGENT_STEP_ARMED)

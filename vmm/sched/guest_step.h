@@ -13,17 +13,20 @@
  * not what it asked for. The trace, the schedule and virtual time are the same either
  * way: a step's end is no cue point. The block lives in supervisor-only memory, so only
  * the agent and the VMM can write it; still a value other than 0, ARMED or DONE stops
- * the VM with an internal error rather than being trusted.
+ * the VM with an internal error rather than being trusted. A vCPU kicked (a pause, the
+ * fragment's end) while inside the agent's handler is run on until it is out, so that no
+ * half-done step end outlives the step.
  *
  * Off with --no-guest-cues (vm->opt.no_guest_cues): every step ends by an exit. */
 #ifndef JINX_GUEST_STEP_H
 #define JINX_GUEST_STEP_H
+#include <stdbool.h>
 
 struct vm;
 struct vcpu;
 
 /* vm_mode_ops.guest_enter / guest_left (kvm/vm.h), on v's own thread, no lock held. */
 void guest_step_enter(struct vm *vm, struct vcpu *v);
-const char *guest_step_left(struct vm *vm, struct vcpu *v);
+const char *guest_step_left(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy);
 
 #endif
