@@ -86,7 +86,7 @@ $(IMAGES_DYN_BIG): images/gen/cxx-big.sh | deps
 	@mkdir -p $(dir $@) $(BUILD)/gen
 	images/gen/cxx-big.sh 80 >$(BUILD)/gen/cxx-big.cpp
 	$(IMAGES_CXX_CC) $(filter-out -g,$(IMAGES_DYN_CXXFLAGS)) -o $@ $(BUILD)/gen/cxx-big.cpp
-images/bin/guestfuzz: images/src/guestfuzz-files.h
+images/bin/guestfuzz: images/src/guestfuzz-files.h images/src/guestfuzz-steps.h
 
 # The corpus built dynamically too (plain gcc -pthread, host glibc): images/bin/dyn/corpus/NAME.
 # tests/integration/dyn-corpus.sh holds them to the musl builds' outcomes.

@@ -21,6 +21,7 @@
  *   threads   creates threads until pthread_create fails; that must be EAGAIN. Exits 0.
  *   mem       mmap/brk storms until ENOMEM, frees everything, allocates again (the memory
  *             must come back), then munmap/mmap of random sizes. Exits 0.
+ *   steps     hostile single steps under --serial (guestfuzz-steps.h).
  *   files     (SEED ITERS THREADS DIR) the read-only file layer: wild paths, huge
  *             lengths, bad flags, other threads' descriptors, files mapped past their
  *             end (guestfuzz-files.h).
@@ -573,11 +574,12 @@ static int mode_mem(void)
 }
 
 #include "guestfuzz-files.h"
+#include "guestfuzz-steps.h"
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        say("usage: guestfuzz syscalls|fatal|threads|mem SEED [ITERS [THREADS]] | files SEED ITERS THREADS DIR\n");
+        say("usage: guestfuzz syscalls|fatal|threads|mem|steps SEED [ITERS [THREADS]] | files SEED ITERS THREADS DIR\n");
         return 2;
     }
     seed = strtoull(argv[2], NULL, 0);
@@ -597,6 +599,8 @@ int main(int argc, char **argv)
         return mode_threads();
     if (!strcmp(argv[1], "mem"))
         return mode_mem();
+    if (!strcmp(argv[1], "steps"))
+        return mode_steps();
     if (!strcmp(argv[1], "files")) {
         if (argc != 6) {
             say("usage: guestfuzz files SEED ITERS THREADS DIR\n");

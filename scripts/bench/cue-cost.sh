@@ -3,7 +3,8 @@
 # for whole serialized runs of a few images (median of RUNS runs each).
 # The raw KVM exit round trip (scripts/bench/syscall-probe.c, ring-0 `out`) is measured
 # in the same run (median of 3 rounds of 3000 exits, before and after the runs) and
-# printed beside each figure (x raw, against the one before).
+# printed beside each figure (x raw, against the one before). Every image runs with the
+# in-guest step end (default) and without (--no-guest-cues), alternating.
 #   scripts/bench/cue-cost.sh [--quick]    (--quick: RUNS=2)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -19,23 +20,37 @@ probe=${BUILD:-build}/bench/syscall-probe
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$probe" scripts/bench/syscall-probe.c
 raw_exit() { "$probe" --json --exits 3000 --repeat 3 r0-out | sed -n 's/.*"raw_exit_us":\([0-9.]*\).*/\1/p'; }
 raw_us=$(raw_exit)
-printf '%-26s %8s %8s %10s %10s %8s %8s\n' image cues exits wall_ms us/cue exits/cue "x raw"
+# Each image runs in both paths, alternating run by run: `guest` (the default: a single
+# step's end is handled by the guest-agent, vmm/sched/guest_step.h) and `exit`
+# (--no-guest-cues: every step's end is an exit). in_guest = steps ended in the guest /
+# single steps.
+printf '%-22s %-6s %7s %7s %9s %8s %9s %6s %8s\n' image path cues exits wall_ms us/cue exits/cue "x raw" in_guest
 json="["
 for spec in "circle" "correct" "throughput 2 5 4096" "race-o1o2"; do
-  raw=bench-results/cue-cost-${spec%% *}.raw; : >"$raw"
+  for path in guest exit; do : >"bench-results/cue-cost-${spec%% *}-$path.raw"; done
   for _ in $(seq "$RUNS"); do
-    # shellcheck disable=SC2086
-    "${BIN:-bin}"/jinx-vmm run --serial --stats --timeout 120s images/bin/$spec 2>&1 >/dev/null \
-      | grep -E "serial:|stats:" | tr '\n' ' ' >>"$raw"; echo >>"$raw"
+    for path in guest exit; do
+      opt=""; [ $path = exit ] && opt=--no-guest-cues
+      # shellcheck disable=SC2086
+      "${BIN:-bin}"/jinx-vmm run --serial --stats $opt --timeout 120s images/bin/$spec 2>&1 >/dev/null \
+        | grep -E "serial:|stats:|steps:" | tr '\n' ' ' >>"bench-results/cue-cost-${spec%% *}-$path.raw"
+      echo >>"bench-results/cue-cost-${spec%% *}-$path.raw"
+    done
   done
-  cues=$(sed -n 's/.*serial: \([0-9]*\) cue points.*/\1/p' "$raw" | med)
-  exits=$(sed -n 's/.* exits=\([0-9]*\).*/\1/p' "$raw" | med)
-  wall=$(sed -n 's/.*wall_ms=\([0-9.]*\).*/\1/p' "$raw" | med)
-  us=$(awk -v w="$wall" -v c="$cues" 'BEGIN{printf "%.1f", w*1000/c}')
-  epc=$(awk -v e="$exits" -v c="$cues" 'BEGIN{printf "%.2f", e/c}')
-  x=$(awk -v u="$us" -v r="$raw_us" 'BEGIN{printf "%.1f", (r > 0) ? u / r : 0}')
-  printf '%-26s %8s %8s %10s %10s %8s %8s\n' "$spec" "$cues" "$exits" "$wall" "$us" "$epc" "$x"
-  json="$json{\"image\":\"$spec\",\"cues\":$cues,\"exits\":$exits,\"wall_ms\":$wall,\"us_per_cue\":$us,\"exits_per_cue\":$epc,\"x_raw\":$x},"
+  for path in guest exit; do
+    raw=bench-results/cue-cost-${spec%% *}-$path.raw
+    cues=$(sed -n 's/.*serial: \([0-9]*\) cue points.*/\1/p' "$raw" | med)
+    exits=$(sed -n 's/.* exits=\([0-9]*\).*/\1/p' "$raw" | med)
+    wall=$(sed -n 's/.*wall_ms=\([0-9.]*\).*/\1/p' "$raw" | med)
+    steps=$(sed -n 's/.*steps: \([0-9]*\) single steps.*/\1/p' "$raw" | med)
+    gsteps=$(sed -n 's/.*single steps, \([0-9]*\) ended in the guest.*/\1/p' "$raw" | med)
+    us=$(awk -v w="$wall" -v c="$cues" 'BEGIN{printf "%.1f", w*1000/c}')
+    epc=$(awk -v e="$exits" -v c="$cues" 'BEGIN{printf "%.2f", e/c}')
+    x=$(awk -v u="$us" -v r="$raw_us" 'BEGIN{printf "%.1f", (r > 0) ? u / r : 0}')
+    share=$(awk -v g="${gsteps:-0}" -v s="${steps:-0}" 'BEGIN{printf "%.2f", (s > 0) ? g / s : 0}')
+    printf '%-22s %-6s %7s %7s %9s %8s %9s %6s %8s\n' "$spec" "$path" "$cues" "$exits" "$wall" "$us" "$epc" "$x" "$share"
+    json="$json{\"image\":\"$spec\",\"path\":\"$path\",\"cues\":$cues,\"exits\":$exits,\"wall_ms\":$wall,\"us_per_cue\":$us,\"exits_per_cue\":$epc,\"x_raw\":$x,\"in_guest_share\":$share},"
+  done
 done
 raw_us_end=$(raw_exit)
 echo "raw exit (ring-0 out, bare guest): $raw_us us before the runs, $raw_us_end us after"

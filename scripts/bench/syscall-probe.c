@@ -27,6 +27,18 @@
  *   u-sys-then-mmio  user SYSCALL that returns at once, then the MMIO read in the
  *                 program's own code: is it the read's place, or the SYSCALL before it?
  *   u-pf-out-iret the same exit, but the handler returns by its own iretq (no ioctl)
+ *   u-step-iret   a memory cue point handled wholly in the guest: a user load from a
+ *                 trapped 4 KiB page faults, the #PF handler maps it (PTE write) and sets
+ *                 TF, iretq; the load runs; the #DB handler traps the page again (PTE
+ *                 write + invlpg), clears TF, iretq. No exit (jinx today: the #PF exits,
+ *                 the #DB part is handled in the agent)
+ *   u-step-int3   u-step-iret with the step ended by an int3 instead of TF: the #PF
+ *                 handler maps the page and writes 0xCC over the instruction after the
+ *                 load; the #BP handler puts the byte back, backs rip up, traps the page
+ *                 again (PTE write + invlpg)
+ *   u-pf-tf-iret  the same two events without touching a page table: the #PF handler
+ *                 skips the load and sets TF, the #DB after the next instruction clears
+ *                 it (the events' own cost; u-step-iret minus this = the PTE writes)
  *   r0-cr3        ring 0 CR3 reload (mov cr3, same value)
  *   r0-invlpg     ring 0 invlpg of one page
  *
@@ -62,6 +74,7 @@
 #define G_PD_K 0x7000
 #define G_TSS 0x8000
 #define G_PD_K2 0xB000           /* kernel PD of 3..4 GiB (the MMIO page) */
+#define G_PT_U 0xC000            /* user PT of 10..12 MiB: U_STEP's 4 KiB page */
 #define G_STACK_TOP 0xA000       /* IST1 / RSP0 (kernel view) */
 #define G_KCODE 0x10000          /* ring-0 code, run at KBASE + G_KCODE */
 #define G_UCODE 0x20000          /* user code */
@@ -69,6 +82,7 @@
 #define U_MMIO 0x600000ULL       /* user VA of the unbacked page */
 #define G_MMIO 0xF0000000ULL     /* its guest physical address */
 #define U_HOLE 0x800000ULL       /* not present: a load there faults */
+#define U_STEP 0xA00000ULL       /* a 4 KiB page, trapped (P clear) until mapped (u-step-iret) */
 #define PF_INSN_LEN 3            /* mov (%rsi),%rax */
 
 /* Guest code, assembled into the host binary (never run on the host) and copied in. */
@@ -89,6 +103,8 @@ SNIP(g_u_sys_then_mmio, "mov $0x600000, %edx\n1: syscall\n mov (%rdx), %rax\n jm
 SNIP(g_u_pf_batch, "mov $0x600000, %edx\n mov $0x800000, %esi\n1: mov %r12, %rbx\n"
                    "2: mov (%rsi), %rax\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_u_pf_each, "mov $0x800000, %esi\n1: mov (%rsi), %rax\n jmp 1b")
+SNIP(g_u_step_batch, "mov $0x600000, %edx\n mov $0xA00000, %esi\n1: mov %r12, %rbx\n"
+                     "2: mov (%rsi), %rax\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_k_cr3, "movabs $0xFFFF8000F0000000, %rdx\n1: mov %r12, %rbx\n2: mov %cr3, %rax\n"
               " mov %rax, %cr3\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_k_invlpg, "movabs $0xFFFF8000F0000000, %rdx\n1: mov %r12, %rbx\n2: invlpg 0x20000\n"
@@ -104,6 +120,20 @@ SNIP(g_s_out_ring0, "outb %al, $0x11\n sysretq")
 /* Page-fault handlers (IST1): skip the load and iretq, or hand the fault to the host. */
 SNIP(g_h_pf_iret, "addq $8, %rsp\n addq $3, (%rsp)\n iretq")
 SNIP(g_h_pf_out, "outb %al, $0x12\n1: jmp 1b")
+/* u-step-iret's handlers: the #PF maps U_STEP's page and sets TF (frame after the
+ * error code and one push: rip 8, cs 16, rflags 24); the #DB traps it again. */
+SNIP(g_h_pf_map, "addq $8, %rsp\n push %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
+                 " movq $0x3FF007, (%rdx)\n orq $0x100, 24(%rsp)\n pop %rdx\n iretq")
+SNIP(g_h_db_trap, "push %rdx\n movabs $0xFFFF80000000C000, %rdx\n movq $0x3FF006, (%rdx)\n"
+                  " invlpg 0xA00000\n andq $~0x100, 24(%rsp)\n pop %rdx\n iretq")
+SNIP(g_h_pf_bp, "addq $8, %rsp\n push %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
+                " movq $0x3FF007, (%rdx)\n movabs $0xFFFF800000020010, %rdx\n movb $0xCC, (%rdx)\n"
+                " pop %rdx\n iretq")
+SNIP(g_h_bp_trap, "push %rdx\n movabs $0xFFFF800000020010, %rdx\n movb $0x48, (%rdx)\n"
+                  " decq 8(%rsp)\n movabs $0xFFFF80000000C000, %rdx\n movq $0x3FF006, (%rdx)\n"
+                  " invlpg 0xA00000\n pop %rdx\n iretq")
+SNIP(g_h_pf_tf, "addq $8, %rsp\n addq $3, (%rsp)\n orq $0x100, 16(%rsp)\n iretq")
+SNIP(g_h_db_tf, "andq $~0x100, 16(%rsp)\n iretq")
 SNIP(g_h_pf_out_iret, "outb %al, $0x14\n addq $8, %rsp\n addq $3, (%rsp)\n iretq")
 /* Events raised on purpose from user mode: `int $0x20` (vector 32), int3 (vector 3, a
  * trap: the frame's rip is already past it), ud2 (vector 6, a fault: skip its 2 bytes).
@@ -186,6 +216,15 @@ static const struct probe probes[] = {
     {"u-pf-out-iret", "user #PF, out, the handler's iretq returns", S(g_u_pf_each), true,
      false, false, EACH, NULL, NULL, NULL, NULL, S(g_h_pf_out_iret), NULL, NULL, KVM_EXIT_IO,
      0x14, 0},
+    {"u-step-iret", "user #PF maps+TF, #DB traps+invlpg, no exit", S(g_u_step_batch), true,
+     false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_map), S(g_h_db_trap), KVM_EXIT_MMIO,
+     0, 1},
+    {"u-step-int3", "user #PF maps+int3 after, #BP traps+invlpg, no exit", S(g_u_step_batch),
+     true, false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_bp), S(g_h_bp_trap),
+     KVM_EXIT_MMIO, 0, 3},
+    {"u-pf-tf-iret", "user #PF sets TF, #DB clears it, no PTE, no exit", S(g_u_pf_batch), true,
+     false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_tf), S(g_h_db_tf), KVM_EXIT_MMIO, 0,
+     1},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
@@ -217,6 +256,8 @@ static void build_tables(uint8_t *mem, const struct probe *p)
     put64(mem, G_PD_U, 0x000000 | 0x87);
     put64(mem, G_PD_U + 8, 0x200000 | 0x87);
     put64(mem, G_PD_U + 3 * 8, G_MMIO | 0x87);
+    put64(mem, G_PD_U + 5 * 8, G_PT_U | 7);
+    put64(mem, G_PT_U, 0x3FF000 | 6); /* U_STEP: trapped */
     /* Kernel half (PML4 slot 256): supervisor only, low 4 MiB and the MMIO page. */
     put64(mem, G_PML4 + 256 * 8, G_PDPT_K | 3);
     put64(mem, G_PDPT_K, G_PD_K | 3);

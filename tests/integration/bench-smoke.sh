@@ -29,6 +29,20 @@ for spec in time-to-bug round-cost overhead reset explore boot-dyn; do
   else bad "$spec.sh: no plot and no word about gnuplot"; fi
 done
 
+# cue-cost.sh (one run a figure): both step paths measured, and the in-guest one really
+# takes the single steps' ends out of the exits (circle: ~1 exit per cue point instead of ~2).
+RUNS=1 scripts/bench/cue-cost.sh >"$RESULTS/cue.out" 2>&1; st=$?
+if [ $st = 0 ] && python3 - bench-results/cue-cost.json <<'PY'
+import json, sys
+d = {(i["image"], i["path"]): i for i in json.load(open(sys.argv[1]))["images"]}
+g, e = d[("circle", "guest")], d[("circle", "exit")]
+assert g["cues"] == e["cues"], (g, e)
+assert g["in_guest_share"] > 0.9 and e["in_guest_share"] == 0, (g, e)
+assert g["exits_per_cue"] < 1.3 and e["exits_per_cue"] > 1.7, (g, e)
+PY
+then ok "cue-cost.sh: in-guest step ends halve circle's exits per cue point"
+else bad "cue-cost.sh: status $st or the in-guest path did not pay"; tail -8 "$RESULTS/cue.out"; fi
+
 # replayable.sh: a table, CSV and JSON, and every replayable dump it met replayed (exit 0).
 out=$(scripts/bench/replayable.sh --quick 2>&1); st=$?
 if [ $st = 0 ] && [ "$(wc -l <"$RESULTS/replayable.csv")" -ge 13 ] &&

@@ -2,7 +2,8 @@
 # jinx-vmm under a hostile guest (images/bin/guestfuzz, docs/hardening.md): random
 # syscalls over many seeds, every fatal variant (wild jumps, privileged instructions,
 # writes to the page tables' and the agent's addresses, smashed stacks, deadlock, a crash
-# with a 64 TiB reservation to dump, ...), thread and memory exhaustion. Whatever the
+# with a 64 TiB reservation to dump, ...), hostile single steps under --serial (steps),
+# thread and memory exhaustion. Whatever the
 # guest does, jinx-vmm must report a guest outcome - the one the mode or variant calls
 # for - within its time limit, with its JSON report, nothing on stderr that looks like a
 # VMM failure or a sanitizer, no file outside --dump-dir (it runs in an empty scratch
@@ -75,6 +76,22 @@ run "syscalls seed 3 --serial" 0 --serial --seed 3 -- syscalls 3 150 2
 # Snapshots restore exactly while the guest maps, unmaps and scribbles (status 125 if not).
 run "syscalls seed 4 --snapshot-selftest" 0 --no-control --snapshot-selftest 5 --selftest-interval 20ms -- syscalls 4 "$iters"
 run "mem --snapshot-selftest" 0 --no-control --mem 64M --snapshot-selftest 5 --selftest-interval 5ms -- mem 4 500
+
+# Single steps ended in the guest-agent (guestfuzz-steps.h, vmm/sched/guest_step.h): every
+# kind of access to shared pages, the program's own TF, a write to the agent's step block,
+# the agent's #DB handler run in user mode on a forged ARMED block. The same line and
+# status with --no-guest-cues (every step's end an exit), and the default really ends steps
+# in the guest. Seed % 4 picks the end: exit 0, SIGSEGV, SIGSEGV, TF with no step (4 on
+# this host: PVM ignores a TF the program sets; 133 where it traps).
+want_steps=(0 139 139 '4|133')
+for s in 1 2 3 4 5 6; do
+  run "steps seed $s --serial" "${want_steps[$((s % 4))]}" --serial --seed "$s" -- steps "$s" 150 3
+  a="$(grep -E 'guestfuzz: mode=steps|exit status' "$tmp/err")"; g=$(sed -n 's/.*steps: [0-9]* single steps, \([0-9]*\) ended in the guest.*/\1/p' "$tmp/err")
+  run "steps seed $s --serial --no-guest-cues" "${want_steps[$((s % 4))]}" --serial --no-guest-cues --seed "$s" -- steps "$s" 150 3
+  b="$(grep -E 'guestfuzz: mode=steps|exit status' "$tmp/err")"; n=$(sed -n 's/.*steps: [0-9]* single steps, \([0-9]*\) ended in the guest.*/\1/p' "$tmp/err")
+  [ -n "$a" ] && [ "$a" = "$b" ] || bad "steps seed $s: in-guest and exit paths differ: '$a' vs '$b'"
+  [ "${g:-0}" -gt 100 ] && [ "${n:-1}" = 0 ] || bad "steps seed $s: steps ended in the guest: ${g:-none} (want > 100), with --no-guest-cues ${n:-none} (want 0)"
+done
 
 # Every fatal variant (the seed picks it): a signal, a deadlock or the variant's exit.
 first=$("$VMM" run --no-control "$FUZZ" -- fatal 0 10 2>&1 </dev/null >/dev/null | sed -n 's/.*variant=\([a-z0-9-]*\).*/\1/p')

@@ -58,6 +58,8 @@ void jinx_vmm_usage(FILE *f)
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"
         "  --trace FILE       (with --serial) write the cue-point trace to FILE (- for stdout)\n"
         "  --no-memory-cues   (with --serial) cue points at synchronization syscalls only\n"
+        "  --no-guest-cues    single steps of shared-page accesses end by an exit to the VMM,\n"
+        "                     not in the guest-agent (same traces; for measurements)\n"
         "  --spin-threshold N (with --serial) a thread that reads one unchanged location N\n"
         "                     times in a row is deprioritised (default 8; 0: off)\n"
         "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"

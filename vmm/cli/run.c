@@ -116,6 +116,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
         {"serial", CLI_FLAG, &o->serial, 0, 0, 0, 0, NULL, NULL},
         {"no-memory-cues", CLI_FLAG, &o->no_crew, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-answers", CLI_FLAG, &o->no_guest_answers, 0, 0, 0, 0, NULL, NULL},
+        {"no-guest-cues", CLI_FLAG, &o->no_guest_cues, 0, 0, 0, 0, NULL, NULL},
         {"stats", CLI_FLAG, &o->stats, 0, 0, 0, 0, NULL, NULL},
         {"quiet", CLI_FLAG, &o->quiet, 0, 0, 0, 0, NULL, NULL},
         {"no-control", CLI_FLAG, &r->no_control, 0, 0, 0, 0, NULL, NULL},
@@ -450,6 +451,10 @@ static void report_and_free(struct run *r, struct vm *vm)
                 (unsigned long long)vm->ser->cursor.steps,
                 (unsigned long long)vm->ser->cursor.divergences,
                 (unsigned long long)vm->ser->spin.detections);
+        fprintf(stderr, "jinx-vmm: steps: %llu single steps, %llu ended in the guest (%llu "
+                "kicks ran on to the handler's end)\n",
+                (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,
+                (unsigned long long)vm->crew->guest_busy);
         if (r->opt.trace_path) {
             FILE *tf = strcmp(r->opt.trace_path, "-") ? fopen(r->opt.trace_path, "w") : stdout;
             if (!tf)

@@ -71,6 +71,8 @@ struct agent_header {
     unsigned int exc_stubs;      /* 32 stubs, 16 bytes apart */
     unsigned int mmio_user;      /* the MMIO read of the user-mode entry */
     unsigned int answers;        /* struct agent_answers, preceded by its 8-byte switch */
+    unsigned int debug_entry;    /* the #DB handler that ends armed steps (struct agent_step) */
+    unsigned int debug_end;      /* ... and its end: a vCPU stopped in between is mid-way */
 };
 
 /* Syscalls the agent answers in the guest (guest-agent/agent.S, vmm/kvm/answers.h). */
@@ -78,6 +80,32 @@ struct agent_header {
 struct agent_answers {
     long long nr[AGENT_ANSWER_SLOTS];
     long long value[AGENT_ANSWER_SLOTS];
+};
+#endif
+
+/* The single step a vCPU may end in the guest (guest-agent/agent.S, #DB; policy in
+ * vmm/sched/guest_step.h): one block per vCPU at this offset of its per-vCPU area
+ * (GPA_PERCPU + index * PERCPU_SIZE, supervisor-only: the program cannot reach it), between
+ * the TSS (104 bytes) and the exception stack, which grows down from the area's top. The
+ * agent finds it from its IST1 stack pointer (AGENT_PERCPU_MASK). The VMM arms it before
+ * KVM_RUN and reads and disarms it after; the agent only turns ARMED into DONE. */
+#define AGENT_PERCPU_MASK  JX_ULL(0xFFFFFFFFFFFFE000) /* ~(PERCPU_SIZE - 1) */
+#define AGENT_STEP_OFF     0x100
+#define AGENT_STEP_MAX     8
+#define AGENT_STEP_ARMED   JX_ULL(0x444D524150455453) /* "STEPARMD" */
+#define AGENT_STEP_DONE    JX_ULL(0x454E4F4450455453) /* "STEPDONE" */
+#define AGENT_STEP_N       8   /* offsetof(struct agent_step, n) */
+#define AGENT_STEP_E       16  /* offsetof(struct agent_step, e) */
+#define AGENT_STEP_ESIZE   24  /* sizeof e[0] */
+#ifndef __ASSEMBLER__
+struct agent_step {
+    unsigned long long state;   /* 0, AGENT_STEP_ARMED or AGENT_STEP_DONE */
+    unsigned long long n;       /* entries in e, <= AGENT_STEP_MAX */
+    struct {
+        unsigned long long pte;     /* KVA of the PTE to write */
+        unsigned long long value;   /* the trapped entry to write there */
+        unsigned long long va;      /* the page, for invlpg */
+    } e[AGENT_STEP_MAX];
 };
 #endif
 

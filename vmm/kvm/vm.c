@@ -393,14 +393,14 @@ static void settle_ended_simulation(struct vm *vm, struct vcpu *v)
  * that without running guest code), so that a snapshot never sees half an instruction. */
 static void run_thread(struct vm *vm, struct vcpu *v)
 {
-    bool completion_pending = false;
+    bool completion_pending = false, busy = false;
     for (;;) {
         if (atomic_load(&vm->stopping)) {
             mode_unpatch(vm, v); /* a dump must show the program's own code */
             return;
         }
-        if (atomic_load(&vm->paused) ||
-            (vm->mode && vm->mode->turn_elsewhere(vm, v))) {
+        if (!busy && (atomic_load(&vm->paused) ||
+                      (vm->mode && vm->mode->turn_elsewhere(vm, v)))) {
             if (mode_unpatch(vm, v)) {
                 /* Kicked in the middle of a rep string instruction: its step goes on by
                  * TF, so that nobody else meets its int3. */
@@ -429,8 +429,22 @@ static void run_thread(struct vm *vm, struct vcpu *v)
         v->clean_snap = NULL;
         if (!vm->t_first_run)
             vm->t_first_run = mono_ns();
+        if (vm->mode && vm->mode->guest_enter)
+            vm->mode->guest_enter(vm, v);
         int rc = ioctl(v->fd, KVM_RUN, 0);
+        int run_errno = errno;
         atomic_store(&v->in_guest, 0);
+        busy = false;
+        if (vm->mode && vm->mode->guest_left) {
+            bool intr = rc < 0 ? run_errno == EINTR || run_errno == EAGAIN
+                               : v->run->exit_reason == KVM_EXIT_INTR;
+            const char *gerr = vm->mode->guest_left(vm, v, intr, &busy);
+            if (gerr) {
+                internal_error(vm, v, gerr);
+                return;
+            }
+        }
+        errno = run_errno;
         v->run->kvm_dirty_regs = 0;
         completion_pending = false;
         if (rc < 0) {

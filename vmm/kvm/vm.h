@@ -93,6 +93,7 @@ struct vm_options {
     bool roundrobin;            /* serial default policy: switch at every cue point */
     bool no_crew;               /* serial without memory cue points */
     bool no_guest_answers;      /* --no-guest-answers: every syscall exits (kvm/answers.h) */
+    bool no_guest_cues;         /* --no-guest-cues: every cue point's events exit (sched/guest_step.h) */
     uint32_t spin_threshold;    /* --spin-threshold: identical reads that make a spinner */
     uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
     int simulate;               /* --simulate N: N fragments from one snapshot */
@@ -244,6 +245,14 @@ struct vm_mode_ops {
     void (*mapped)(struct vm *vm, uint64_t start, uint64_t end);
     /* vm_destroy: frees the mode's state. */
     void (*destroy)(struct vm *vm);
+    /* Around each KVM_RUN of v, on v's thread, without the lock (either may be NULL):
+     * guest_enter places what the guest-agent may do alone during the run,
+     * guest_left takes back what it did (NULL) or says what is wrong with it (the VM then
+     * stops with an internal error). interrupted: the run ended by a kick or signal, not
+     * an exit; *busy (false on entry) set: the guest is half-way through something it must
+     * finish first, so v runs again at once, whatever a pause or the turn say. */
+    void (*guest_enter)(struct vm *vm, struct vcpu *v);
+    const char *(*guest_left)(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy);
 };
 
 /* For the Linux layer: true when the mode keeps virtual time (a timed wait then waits to

@@ -221,6 +221,8 @@ static void step_clear(struct vm *vm, struct vcpu *v)
     unpatch(vm, v);
     s->on = s->rep = s->bp = s->pushf = false;
     s->n = 0;
+    /* An armed block goes at the vCPU's next guest_left (guest_step.c), before anyone
+     * looks at the step again. */
 }
 
 void crew_stop(struct vm *vm)
@@ -500,6 +502,26 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     return verdict;
 }
 
+/* A step is over: its pages are trapped again and taken from the running thread, the
+ * step is cleared. Caller holds vm->lock; b collects the frames to flush. */
+static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b)
+{
+    struct crew *c = vm->crew;
+    pthread_mutex_lock(&vm->gm.lock);
+    for (size_t i = 0; i < STEP(v)->n; i++) {
+        int slot = STEP(v)->slot[i];
+        revoke(vm, slot, b);
+        for (size_t j = 0; j < c->nowned; j++)
+            if (c->owned[j] == slot) {
+                c->owned[j] = c->owned[--c->nowned];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    step_clear(vm, v);
+    c->steps++;
+}
+
 bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r,
                     bool *keep_tf)
 {
@@ -529,22 +551,42 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
         }
     }
     struct frame_batch b = {0};
-    pthread_mutex_lock(&vm->gm.lock);
-    for (size_t i = 0; i < STEP(v)->n; i++) {
-        int slot = STEP(v)->slot[i];
-        revoke(vm, slot, &b);
-        for (size_t j = 0; j < c->nowned; j++)
-            if (c->owned[j] == slot) {
-                c->owned[j] = c->owned[--c->nowned];
-                break;
-            }
-    }
-    pthread_mutex_unlock(&vm->gm.lock);
-    step_clear(vm, v);
-    c->steps++;
+    step_end_locked(vm, v, &b);
     pthread_mutex_unlock(&vm->lock);
     batch_flush(&vm->gm, &b);
     return true;
+}
+
+void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v)
+{
+    if (!STEP(v)->on)
+        return;
+    vm->crew->step_traps++;
+    vm->crew->guest_steps++;
+    struct frame_batch b = {0};
+    step_end_locked(vm, v, &b); /* the agent trapped the pages: normally nothing to flush */
+    batch_flush(&vm->gm, &b);
+}
+
+int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d)
+{
+    const struct crew_step *s = STEP(v);
+    if (!vm->crew->on || !s->on || s->rep || s->pushf || s->bp || s->n > AGENT_STEP_MAX)
+        return -1;
+    int n = 0;
+    pthread_mutex_lock(&vm->gm.lock);
+    for (size_t i = 0; i < s->n; i++) {
+        bool trapped;
+        uint64_t *pte = slot_pte(vm, s->slot[i], &trapped);
+        if (!pte || trapped)
+            continue; /* revoke would leave it alone too */
+        d->e[n].pte = KVA((uint64_t)((uint8_t *)pte - vm->gm.host));
+        d->e[n].value = trapped_pte(*pte);
+        d->e[n].va = vm->crew->page[s->slot[i]].va;
+        n++;
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    return n;
 }
 
 bool crew_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *r)

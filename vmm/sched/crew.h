@@ -13,8 +13,8 @@
  * happens. When the faulting thread's turn comes, the page is mapped for it and the
  * instruction runs for real, on the CPU, whatever it is (SSE/AVX stores, rep movs,
  * xsave, cmpxchg16b...): nothing is emulated. For a shared page the instruction is
- * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM) and the page is
- * trapped again right after it. A rep string instruction would trap after every
+ * single-stepped (RFLAGS.TF, a #DB that the agent hands to the VMM, or handles itself when
+ * the VMM armed it: guest_step.h) and the page is trapped again right after it. A rep string instruction would trap after every
  * iteration; from its second iteration on, an int3 written over the next instruction
  * ends its step instead (PVM guests get no hardware breakpoints). The byte is undone as
  * soon as the thread is back in the VMM for any reason, so no one else ever meets it. A page the thread now owns simply stays mapped until
@@ -93,6 +93,7 @@ struct crew_step {
     uint64_t rip;
     int *slot;
     size_t n, cap;
+    bool armed;             /* the agent may end it in the guest (sched/guest_step.h) */
 };
 
 struct crew {
@@ -103,6 +104,8 @@ struct crew {
                              * room for cappage, so granting never needs memory */
     size_t nowned;
     uint64_t accesses, shared_pages, steps, step_traps;
+    uint64_t guest_steps;   /* steps whose end the agent handled in the guest */
+    uint64_t guest_busy;    /* kicks that found a vCPU inside that handler (run on; atomic) */
     size_t watched;         /* slots made in all, over every fragment (the summary's count) */
     /* Turn claims (serializer.turn_claims): a page claimed during the running thread's
      * turn keeps trapping (each access a cue point, stepped like a shared page) until
@@ -155,5 +158,16 @@ bool crew_unpatch(struct vm *vm, struct vcpu *v);
  * give next what it owns. Caller holds vm->lock. */
 void crew_switch_locked(struct vm *vm, int next);
 void crew_free(struct vm *vm);
+
+/* For the in-guest step end (sched/guest_step.h), on v's thread. crew_step_arm fills *d
+ * with what ending v's step takes (for each page the step was given and still has, its
+ * PTE's kernel address, the trapped entry and the page) and returns the count, or -1 when
+ * the step must end in the VMM (none, a rep string instruction, a pushf, a breakpoint,
+ * more than AGENT_STEP_MAX pages). Caller holds no lock. crew_step_ended_in_guest_locked
+ * then does the VMM's part of crew_step_done for a step the agent ended: every page of
+ * it trapped (again, if the agent's write is not there), the step cleared, counted.
+ * Caller holds vm->lock. */
+int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d);
+void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v);
 
 #endif
