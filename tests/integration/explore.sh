@@ -75,6 +75,12 @@ fi
   ok "order-done-flag-ok: $(xget "$tmp/ok.err" "d['schedules']") schedules in 3 s, nothing found, exit 0" ||
   { bad "twin: status $st, $(xjson "$tmp/ok.err")"; tail -3 "$tmp/ok.err"; }
 
+# jinx test on it counts the whole-run schedules of runs that found nothing.
+"$JINX" test --budget 4s --json "$C/order-done-flag-ok" >"$tmp/okj.json" 2>"$tmp/okj.err"; st=$?
+n=$(python3 -c "import json; d=json.load(open('$tmp/okj.json')); print(d['schedules'] if not d['found'] else -1)" 2>/dev/null)
+[ "$st" = 0 ] && [ "${n:-0}" -ge 5 ] && ok "jinx test on the twin: nothing found, $n whole-run schedules reported" ||
+  { bad "jinx test on the twin: status $st, schedules '${n}'"; tail -3 "$tmp/okj.err"; }
+
 # 5. No thread: nothing to explore, the program's own end.
 "$VMM" run --no-control --quiet --explore 5s --env JINX_TEST=yes "$BUILD/guest-tests/syscalls" alpha beta >/dev/null 2>"$tmp/nt.err"; st=$?
 [ "$st" = 0 ] && [ "$(xget "$tmp/nt.err" "d['snapshot']")" = False ] &&

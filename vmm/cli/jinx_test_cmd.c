@@ -271,7 +271,6 @@ static void add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, 
     }
 }
 
-/* The dump's path and the backtrace, from jinx-vmm's report. */
 /* The exploration summary line of a run's log (explore.h's stats JSON; written by
  * jinx-vmm, still checked as input). Adds this run's schedules to r's. */
 static void read_explore(const char *js, struct result *r)
@@ -301,7 +300,9 @@ static void read_explore(const char *js, struct result *r)
     r->gave_up |= gave_up;
 }
 
-static void read_log(const char *log, struct result *r)
+/* A run's log: its exploration summary, and unless explore_only (a run that found
+ * nothing) the dump's path, the backtrace and the outcome line. */
+static void read_log(const char *log, struct result *r, bool explore_only)
 {
     FILE *f = fopen(log, "r");
     if (!f)
@@ -309,17 +310,19 @@ static void read_log(const char *log, struct result *r)
     char line[1024];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        const char *p = strstr(line, "dump written to ");
+        const char *p = strstr(line, "jinx-vmm: explore: {");
+        if (p) {
+            read_explore(p + strlen("jinx-vmm: explore: "), r);
+            continue;
+        }
+        if (explore_only)
+            continue;
+        p = strstr(line, "dump written to ");
         if (p) {
             p += strlen("dump written to ");
             const char *e = strstr(p, ".jinxdump");
             if (e)
                 snprintf(r->dump, sizeof r->dump, "%.*s.jinxdump", (int)(e - p), p);
-            continue;
-        }
-        p = strstr(line, "jinx-vmm: explore: {");
-        if (p) {
-            read_explore(p + strlen("jinx-vmm: explore: "), r);
             continue;
         }
         unsigned n;
@@ -422,6 +425,7 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
         /* A normal end, or the budget ran out mid-run: limits met on the way are
          * notes, not verdicts. */
         add_notes(r->notes, &r->nnotes, lim, nlim);
+        read_log(ro->log, r, true); /* its whole-run schedules count too */
         return RUN_AGAIN;
     }
     r->status = s;
@@ -448,7 +452,7 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
         return RUN_DONE;
     }
     r->found = true;
-    read_log(ro->log, r);
+    read_log(ro->log, r, false);
     read_dump(ro->image, r);
     return RUN_DONE;
 }
