@@ -82,6 +82,17 @@ static void set_picker(struct vm *vm, struct explore_driver *d)
 
 static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
 
+/* A whole run's outcome: as a simulation's (rounds/simulation.h), except that a nonzero exit
+ * status is a failure too. A test reports failure by its exit status as often as by an
+ * assertion (jinx test counts it as one), so a run that ends so is a bug, classed with
+ * assertions. */
+static enum ex_outcome run_outcome(const struct outcome *o, bool ended)
+{
+    if (ended && o->kind == OUT_EXIT && o->status != 0)
+        return EX_OUTCOME_ASSERT;
+    return sim_outcome_class(o, ended);
+}
+
 /* Waits for the stop at the first thread creation (sched/serialize.h's stop_at_clone). False if
  * the program ended first: nothing concurrent to explore. */
 static bool wait_first_clone(struct vm *vm)
@@ -149,7 +160,7 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
     size_t common = live.trace.n < sim->trace.n ? live.trace.n : sim->trace.n;
     bool same = ended && (diff < 0 || (size_t)diff >= common) &&
                 live.trace.n + 1 >= sim->trace.n &&
-                sim_outcome_class(&vm->out, true) == sim->outcome;
+                run_outcome(&vm->out, true) == sim->outcome;
     d->st.reproduced = same;
     if (same) {
         keep_bug(d, s, reference, sim, &live);
@@ -212,6 +223,7 @@ static void explore(struct explore_driver *d)
         set_picker(vm, NULL);
         if (over(vm))
             break; /* a real end (timeout, interrupt): that is the outcome */
+        r.outcome = run_outcome(&r.out, r.ended);
         size_t nch = 0;
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
         ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
