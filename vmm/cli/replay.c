@@ -11,6 +11,7 @@
 #include "lib/util.h"
 #include "kvm/vm.h"
 #include "sched/serialize.h"
+#include "sched/crew.h"
 #include "lib/options.h"
 #include <getopt.h>
 #include <signal.h>
@@ -246,7 +247,8 @@ int cmd_replay(int argc, char **argv)
     uint64_t t0 = mono_ns();
     if (snapshot_load_into(&vm, &r.snap, err, sizeof err) < 0 ||
         serialize_init(&vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0 ||
-        serialize_set_schedule(&vm, &r.sched) < 0) {
+        serialize_set_schedule(&vm, &r.sched) < 0 ||
+        crew_preshare(&vm, r.sched.shared, r.sched.nshared) < 0) {
         jx_err("replay: cannot rebuild the VM from the dump: %s", err[0] ? err : "out of memory");
         status = EXIT_VMM_ERROR;
         goto out_serial;

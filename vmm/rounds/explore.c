@@ -25,6 +25,11 @@ struct explore_driver {
     struct explore_stats st;
     struct round_retired retired;
     bool have_retired;
+    /* Pages some run shared (crew.h), pre-shared in the next runs; preshare[] is the set
+     * the current run uses (sorted: it goes into the bug's schedule as it is). */
+    struct ex_u64map learnt;
+    uint64_t *preshare;
+    size_t npreshare, cappreshare;
 };
 
 void explore_config_default(struct explore_config *c)
@@ -81,6 +86,45 @@ static void set_picker(struct vm *vm, struct explore_driver *d)
 }
 
 static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+static void learn_page(void *ctx, uint64_t page)
+{
+    struct explore_driver *d = ctx;
+    if (d->learnt.n < EX_MAX_SHARED_PAGES) /* a bound the schedule format can carry */
+        ex_u64map_put(&d->learnt, page, 1, NULL); /* no memory: learnt later, or never */
+}
+
+static int cmp_page(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The next run pre-shares every page an earlier run shared: a page is shared only from its
+ * second thread's first touch on, so in the run that learnt it the first toucher's accesses
+ * before that (a store and the store that ends its window, the load and store of a lost
+ * update) were no cue points and could never be separated. Without memory the previous set
+ * stays, which is still a valid run. */
+static void preshare_learnt(struct explore_driver *d)
+{
+    if (d->learnt.n != d->npreshare) {
+        if (d->learnt.n > d->cappreshare) {
+            uint64_t *nv = realloc(d->preshare, d->learnt.n * sizeof *nv);
+            if (!nv)
+                return;
+            d->preshare = nv;
+            d->cappreshare = d->learnt.n;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < d->learnt.cap; i++)
+            if (d->learnt.used[i])
+                d->preshare[n++] = d->learnt.keys[i];
+        qsort(d->preshare, n, sizeof *d->preshare, cmp_page);
+        d->npreshare = n;
+    }
+    if (crew_preshare(d->vm, d->preshare, d->npreshare) < 0)
+        d->npreshare = 0; /* the crew's set is empty then: say so in the schedule */
+}
 
 /* A whole run's outcome: as a simulation's (rounds/simulation.h), except that a nonzero exit
  * status is a failure too. A test reports failure by its exit status as often as by an
@@ -215,6 +259,7 @@ static void explore(struct explore_driver *d)
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
         ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
+        preshare_learnt(d);
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
         uint64_t t_run = mono_ns();
@@ -223,6 +268,7 @@ static void explore(struct explore_driver *d)
         set_picker(vm, NULL);
         if (over(vm))
             break; /* a real end (timeout, interrupt): that is the outcome */
+        crew_each_shared(vm, learn_page, d);
         r.outcome = run_outcome(&r.out, r.ended);
         size_t nch = 0;
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
@@ -235,7 +281,8 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            if (ex_online_schedule(&d->online, &bug_sched) < 0) {
+            if (ex_online_schedule(&d->online, &bug_sched) < 0 ||
+                ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
             } else {
@@ -276,8 +323,10 @@ static void explore(struct explore_driver *d)
     if (over(vm))
         goto out;
     if (found) {
-        reproduce(d, &bug_sched, &reference, &bug);
+        reproduce(d, &bug_sched, &reference, &bug); /* with the bug run's pre-shared pages */
+        crew_preshare(vm, NULL, 0);
     } else {
+        crew_preshare(vm, NULL, 0); /* free execution and rounds share pages as ever */
         serialize_free_run(vm); /* on from the snapshot, to the program's own end */
         if (d->st.gave_up && d->cfg.then_rounds &&
             round_attach(vm, &d->cfg.rounds, err, sizeof err) < 0)
@@ -345,6 +394,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
         d->cfg.run_wall_ns = EXPLORE_RUN_WALL_NS;
     ex_online_init(&d->online);
     ex_history_init(&d->hist);
+    ex_u64map_init(&d->learnt);
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;
@@ -427,6 +477,8 @@ void explore_shutdown(struct vm *vm)
         snapshot_free(&d->snap);
     ex_online_free(&d->online);
     ex_history_free(&d->hist);
+    ex_u64map_free(&d->learnt);
+    free(d->preshare);
     free(d);
     vm->explore = NULL;
 }
