@@ -71,7 +71,7 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
         const struct crew_access *a = &vm->crew->acc[w->index];
         d->pend[n++] = (struct ex_pending){.tid = (uint32_t)w->xid, .kind = a->kind,
                                            .addr = a->addr, .size = a->size,
-                                           .known = w->acc_pending};
+                                           .known = w->acc_pending, .rip = a->rip};
     }
     struct ex_view v = {.enabled = &from, .next = d->pend, .nnext = n, .step = 0};
     return ex_online_next(&d->online, &v);
