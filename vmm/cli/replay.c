@@ -259,7 +259,9 @@ int cmd_replay(int argc, char **argv)
     /* The retired fragment, serialized, exactly as the round driver retired it. */
     vm.sandbox = false;
     serialize_fragment_begin(&vm, r.snap.vtime);
-    serialize_fragment_run(&vm, r.score.cue_limit, 0);
+    /* A whole run may take seconds (150 threads): a long wall budget, not serialize's 5 s
+     * guard; the cue-point limit ends the fragment as it ended when recorded. */
+    serialize_fragment_run(&vm, r.score.cue_limit, r.score.round == 0 ? 120000000000ULL : 0);
     bool ended = atomic_load(&vm.stopping);
     pthread_mutex_lock(&vm.lock);
     struct ex_trace got;

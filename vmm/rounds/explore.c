@@ -30,6 +30,7 @@ struct explore_driver {
     struct ex_u64map learnt;
     uint64_t *preshare;
     size_t npreshare, cappreshare;
+    uint64_t bug_ns;            /* how long the bug run took */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -195,7 +196,10 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
     struct sim_result live;
     memset(&live, 0, sizeof live);
     ex_trace_init(&live.trace);
-    sim_run_fragment(vm, s, d->cfg.run_cues, 0, d->snap.vtime, true, &live);
+    /* No wall budget cuts it short: the run took sim->ns, the live replay about as long
+     * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
+    uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
+    sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
     long diff = ex_trace_first_difference(&live.trace, &sim->trace);
     bool ended = over(vm);
     /* One trace must be a prefix of the other: the live one lacks the last cue point
@@ -252,7 +256,7 @@ static void explore(struct explore_driver *d)
     ex_trace_init(&bug.trace);
     struct ex_trace reference; /* the first run that did not fail, for the dump */
     ex_trace_init(&reference);
-    bool have_ref = false, found = false, stretched = false, sized = false;
+    bool have_ref = false, found = false, stretched = false, sized = false, ended_any = false;
     uint64_t wall = d->cfg.run_wall_ns;
     uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
     for (uint64_t i = 0; !over(vm); i++) {
@@ -293,6 +297,7 @@ static void explore(struct explore_driver *d)
                 ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
+                d->bug_ns = t_run;
                 ex_trace_copy(&bug.trace, &r.trace);
             }
         } else if (r.ended && !have_ref) {
@@ -302,21 +307,24 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
-        if (!r.ended && d->st.schedules <= 2) {
-            if (!r.cut || stretched) {
+        ended_any |= r.ended;
+        if (!r.ended && !ended_any && d->st.schedules <= EXPLORE_FIRST_CUTS) {
+            if (!r.cut || d->st.schedules == EXPLORE_FIRST_CUTS) {
                 d->st.gave_up = true; /* not a short test: rounds, if anything */
                 break;
             }
-            /* The first run outlasted the wall budget: a program with many cue points
-             * (tens of threads) may still end; try once with four times the time. */
+            /* An early run outlasted the wall budget: a program with many cue points
+             * (150 threads take 10-40k, at a few hundred microseconds each on a loaded
+             * host) may still end; try with EXPLORE_STRETCH times the time. One slow run is no
+             * verdict: the schedules differ, and so does the host's load. */
             stretched = true;
-            wall = 4 * d->cfg.run_wall_ns;
+            wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
         } else if (r.ended && stretched && !sized) {
             /* Runs take about this long: allow twice that from now on. */
             sized = true;
             wall = 2 * t_run > d->cfg.run_wall_ns ? 2 * t_run : d->cfg.run_wall_ns;
-            if (wall > 4 * d->cfg.run_wall_ns)
-                wall = 4 * d->cfg.run_wall_ns;
+            if (wall > EXPLORE_STRETCH * d->cfg.run_wall_ns)
+                wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
         }
     }
     d->st.ns_explore = mono_ns() - t0;
