@@ -109,9 +109,12 @@ void ex_online_init(struct ex_online *o)
     memset(o, 0, sizeof *o);
     ex_u64map_init(&o->conflict);
     ex_u64map_init(&o->lastacc);
+    ex_u64map_init(&o->lastrip);
 }
 
 #define LAST_READ (1ull << 32)
+#define EPOCH_SHIFT 33 /* lastacc: the reader's count of other events (31 bits) */
+#define EPOCH_MASK 0x7fffffffull
 
 static bool is_access(const struct ex_pending *e)
 {
@@ -123,17 +126,21 @@ static void note_access(struct ex_online *o, const ex_pending_table *pend, uint3
 {
     if (t > EX_MAX_TID)
         return;
-    o->mine[t] = 0;
-    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
+    bool access = ex_tidset_has(&pend->listed, t) && pend->ev[t]->known &&
+                  is_access(pend->ev[t]);
+    if (!access || pend->ev[t]->kind != EX_READ)
+        o->wrote[t]++; /* a write or a sync event: t's later re-reads are no spin */
+    if (!access)
         return;
     const struct ex_pending *e = pend->ev[t];
-    if (e->kind == EX_READ && e->addr != UINT64_MAX) {
-        o->mine[t] = e->addr + 1;
-        o->mine_rip[t] = e->rip;
+    if (e->kind == EX_READ) {
+        uint64_t *r = ex_u64map_put(&o->lastrip, e->addr, 0, NULL);
+        if (r)
+            *r = e->rip;
     }
     uint64_t *v = ex_u64map_put(&o->lastacc, e->addr, 0, NULL);
     if (v) /* without memory a spin's re-reads count as racy: more choices, still valid */
-        *v = t | (e->kind == EX_READ ? LAST_READ : 0);
+        *v = t | (e->kind == EX_READ ? LAST_READ | (o->wrote[t] & EPOCH_MASK) << EPOCH_SHIFT : 0);
 }
 
 /* o->conflict = h's conflict variables (o->conflict keeps its buffer across runs).
@@ -152,14 +159,17 @@ bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend,
 {
     if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || pend->ev[t]->kind != EX_READ)
         return false;
-    /* t's own last event read that variable, by the same instruction when both are
-     * known (a poll: nothing in between; a second read of a word by other code, a
-     * stack canary or a config value, is no spin), and nobody wrote it since. */
-    if (t > EX_MAX_TID || o->mine[t] != pend->ev[t]->addr + 1 ||
-        (pend->ev[t]->rip && o->mine_rip[t] && pend->ev[t]->rip != o->mine_rip[t]))
-        return false;
+    /* The variable's last access was t's read by the same instruction (when the VMM
+     * knows it), nobody wrote it since, and t has only read since: a poll, of one word
+     * or several (musl's mutex spins on the lock word and the waiter count). A read
+     * by other code (main's stack canary, read on entry to and return from each
+     * pthread_create) or after t's own writes is no spin. */
     const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr);
-    return last && *last == (t | LAST_READ);
+    if (t > EX_MAX_TID || !last ||
+        *last != (t | LAST_READ | (o->wrote[t] & EPOCH_MASK) << EPOCH_SHIFT))
+        return false;
+    const uint64_t *rip = ex_u64map_get(&o->lastrip, pend->ev[t]->addr);
+    return !pend->ev[t]->rip || !rip || !*rip || *rip == pend->ev[t]->rip;
 }
 
 bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
@@ -204,6 +214,7 @@ void ex_online_free(struct ex_online *o)
     free(o->rf.prefix);
     ex_u64map_free(&o->conflict);
     ex_u64map_free(&o->lastacc);
+    ex_u64map_free(&o->lastrip);
     ex_online_init(o);
 }
 
@@ -213,13 +224,15 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix;
     size_t cap = o->cap;
-    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc;
+    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc, lastrip = o->lastrip;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
     o->conflict = conflict;
     o->lastacc = lastacc;
+    o->lastrip = lastrip;
     ex_u64map_clear(&o->lastacc);
+    ex_u64map_clear(&o->lastrip);
     free(prefix);
     int rc = copy_conflicts(o, h);
     if (params)

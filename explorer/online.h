@@ -177,8 +177,8 @@ struct ex_online {
     struct ex_tidset after;     /* threads whose last step was a racy DATA access */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
-    uint64_t mine[EX_MAX_TID + 1];  /* each thread's last event: 1 + the address it read, else 0 */
-    uint64_t mine_rip[EX_MAX_TID + 1]; /* ... and its instruction */
+    struct ex_u64map lastrip;   /* address -> rip of its last read (0: unknown) */
+    uint32_t wrote[EX_MAX_TID + 1]; /* each thread's events other than reads, counted */
     struct {
         uint64_t k;             /* racy-step estimate */
         bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */

@@ -188,24 +188,22 @@ struct nonpre_ctx {
     const struct sim_run *r;
 };
 
-/* t's next event reads the word t's own last event read, and that read is the
- * word's last access: a spin (PCT lets the next thread go instead). A read of a
- * word t read before other events of its own is no spin. */
+/* t's next event reads a word whose last access was t's own read, and t has
+ * made nothing but reads since: a spin (PCT lets the next thread go instead).
+ * The model's pending events carry no instruction, so that is all. */
 static bool sim_spinning(const struct sim_run *r, uint32_t t)
 {
     const struct sim_ev *e = sim_next_ev(r, t);
     if (!e || e->op != OP_READ)
         return false;
-    for (size_t i = r->tr.n; i-- > 0;)
-        if (r->tr.ev[i].tid == t) {
-            if (!ex_is_access(&r->tr.ev[i]) || r->tr.ev[i].kind != EX_READ ||
-                r->tr.ev[i].addr != e->addr)
-                return false;
-            break;
-        }
-    for (size_t i = r->tr.n; i-- > 0;)
-        if (ex_is_access(&r->tr.ev[i]) && ex_word_of(&r->tr.ev[i]) == e->addr >> 3)
-            return r->tr.ev[i].tid == t && r->tr.ev[i].kind == EX_READ;
+    bool only_reads = true;
+    for (size_t i = r->tr.n; i-- > 0;) {
+        const struct ex_event *x = &r->tr.ev[i];
+        if (ex_is_access(x) && ex_word_of(x) == e->addr >> 3)
+            return x->tid == t && x->kind == EX_READ && only_reads;
+        if (x->tid == t && (!ex_is_access(x) || x->kind != EX_READ))
+            only_reads = false;
+    }
     return false;
 }
 
