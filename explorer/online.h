@@ -27,8 +27,9 @@
  * conflict variable of the history (history.h: any access to a DATA variable,
  * a write or RMW of a SYNC one; a variable is a start address) or races
  * (ex_pending_races) with another enabled thread's pending event, unless it is
- * a spin's re-read (the thread reads the variable it read last and nobody
- * wrote it since); a thread's step right after its racy step at a DATA
+ * a spin's re-read (the variable's last access was the thread's read, by the
+ * same instruction when both rips are known, nobody wrote it since and the
+ * thread has only read since); a thread's step right after its racy step at a DATA
  * variable is racy too (the window that race opens: publish, then fill;
  * check, then use), whatever it accesses. Only at a racy step can
  * running another thread order two conflicting accesses differently, so PCT,
