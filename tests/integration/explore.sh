@@ -85,7 +85,7 @@ fi
 "$VMM" run --no-control --quiet --explore 20s --dump-dir "$tmp/fx" "$BUILD/guest-tests/verdict" fail 3 \
   >/dev/null 2>"$tmp/fx.err"; st=$?
 fx=$(ls "$tmp"/fx/*.jinxdump 2>/dev/null | head -1)
-if [ "$st" = 3 ] && [ "$(xget "$tmp/fx.err" "d['schedules_to_bug'], d['reproduced']")" = "(1, True)" ] &&
+if [ "$st" = 3 ] && [ "$(xget "$tmp/fx.err" "d['schedules_to_bug'], d['reproduced']")" = "1 True" ] &&
    [ -n "$fx" ]; then
   "$VMM" replay "$fx" >/dev/null 2>"$tmp/fxr.err"; rst=$?
   [ "$rst" = 3 ] && grep -q "replay reproduced" "$tmp/fxr.err" &&
