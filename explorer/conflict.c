@@ -177,8 +177,12 @@ bool ex_conflict_racy(uint64_t cls, enum ex_kind kind)
 }
 
 int ex_conflicts_learn(struct ex_u64map *conflict, const struct ex_trace *t, uint64_t *racy,
-                       uint64_t *racy_data)
+                       uint64_t *racy_data, uint64_t *windows)
 {
+    uint64_t nwin = 0;
+    if (!windows)
+        windows = &nwin;
+    *windows = 0;
     struct ex_u64map last; /* address -> tid | W_MULTI if read: its last access */
     static const size_t none = SIZE_MAX;
     size_t first[EX_MAX_TID + 1], end[EX_MAX_TID + 1];
@@ -210,6 +214,7 @@ int ex_conflicts_learn(struct ex_u64map *conflict, const struct ex_trace *t, uin
         bool window = e->tid <= EX_MAX_TID && ex_tidset_has(&after, e->tid);
         if (e->tid <= EX_MAX_TID)
             ex_tidset_del(&after, e->tid);
+        *windows += company && window;
         const uint64_t *cls = ex_u64map_get(conflict, ex_loc_of(e));
         if (!cls || !ex_conflict_racy(*cls, (enum ex_kind)e->kind)) {
             /* the access right after a racy data access: its window */

@@ -39,10 +39,10 @@ bool ex_conflict_racy(uint64_t cls, enum ex_kind kind);
  * could have gone), a thread's re-read of the variable it read last excepted
  * (a spin sees nothing new), plus the access that follows a racy DATA access
  * in its thread (the window the race opens: publish, then fill; check, then
- * use); *racy_data counts those to DATA variables and the windows. t NULL:
- * nothing learnt, counts 0. Returns 0, or -1 on no memory (the map stays
+ * use); *racy_data counts those to DATA variables and the windows, *windows
+ * (if not NULL) the windows alone. t NULL: nothing learnt, counts 0. Returns 0, or -1 on no memory (the map stays
  * usable, possibly partial). */
 int ex_conflicts_learn(struct ex_u64map *conflict, const struct ex_trace *t, uint64_t *racy,
-                       uint64_t *racy_data);
+                       uint64_t *racy_data, uint64_t *windows);
 
 #endif

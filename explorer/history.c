@@ -149,12 +149,12 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
 {
     struct add_ctx c = { h, 0 };
     int rc = 0;
-    uint64_t racy = 0, racy_data = 0;
+    uint64_t racy = 0, racy_data = 0, windows = 0;
     if (new_pairs)
         *new_pairs = 0;
     if (trace && ex_trace_pairs(trace, add_pair, &c) != 0)
         rc = -1;
-    if (rc == 0 && ex_conflicts_learn(&h->conflict, trace, &racy, &racy_data) != 0)
+    if (rc == 0 && ex_conflicts_learn(&h->conflict, trace, &racy, &racy_data, &windows) != 0)
         rc = -1;
     if (rc == 0 && c.fresh > 0 && choices && n > 0 &&
         corpus_add(h, choices, n, c.fresh, racy) != 0)
@@ -166,6 +166,7 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
     if (trace) {
         h->total_racy += racy;
         h->total_racy_data += racy_data;
+        h->total_windows += windows;
         h->traced++;
     }
     if (n > h->max_steps)
@@ -192,6 +193,11 @@ uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt
 {
     return h && h->total_racy_data > 0 ? (h->total_racy_data + h->traced - 1) / h->traced
                                        : dflt;
+}
+
+uint64_t ex_history_window_estimate(const struct ex_history *h, uint64_t dflt)
+{
+    return h && h->total_windows > 0 ? (h->total_windows + h->traced - 1) / h->traced : dflt;
 }
 
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)

@@ -66,6 +66,7 @@ struct ex_history {
     uint64_t max_racy;      /* most racy accesses in one run */
     uint64_t max_racy_data; /* most racy accesses to DATA variables in one run */
     uint64_t total_racy, total_racy_data;   /* sums over the traced runs */
+    uint64_t total_windows; /* the windows among them (conflict.h), summed */
     uint64_t traced;        /* runs added with a trace */
 };
 
@@ -103,6 +104,10 @@ uint64_t ex_history_racy_estimate(const struct ex_history *h, uint64_t dflt);
 
 /* The same for the racy accesses to DATA variables (and their windows). */
 uint64_t ex_history_data_racy_estimate(const struct ex_history *h, uint64_t dflt);
+
+/* The same for the windows alone: the step right after a racy DATA access,
+ * where the "window" strategy puts PCT's change points (online.h). */
+uint64_t ex_history_window_estimate(const struct ex_history *h, uint64_t dflt);
 
 /* The EX_CONFLICT_* bits (conflict.h) of the variable at addr, 0 if none. */
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);

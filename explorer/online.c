@@ -9,6 +9,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_POS] = "pos",
     [EX_ONLINE_RANDOM] = "random",
     [EX_ONLINE_RF] = "rf",
+    [EX_ONLINE_WINDOW] = "window",
     [EX_ONLINE_PORTFOLIO] = "portfolio",
 };
 
@@ -31,9 +32,10 @@ enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
 {
     /* By what each found on the corpus (docs/explorer.md): the racy-step
      * random walk most often, PCT (all racy steps, then data races only) and
-     * pos often, rf's mutations rarely. */
+     * pos often, the window PCT the bugs that need a thread held inside a
+     * window, rf's mutations rarely. */
     static const enum ex_online_kind cycle[] = {
-        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_RANDOM,
+        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_WINDOW,
         EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_RF,
     };
     if (k != EX_ONLINE_PORTFOLIO)
@@ -107,9 +109,12 @@ void ex_online_init(struct ex_online *o)
     memset(o, 0, sizeof *o);
     ex_u64map_init(&o->conflict);
     ex_u64map_init(&o->lastacc);
+    ex_u64map_init(&o->lastrip);
 }
 
 #define LAST_READ (1ull << 32)
+#define EPOCH_SHIFT 33 /* lastacc: the reader's count of other events (31 bits) */
+#define EPOCH_MASK 0x7fffffffull
 
 static bool is_access(const struct ex_pending *e)
 {
@@ -119,12 +124,23 @@ static bool is_access(const struct ex_pending *e)
 /* Remembers t's pending access as its variable's last one. */
 static void note_access(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
 {
-    if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || !is_access(pend->ev[t]))
+    if (t > EX_MAX_TID)
+        return;
+    bool access = ex_tidset_has(&pend->listed, t) && pend->ev[t]->known &&
+                  is_access(pend->ev[t]);
+    if (!access || pend->ev[t]->kind != EX_READ)
+        o->wrote[t]++; /* a write or a sync event: t's later re-reads are no spin */
+    if (!access)
         return;
     const struct ex_pending *e = pend->ev[t];
+    if (e->kind == EX_READ) {
+        uint64_t *r = ex_u64map_put(&o->lastrip, e->addr, 0, NULL);
+        if (r)
+            *r = e->rip;
+    }
     uint64_t *v = ex_u64map_put(&o->lastacc, e->addr, 0, NULL);
     if (v) /* without memory a spin's re-reads count as racy: more choices, still valid */
-        *v = t | (e->kind == EX_READ ? LAST_READ : 0);
+        *v = t | (e->kind == EX_READ ? LAST_READ | (o->wrote[t] & EPOCH_MASK) << EPOCH_SHIFT : 0);
 }
 
 /* o->conflict = h's conflict variables (o->conflict keeps its buffer across runs).
@@ -143,8 +159,17 @@ bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend,
 {
     if (!ex_tidset_has(&pend->listed, t) || !pend->ev[t]->known || pend->ev[t]->kind != EX_READ)
         return false;
+    /* The variable's last access was t's read by the same instruction (when the VMM
+     * knows it), nobody wrote it since, and t has only read since: a poll, of one word
+     * or several (musl's mutex spins on the lock word and the waiter count). A read
+     * by other code (main's stack canary, read on entry to and return from each
+     * pthread_create) or after t's own writes is no spin. */
     const uint64_t *last = ex_u64map_get(&o->lastacc, pend->ev[t]->addr);
-    return last && *last == (t | LAST_READ);
+    if (t > EX_MAX_TID || !last ||
+        *last != (t | LAST_READ | (o->wrote[t] & EPOCH_MASK) << EPOCH_SHIFT))
+        return false;
+    const uint64_t *rip = ex_u64map_get(&o->lastrip, pend->ev[t]->addr);
+    return !pend->ev[t]->rip || !rip || !*rip || *rip == pend->ev[t]->rip;
 }
 
 bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
@@ -175,12 +200,21 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
     return false;
 }
 
+bool ex_online_window(const struct ex_online *o, const ex_pending_table *pend,
+                      const struct ex_tidset *enabled, uint32_t t)
+{
+    return ex_tidset_has(&o->after, t) && ex_tidset_has(&pend->listed, t) &&
+           pend->ev[t]->known && is_access(pend->ev[t]) && ex_tidset_count(enabled) >= 2 &&
+           !ex_online_spinning(o, pend, t);
+}
+
 void ex_online_free(struct ex_online *o)
 {
     free(o->choices);
     free(o->rf.prefix);
     ex_u64map_free(&o->conflict);
     ex_u64map_free(&o->lastacc);
+    ex_u64map_free(&o->lastrip);
     ex_online_init(o);
 }
 
@@ -190,13 +224,15 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix;
     size_t cap = o->cap;
-    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc;
+    struct ex_u64map conflict = o->conflict, lastacc = o->lastacc, lastrip = o->lastrip;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
     o->conflict = conflict;
     o->lastacc = lastacc;
+    o->lastrip = lastrip;
     ex_u64map_clear(&o->lastacc);
+    ex_u64map_clear(&o->lastrip);
     free(prefix);
     int rc = copy_conflicts(o, h);
     if (params)
@@ -211,7 +247,7 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, index);
-    if (o->kind == EX_ONLINE_PCT)
+    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW)
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
@@ -271,6 +307,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     build_table(v, &pend);
     switch (o->kind) {
     case EX_ONLINE_PCT:
+    case EX_ONLINE_WINDOW:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
@@ -287,6 +324,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     }
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
+    o->windows += ex_online_window(o, &pend, &en, t);
     bool racy = ex_online_racy(o, &pend, &en, t);
     o->racy += racy;
     /* A racy step at a DATA variable opens a window: t's next step. */
@@ -327,8 +365,11 @@ int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
 
 static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
 {
-    int w = snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64 "%s",
-                     o->p.depth, o->pct.k, o->racy, o->pct.data_only ? "(data)" : "");
+    int w = o->pct.windows
+                ? snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " windows=%" PRIu64,
+                           o->p.depth, o->pct.k, o->windows)
+                : snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64 "%s",
+                           o->p.depth, o->pct.k, o->racy, o->pct.data_only ? "(data)" : "");
     for (uint32_t i = 0; w >= 0 && i < o->pct.nchange; i++) {
         *at += (size_t)w < len - *at ? (size_t)w : len - *at - 1;
         w = snprintf(buf + *at, len - *at, "%s%" PRIu64, i ? "," : " change-points=",
@@ -349,7 +390,7 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (w < 0)
         return buf;
     at = (size_t)w < len ? (size_t)w : len - 1;
-    if (o->kind == EX_ONLINE_PCT) {
+    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
         snprintf(buf + at, len - at, " racy=data");

@@ -27,8 +27,9 @@
  * conflict variable of the history (history.h: any access to a DATA variable,
  * a write or RMW of a SYNC one; a variable is a start address) or races
  * (ex_pending_races) with another enabled thread's pending event, unless it is
- * a spin's re-read (the thread reads the variable it read last and nobody
- * wrote it since); a thread's step right after its racy step at a DATA
+ * a spin's re-read (the variable's last access was the thread's read, by the
+ * same instruction when both rips are known, nobody wrote it since and the
+ * thread has only read since); a thread's step right after its racy step at a DATA
  * variable is racy too (the window that race opens: publish, then fill;
  * check, then use), whatever it accesses. Only at a racy step can
  * running another thread order two conflicting accesses differently, so PCT,
@@ -49,6 +50,17 @@
  *            DATA variables only (no pending-race or SYNC ones), with
  *            k = ex_history_data_racy_estimate: most bugs are data races, and
  *            libc's internal locks would otherwise take most of k.
+ *   "window" PCT whose change points fall at WINDOW steps only: a thread's
+ *            step right after its racy step at a DATA variable (the second
+ *            half of an atomicity violation: the store that ends a transient
+ *            state, the store of a load-then-store, the fill after a publish),
+ *            with at least two threads enabled. d-1 distinct change points
+ *            uniform over [1, k], k = ex_history_window_estimate; racy steps
+ *            count DATA variables only. At the c-th window step, c a change
+ *            point, the thread about to close its window drops below every
+ *            priority: it stays preempted inside the window until every other
+ *            thread blocks or ends, which is what a transient state relayed to
+ *            a thread created later needs.
  *   "pos"    partial order sampling (Yuan et al., CAV 2018). Every thread's next
  *            event has a random priority; the highest-priority enabled one runs.
  *            After thread t's event e runs, t's next event gets a fresh
@@ -76,7 +88,7 @@
  *            uniformly random step when the parent had none). If a parent's
  *            choice is not enabled before the flip (the run went elsewhere),
  *            it continues as pos from there (counted in rf.diverged).
- *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, random,
+ *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, window,
  *            pct, random, pos, rf (the pct ones alternate all racy steps and
  *            data races only).
  *
@@ -100,6 +112,7 @@ struct ex_pending {
     uint64_t addr;      /* accessed address / futex word / clear_child_tid word */
     uint16_t size;      /* bytes (memory events); 0 counts as 1 */
     bool known;
+    uint64_t rip;       /* the instruction, 0 if unknown (spin detection) */
 };
 
 /* One cue point as the VMM sees it. next[] lists the pending events it knows
@@ -119,12 +132,13 @@ enum ex_online_kind {
     EX_ONLINE_POS,
     EX_ONLINE_RANDOM,
     EX_ONLINE_RF,
+    EX_ONLINE_WINDOW,
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "portfolio". Returns 0 or -1. */
+/* "pct", "pos", "random", "rf", "window", "portfolio". Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
@@ -160,12 +174,16 @@ struct ex_online {
     struct ex_tidset seen;      /* threads met so far */
     struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
+    uint64_t windows;           /* window steps chosen so far (ex_online_window) */
     struct ex_tidset after;     /* threads whose last step was a racy DATA access */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
+    struct ex_u64map lastrip;   /* address -> rip of its last read (0: unknown) */
+    uint32_t wrote[EX_MAX_TID + 1]; /* each thread's events other than reads, counted */
     struct {
         uint64_t k;             /* racy-step estimate */
         bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */
+        bool windows;           /* change points count window steps ("window") */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;

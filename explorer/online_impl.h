@@ -31,6 +31,11 @@ bool ex_online_spinning(const struct ex_online *o, const ex_pending_table *pend,
 bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
                     const struct ex_tidset *enabled, uint32_t t);
 
+/* Whether running t now is a window step: t's last step was a racy DATA access, its next
+ * one is a known access (not a spin's re-read) and another thread is enabled. */
+bool ex_online_window(const struct ex_online *o, const ex_pending_table *pend,
+                      const struct ex_tidset *enabled, uint32_t t);
+
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,

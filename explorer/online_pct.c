@@ -14,11 +14,13 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
     /* Every other PCT schedule counts the steps at data races only: most bugs
      * are there, and libc's internal locks would otherwise take most of k. */
     uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->index / 4 : o->index;
-    o->pct.data_only = (nth & 1) != 0;
+    o->pct.windows = o->kind == EX_ONLINE_WINDOW;
+    o->pct.data_only = o->pct.windows || (nth & 1) != 0;
     if (o->pct.data_only)
         o->racy_classes = EX_CONFLICT_DATA;
-    uint64_t k = o->pct.data_only ? ex_history_data_racy_estimate(h, o->p.default_steps)
-                                  : ex_history_racy_estimate(h, o->p.default_steps);
+    uint64_t k = o->pct.windows     ? ex_history_window_estimate(h, o->p.default_steps)
+                 : o->pct.data_only ? ex_history_data_racy_estimate(h, o->p.default_steps)
+                                    : ex_history_racy_estimate(h, o->p.default_steps);
     uint32_t want = o->p.depth - 1;
     o->pct.k = k;
     if (want > k)
@@ -91,10 +93,14 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             o->pct.nhigh++;
         }
     uint32_t t = highest_awake(o, enabled, pend);
-    /* Change points count racy steps only: a preemption anywhere else orders
-     * nothing differently. */
-    if (o->pct.nfired < o->pct.nchange && o->pct.change[o->pct.nfired] == o->racy + 1 &&
-        ex_online_racy(o, pend, enabled, t)) {
+    /* Change points count racy steps only (window steps for "window"): a
+     * preemption anywhere else orders nothing differently. */
+    bool at_change = o->pct.nfired < o->pct.nchange &&
+                     (o->pct.windows ? o->pct.change[o->pct.nfired] == o->windows + 1 &&
+                                           ex_online_window(o, pend, enabled, t)
+                                     : o->pct.change[o->pct.nfired] == o->racy + 1 &&
+                                           ex_online_racy(o, pend, enabled, t));
+    if (at_change) {
         o->pct.fired_step[o->pct.nfired] = o->steps + 1;
         o->pct.fired_tid[o->pct.nfired] = t;
         o->pct.nfired++;

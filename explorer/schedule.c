@@ -15,6 +15,7 @@ void ex_schedule_init(struct ex_schedule *s)
 void ex_schedule_free(struct ex_schedule *s)
 {
     free(s->seg);
+    free(s->shared);
     ex_schedule_init(s);
 }
 
@@ -24,6 +25,7 @@ void ex_schedule_reset(struct ex_schedule *s)
     s->policy = EX_DEFAULT_CONTINUE;
     s->quantum = 1;
     s->note[0] = 0;
+    s->nshared = 0;
 }
 
 int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
@@ -39,6 +41,41 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
     dst->policy = src->policy;
     dst->quantum = src->quantum;
     memcpy(dst->note, src->note, sizeof dst->note);
+    if (src->nshared && ex_schedule_set_shared(dst, src->shared, src->nshared) != 0) {
+        ex_schedule_free(dst);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_page(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t n)
+{
+    uint64_t *v = NULL;
+    size_t m = 0;
+    if (n) {
+        v = n <= SIZE_MAX / sizeof *v ? malloc(n * sizeof *v) : NULL;
+        if (!v)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            v[i] = pages[i] & ~(uint64_t)(EX_SCHED_PAGE - 1);
+        qsort(v, n, sizeof *v, cmp_page);
+        for (size_t i = 0; i < n; i++)
+            if (m == 0 || v[m - 1] != v[i])
+                v[m++] = v[i];
+        if (m > EX_MAX_SHARED_PAGES) {
+            free(v);
+            return -1;
+        }
+    }
+    free(s->shared);
+    s->shared = v;
+    s->nshared = m;
     return 0;
 }
 

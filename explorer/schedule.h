@@ -28,8 +28,10 @@
  *      "segments":[{"thread":1,"steps":2},{"thread":2,"steps":4}]}
  *
  * "version" and "segments" are required; "default" ("continue" or
- * "roundrobin"), "quantum" (1..EX_MAX_STEPS) and "note" (a string, kept up to
- * EX_NOTE_LEN-1 bytes) are optional; other keys are ignored. Threads are
+ * "roundrobin"), "quantum" (1..EX_MAX_STEPS), "note" (a string, kept up to
+ * EX_NOTE_LEN-1 bytes) and "shared_pages" (an array of at most
+ * EX_MAX_SHARED_PAGES page-aligned addresses, strictly ascending; printed only
+ * when there are some) are optional; other keys are ignored. Threads are
  * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
  * at most EX_MAX_LINE bytes, input at most EX_MAX_INPUT bytes. Both
  * parsers take untrusted input: anything else is rejected with a message
@@ -48,6 +50,8 @@
 #define EX_MAX_SEGMENTS (1u << 20)
 #define EX_MAX_LINE 4096
 #define EX_NOTE_LEN 128
+#define EX_MAX_SHARED_PAGES 65536u
+#define EX_SCHED_PAGE 4096u
 
 enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
 
@@ -62,6 +66,11 @@ struct ex_schedule {
     uint8_t policy;         /* enum ex_default_policy */
     uint32_t quantum;       /* roundrobin steps per turn, >= 1 */
     char note[EX_NOTE_LEN]; /* who made it and why, e.g. "pct d=3 seed=..." */
+    /* Pages whose every access is a cue point from the start (a whole run's
+     * learnt shared pages: vmm/sched/crew.h), ascending; the cue points, and so
+     * the schedule's meaning, depend on them. Not in the text format. */
+    uint64_t *shared;
+    size_t nshared;
 };
 
 struct ex_parse_error {
@@ -80,6 +89,10 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src);
 /* Appends `steps` cue points for thread (merging with the last segment).
  * Returns 0, or -1 on bad arguments / too many segments / no memory. */
 int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps);
+/* Sets s->shared to a sorted, de-duplicated copy of pages (each rounded down
+ * to its page). Returns 0, or -1 (s unchanged) for more than
+ * EX_MAX_SHARED_PAGES distinct pages or no memory. */
+int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t n);
 /* Builds a schedule from one thread id per cue point. */
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n);
 /* Total steps covered by the segments. */

@@ -17,7 +17,7 @@ static int expect(struct json_lex *p, char c)
 }
 
 /* A non-negative integer field in [min, max]. */
-static int juint(struct json_lex *p, uint32_t min, uint32_t max, const char *what, uint32_t *out)
+static int ju64(struct json_lex *p, uint64_t min, uint64_t max, const char *what, uint64_t *out)
 {
     json_lex_ws(p);
     if (p->pos >= p->len)
@@ -33,21 +33,32 @@ static int juint(struct json_lex *p, uint32_t min, uint32_t max, const char *wha
     bool big = false;
     size_t start = p->pos;
     while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') {
-        v = v * 10 + (uint64_t)(p->s[p->pos] - '0');
-        if (v > max)
-            big = true, v = max + 1ULL;
+        uint64_t d = (uint64_t)(p->s[p->pos] - '0');
+        if (big || v > (max - d) / 10)
+            big = true; /* past max: no overflow, whatever the digits */
+        else
+            v = v * 10 + d;
         p->pos++;
     }
     if (p->pos < p->len && (p->s[p->pos] == '.' || p->s[p->pos] == 'e' || p->s[p->pos] == 'E'))
         return json_lex_fail(p, "%s must be an integer", what);
     if (big) {
         p->pos = start;
-        return json_lex_fail(p, "%s too large (maximum %u)", what, max);
+        return json_lex_fail(p, "%s too large (maximum %llu)", what, (unsigned long long)max);
     }
     if (v < min) {
         p->pos = start;
-        return json_lex_fail(p, "%s must be at least %u", what, min);
+        return json_lex_fail(p, "%s must be at least %llu", what, (unsigned long long)min);
     }
+    *out = v;
+    return 0;
+}
+
+static int juint(struct json_lex *p, uint32_t min, uint32_t max, const char *what, uint32_t *out)
+{
+    uint64_t v;
+    if (ju64(p, min, max, what, &v) != 0)
+        return -1;
     *out = (uint32_t)v;
     return 0;
 }
@@ -106,8 +117,62 @@ static int seg_member(struct json_lex *p, const char *key, void *vctx, int depth
 
 struct top_ctx {
     struct ex_schedule *s;
-    bool have_version, have_segments, have_default, have_quantum, have_note;
+    bool have_version, have_segments, have_default, have_quantum, have_note, have_shared;
 };
+
+/* "shared_pages": [page, ...], page-aligned and strictly ascending (as printed). */
+static int shared_pages(struct json_lex *p, struct ex_schedule *s)
+{
+    uint64_t *v = NULL;
+    size_t n = 0, cap = 0;
+    if (expect(p, '[') != 0)
+        return -1;
+    if (json_lex_at(p, ']')) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        uint64_t page;
+        json_lex_ws(p);
+        size_t at = p->pos;
+        if (ju64(p, 0, UINT64_MAX, "a shared page", &page) != 0)
+            goto fail;
+        if (page % EX_SCHED_PAGE || (n && page <= v[n - 1])) {
+            p->pos = at;
+            json_lex_fail(p, "shared pages must be page-aligned and strictly ascending");
+            goto fail;
+        }
+        if (n == EX_MAX_SHARED_PAGES) {
+            p->pos = at;
+            json_lex_fail(p, "more than %u shared pages", EX_MAX_SHARED_PAGES);
+            goto fail;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            uint64_t *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                json_lex_fail(p, "out of memory reading shared pages");
+                goto fail;
+            }
+            v = nv, cap = ncap;
+        }
+        v[n++] = page;
+        if (json_lex_at(p, ',')) {
+            p->pos++;
+            continue;
+        }
+        if (expect(p, ']') != 0)
+            goto fail;
+        break;
+    }
+    free(s->shared);
+    s->shared = v;
+    s->nshared = n;
+    return 0;
+fail:
+    free(v);
+    return -1;
+}
 
 static int top_member(struct json_lex *p, const char *key, void *vctx, int depth)
 {
@@ -158,6 +223,12 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
             return json_lex_fail(p, "duplicate key \"note\"");
         c->have_note = true;
         return json_lex_string(p, s->note, sizeof s->note, "note");
+    }
+    if (strcmp(key, "shared_pages") == 0) {
+        if (c->have_shared)
+            return json_lex_fail(p, "duplicate key \"shared_pages\"");
+        c->have_shared = true;
+        return shared_pages(p, s);
     }
     if (strcmp(key, "segments") == 0) {
         if (c->have_segments)
@@ -276,15 +347,22 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
             k += l;
     }
     json_escape(note, clean);
-    size_t cap = 160 + strlen(note) + s->nseg * 48;
+    size_t cap = 180 + strlen(note) + s->nseg * 48 + s->nshared * 22;
     char *out = malloc(cap);
     if (!out)
         return NULL;
     size_t n = (size_t)snprintf(out, cap,
-                                "{\"version\":1,\"default\":\"%s\",\"quantum\":%u,\"note\":\"%s\",\n"
-                                " \"segments\":[",
+                                "{\"version\":1,\"default\":\"%s\",\"quantum\":%u,\"note\":\"%s\",\n ",
                                 s->policy == EX_DEFAULT_ROUNDROBIN ? "roundrobin" : "continue",
                                 s->quantum, note);
+    if (s->nshared) {
+        n += (size_t)snprintf(out + n, cap - n, "\"shared_pages\":[");
+        for (size_t k = 0; k < s->nshared; k++)
+            n += (size_t)snprintf(out + n, cap - n, "%s%llu", k ? "," : "",
+                                  (unsigned long long)s->shared[k]);
+        n += (size_t)snprintf(out + n, cap - n, "],\n ");
+    }
+    n += (size_t)snprintf(out + n, cap - n, "\"segments\":[");
     for (size_t k = 0; k < s->nseg; k++)
         n += (size_t)snprintf(out + n, cap - n, "%s\n  {\"thread\":%u,\"steps\":%u}",
                               k ? "," : "", s->seg[k].thread, s->seg[k].steps);

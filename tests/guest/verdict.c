@@ -7,6 +7,8 @@
  *   nosys        needs pipe(2), which jinx does not implement, and aborts without it
  *   handler      raises SIGUSR1 with a handler installed (jinx does not run handlers)
  *   assert       a plain assertion failure after a few lines on stderr (a real bug)
+ *   fail N       two threads share the counter, then the test reports failure by exit
+ *                status N (1..125) without a crash: a failed test, as jinx test counts it
  * Like an ordinary test, a failed pthread_create ends it with status 255 and the error. */
 #include <assert.h>
 #include <errno.h>
@@ -111,6 +113,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "verdict: step %d\n", i);
         int broken = n > 0;
         assert(!broken && "the invariant the test checks");
+    } else if (!strcmp(mode, "fail")) {
+        pthread_t t[2];
+        create(&t[0], 1);
+        create(&t[1], 2);
+        join(t[0], 1);
+        join(t[1], 2);
+        fprintf(stderr, "verdict: the test failed (status %ld)\n", n);
+        return n <= 125 ? (int)n : 1;
     } else {
         fprintf(stderr, "verdict: unknown mode %s\n", mode);
         return 2;

@@ -86,6 +86,21 @@ n=$(python3 -c "import json; d=json.load(open('$tmp/okj.json')); print(d['schedu
 [ "$st" = 0 ] && [ "$(xget "$tmp/nt.err" "d['snapshot']")" = False ] &&
   ok "a program that never clones: no snapshot, exit 0" || bad "no-thread program: status $st, $(xjson "$tmp/nt.err")"
 
+# 5b. A test that reports failure by its exit status: a bug at the first whole run, dumped,
+# and the dump replays to the same status.
+"$VMM" run --no-control --quiet --explore 20s --dump-dir "$tmp/fx" "$BUILD/guest-tests/verdict" fail 3 \
+  >/dev/null 2>"$tmp/fx.err"; st=$?
+fx=$(ls "$tmp"/fx/*.jinxdump 2>/dev/null | head -1)
+if [ "$st" = 3 ] && [ "$(xget "$tmp/fx.err" "d['schedules_to_bug'], d['reproduced']")" = "1 True" ] &&
+   [ -n "$fx" ]; then
+  "$VMM" replay "$fx" >/dev/null 2>"$tmp/fxr.err"; rst=$?
+  [ "$rst" = 3 ] && grep -q "replay reproduced" "$tmp/fxr.err" &&
+    ok "exit status 3 after two threads: a bug at whole run 1, dumped, replayed" ||
+    { bad "exit-status bug replay: status $rst"; tail -3 "$tmp/fxr.err"; }
+else
+  bad "exit-status bug: status $st, dump '$fx', $(xjson "$tmp/fx.err")"; tail -3 "$tmp/fx.err"
+fi
+
 # 6. Too long for whole runs: rounds take over (--attach), the program ends well.
 "$VMM" run --no-control --quiet --stats --explore 30s --attach 5/s images/bin/throughput 4 3000 256 \
   >/dev/null 2>"$tmp/long.err"; st=$?

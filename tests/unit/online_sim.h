@@ -285,7 +285,7 @@ static inline void learn(struct ex_history *h, const struct ex_online *o, const 
 
 static inline struct ex_pending pend(uint32_t tid, uint8_t kind, uint64_t addr, uint16_t size)
 {
-    return (struct ex_pending){ tid, kind, addr, size, true };
+    return (struct ex_pending){ tid, kind, addr, size, true, 0 };
 }
 
 #endif

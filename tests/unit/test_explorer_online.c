@@ -15,7 +15,8 @@
 
 
 static const enum ex_online_kind all_kinds[] = { EX_ONLINE_PCT, EX_ONLINE_POS, EX_ONLINE_RANDOM,
-                                                 EX_ONLINE_RF, EX_ONLINE_PORTFOLIO };
+                                                 EX_ONLINE_RF, EX_ONLINE_WINDOW,
+                                                 EX_ONLINE_PORTFOLIO };
 static void test_names(void **state)
 {
     (void)state;
@@ -32,7 +33,7 @@ static void test_names(void **state)
     assert_string_equal(ex_online_name((enum ex_online_kind)99), "?");
     /* The documented portfolio order. */
     const enum ex_online_kind order[] = { EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS,
-                                          EX_ONLINE_RANDOM, EX_ONLINE_PCT, EX_ONLINE_RANDOM,
+                                          EX_ONLINE_WINDOW, EX_ONLINE_PCT, EX_ONLINE_RANDOM,
                                           EX_ONLINE_POS, EX_ONLINE_RF };
     for (uint64_t i = 0; i < 24; i++) {
         assert_int_equal(ex_online_resolve(EX_ONLINE_PORTFOLIO, i), order[i % 8]);
@@ -187,16 +188,22 @@ struct nonpre_ctx {
     const struct sim_run *r;
 };
 
-/* t's next event reads the word whose last access was t's own read: a spin
- * (PCT lets the next thread go instead). */
+/* t's next event reads a word whose last access was t's own read, and t has
+ * made nothing but reads since: a spin (PCT lets the next thread go instead).
+ * The model's pending events carry no instruction, so that is all. */
 static bool sim_spinning(const struct sim_run *r, uint32_t t)
 {
     const struct sim_ev *e = sim_next_ev(r, t);
     if (!e || e->op != OP_READ)
         return false;
-    for (size_t i = r->tr.n; i-- > 0;)
-        if (ex_is_access(&r->tr.ev[i]) && ex_word_of(&r->tr.ev[i]) == e->addr >> 3)
-            return r->tr.ev[i].tid == t && r->tr.ev[i].kind == EX_READ;
+    bool only_reads = true;
+    for (size_t i = r->tr.n; i-- > 0;) {
+        const struct ex_event *x = &r->tr.ev[i];
+        if (ex_is_access(x) && ex_word_of(x) == e->addr >> 3)
+            return x->tid == t && x->kind == EX_READ && only_reads;
+        if (x->tid == t && (!ex_is_access(x) || x->kind != EX_READ))
+            only_reads = false;
+    }
     return false;
 }
 
@@ -412,8 +419,8 @@ static void test_pct_new_thread_rank(void **state)
     /* depth 2, k 1: the first (racy) choice lowers the thread about to run. */
     params.depth = 2;
     params.default_steps = 1;
-    struct ex_pending wr[3] = { { 1, EX_WRITE, X, 8, true }, { 2, EX_WRITE, X, 8, true },
-                                { 3, EX_WRITE, X, 8, true } };
+    struct ex_pending wr[3] = { { 1, EX_WRITE, X, 8, true, 0 }, { 2, EX_WRITE, X, 8, true, 0 },
+                                { 3, EX_WRITE, X, 8, true, 0 } };
     for (uint64_t idx = 0; idx < 400; idx += 2) {
         ex_online_begin(&o, EX_ONLINE_PCT, &params, NULL, 9, idx);
         ex_tidset_clear(&en);
@@ -636,8 +643,8 @@ static void test_random_uniform(void **state)
     for (uint32_t t = 3; t <= 6; t++)
         ex_tidset_add(&en, t);
     /* Every thread about to write X: every step is racy, a fresh draw. */
-    struct ex_pending wr[4] = { { 3, EX_WRITE, X, 8, true }, { 4, EX_WRITE, X, 8, true },
-                                { 5, EX_WRITE, X, 8, true }, { 6, EX_WRITE, X, 8, true } };
+    struct ex_pending wr[4] = { { 3, EX_WRITE, X, 8, true, 0 }, { 4, EX_WRITE, X, 8, true, 0 },
+                                { 5, EX_WRITE, X, 8, true, 0 }, { 6, EX_WRITE, X, 8, true, 0 } };
     struct ex_view v = { &en, wr, 4, 0 };
     for (uint64_t idx = 0; idx < N; idx++) {
         ex_online_begin(&o, EX_ONLINE_RANDOM, NULL, NULL, 17, idx);

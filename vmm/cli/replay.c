@@ -13,6 +13,7 @@
 #include "lib/util.h"
 #include "kvm/vm.h"
 #include "sched/serialize.h"
+#include "sched/crew.h"
 #include "lib/options.h"
 #include <getopt.h>
 #include <signal.h>
@@ -271,7 +272,8 @@ int cmd_replay(int argc, char **argv)
     uint64_t t0 = mono_ns();
     if (snapshot_load_into(&vm, &r.snap, err, sizeof err) < 0 ||
         serialize_init(&vm, NULL, true, EX_SPIN_THRESHOLD, err, sizeof err) < 0 ||
-        serialize_set_schedule(&vm, &r.sched) < 0) {
+        serialize_set_schedule(&vm, &r.sched) < 0 ||
+        crew_preshare(&vm, r.sched.shared, r.sched.nshared) < 0) {
         jx_err("replay: cannot rebuild the VM from the dump: %s", err[0] ? err : "out of memory");
         status = EXIT_VMM_ERROR;
         goto out_serial;
@@ -284,7 +286,9 @@ int cmd_replay(int argc, char **argv)
     /* The retired fragment, serialized, exactly as the round driver retired it. */
     vm.sandbox = false;
     serialize_fragment_begin(&vm, r.snap.vtime);
-    serialize_fragment_run(&vm, r.score.cue_limit, 0);
+    /* A whole run may take seconds (150 threads): a long wall budget, not serialize's 5 s
+     * guard; the cue-point limit ends the fragment as it ended when recorded. */
+    serialize_fragment_run(&vm, r.score.cue_limit, r.score.round == 0 ? 120000000000ULL : 0);
     bool ended = atomic_load(&vm.stopping);
     pthread_mutex_lock(&vm.lock);
     struct ex_trace got;

@@ -166,7 +166,7 @@ static int parse_special(struct run *r, int c, const char *name)
         return 0;
     case OPT_EXPLORE_STRATEGY:
         if (ex_online_from_name(optarg, &r->ecfg.strategy) < 0) {
-            jx_err("--explore-strategy %s: expected portfolio, pct, pos, random or rf", optarg);
+            jx_err("--explore-strategy %s: expected portfolio, pct, pos, random, rf or window", optarg);
             return -1;
         }
         r->explore_strategy_given = true;
@@ -387,7 +387,11 @@ static int end_run(struct run *r, struct vm *vm)
     const struct round_retired *retired = round_retired(vm);
     if (!retired)
         retired = explore_retired(vm); /* a whole run's bug (rounds/explore.h) */
-    if (r->opt.dump_dir && dump_wanted(&vm->out) && retired &&
+    /* A whole run's bug may end in a nonzero exit status (explore.c): dumped too, so that
+     * it replays like a crash. */
+    bool want_dump = dump_wanted(&vm->out) ||
+                     (retired && retired->round == 0 && vm->out.kind == OUT_EXIT && vm->out.status);
+    if (r->opt.dump_dir && want_dump && retired &&
         dumpround_build(vm, retired, &rrec, &nrrec, r->err, sizeof r->err) < 0)
         jx_err("the crash dump will lack the round's records (no replay): %s", r->err);
     round_status(vm, &r->rstats);
@@ -411,7 +415,7 @@ static int end_run(struct run *r, struct vm *vm)
     }
     if (!(r->opt.quiet && vm->out.kind == OUT_EXIT && vm->out.status == 0) && !interrupted)
         outcome_print(vm, &vm->out, stderr);
-    if (r->opt.dump_dir && dump_wanted(&vm->out)) {
+    if (r->opt.dump_dir && want_dump) {
         /* vm_run has joined every vCPU thread: the VM is stopped as the crash left it. */
         struct dump_result dr;
         int drc = dump_write(vm, &vm->out, r->opt.dump_dir, rrec, nrrec, &dr, r->err,

@@ -25,6 +25,12 @@ struct explore_driver {
     struct explore_stats st;
     struct round_retired retired;
     bool have_retired;
+    /* Pages some run shared (crew.h), pre-shared in the next runs; preshare[] is the set
+     * the current run uses (sorted: it goes into the bug's schedule as it is). */
+    struct ex_u64map learnt;
+    uint64_t *preshare;
+    size_t npreshare, cappreshare;
+    uint64_t bug_ns;            /* how long the bug run took */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -66,7 +72,7 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
         const struct crew_access *a = &vm->crew->acc[w->index];
         d->pend[n++] = (struct ex_pending){.tid = (uint32_t)w->xid, .kind = a->kind,
                                            .addr = a->addr, .size = a->size,
-                                           .known = w->acc_pending};
+                                           .known = w->acc_pending, .rip = a->rip};
     }
     struct ex_view v = {.enabled = &from, .next = d->pend, .nnext = n, .step = 0};
     return ex_online_next(&d->online, &v);
@@ -81,6 +87,56 @@ static void set_picker(struct vm *vm, struct explore_driver *d)
 }
 
 static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
+
+static void learn_page(void *ctx, uint64_t page)
+{
+    struct explore_driver *d = ctx;
+    if (d->learnt.n < EX_MAX_SHARED_PAGES) /* a bound the schedule format can carry */
+        ex_u64map_put(&d->learnt, page, 1, NULL); /* no memory: learnt later, or never */
+}
+
+static int cmp_page(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The next run pre-shares every page an earlier run shared: a page is shared only from its
+ * second thread's first touch on, so in the run that learnt it the first toucher's accesses
+ * before that (a store and the store that ends its window, the load and store of a lost
+ * update) were no cue points and could never be separated. Without memory the previous set
+ * stays, which is still a valid run. */
+static void preshare_learnt(struct explore_driver *d)
+{
+    if (d->learnt.n != d->npreshare) {
+        if (d->learnt.n > d->cappreshare) {
+            uint64_t *nv = realloc(d->preshare, d->learnt.n * sizeof *nv);
+            if (!nv)
+                return;
+            d->preshare = nv;
+            d->cappreshare = d->learnt.n;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < d->learnt.cap; i++)
+            if (d->learnt.used[i])
+                d->preshare[n++] = d->learnt.keys[i];
+        qsort(d->preshare, n, sizeof *d->preshare, cmp_page);
+        d->npreshare = n;
+    }
+    if (crew_preshare(d->vm, d->preshare, d->npreshare) < 0)
+        d->npreshare = 0; /* the crew's set is empty then: say so in the schedule */
+}
+
+/* A whole run's outcome: as a simulation's (rounds/simulation.h), except that a nonzero exit
+ * status is a failure too. A test reports failure by its exit status as often as by an
+ * assertion (jinx test counts it as one), so a run that ends so is a bug, classed with
+ * assertions. */
+static enum ex_outcome run_outcome(const struct outcome *o, bool ended)
+{
+    if (ended && o->kind == OUT_EXIT && o->status != 0)
+        return EX_OUTCOME_ASSERT;
+    return sim_outcome_class(o, ended);
+}
 
 /* Waits for the stop at the first thread creation (sched/serialize.h's stop_at_clone). False if
  * the program ended first: nothing concurrent to explore. */
@@ -140,7 +196,10 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
     struct sim_result live;
     memset(&live, 0, sizeof live);
     ex_trace_init(&live.trace);
-    sim_run_fragment(vm, s, d->cfg.run_cues, 0, d->snap.vtime, true, &live);
+    /* No wall budget cuts it short: the run took sim->ns, the live replay about as long
+     * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
+    uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
+    sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
     long diff = ex_trace_first_difference(&live.trace, &sim->trace);
     bool ended = over(vm);
     /* One trace must be a prefix of the other: the live one lacks the last cue point
@@ -149,7 +208,7 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
     size_t common = live.trace.n < sim->trace.n ? live.trace.n : sim->trace.n;
     bool same = ended && (diff < 0 || (size_t)diff >= common) &&
                 live.trace.n + 1 >= sim->trace.n &&
-                sim_outcome_class(&vm->out, true) == sim->outcome;
+                run_outcome(&vm->out, true) == sim->outcome;
     d->st.reproduced = same;
     if (same) {
         keep_bug(d, s, reference, sim, &live);
@@ -197,13 +256,14 @@ static void explore(struct explore_driver *d)
     ex_trace_init(&bug.trace);
     struct ex_trace reference; /* the first run that did not fail, for the dump */
     ex_trace_init(&reference);
-    bool have_ref = false, found = false, stretched = false, sized = false;
+    bool have_ref = false, found = false, stretched = false, sized = false, ended_any = false;
     uint64_t wall = d->cfg.run_wall_ns;
     uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
         ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
+        preshare_learnt(d);
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
         uint64_t t_run = mono_ns();
@@ -212,6 +272,8 @@ static void explore(struct explore_driver *d)
         set_picker(vm, NULL);
         if (over(vm))
             break; /* a real end (timeout, interrupt): that is the outcome */
+        crew_each_shared(vm, learn_page, d);
+        r.outcome = run_outcome(&r.out, r.ended);
         size_t nch = 0;
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
         ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
@@ -223,7 +285,8 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            if (ex_online_schedule(&d->online, &bug_sched) < 0) {
+            if (ex_online_schedule(&d->online, &bug_sched) < 0 ||
+                ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
             } else {
@@ -234,6 +297,7 @@ static void explore(struct explore_driver *d)
                 ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
+                d->bug_ns = t_run;
                 ex_trace_copy(&bug.trace, &r.trace);
             }
         } else if (r.ended && !have_ref) {
@@ -243,29 +307,34 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
-        if (!r.ended && d->st.schedules <= 2) {
-            if (!r.cut || stretched) {
+        ended_any |= r.ended;
+        if (!r.ended && !ended_any && d->st.schedules <= EXPLORE_FIRST_CUTS) {
+            if (!r.cut || d->st.schedules == EXPLORE_FIRST_CUTS) {
                 d->st.gave_up = true; /* not a short test: rounds, if anything */
                 break;
             }
-            /* The first run outlasted the wall budget: a program with many cue points
-             * (tens of threads) may still end; try once with four times the time. */
+            /* An early run outlasted the wall budget: a program with many cue points
+             * (150 threads take 10-40k, at a few hundred microseconds each on a loaded
+             * host) may still end; try with EXPLORE_STRETCH times the time. One slow run is no
+             * verdict: the schedules differ, and so does the host's load. */
             stretched = true;
-            wall = 4 * d->cfg.run_wall_ns;
+            wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
         } else if (r.ended && stretched && !sized) {
             /* Runs take about this long: allow twice that from now on. */
             sized = true;
             wall = 2 * t_run > d->cfg.run_wall_ns ? 2 * t_run : d->cfg.run_wall_ns;
-            if (wall > 4 * d->cfg.run_wall_ns)
-                wall = 4 * d->cfg.run_wall_ns;
+            if (wall > EXPLORE_STRETCH * d->cfg.run_wall_ns)
+                wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
         }
     }
     d->st.ns_explore = mono_ns() - t0;
     if (over(vm))
         goto out;
     if (found) {
-        reproduce(d, &bug_sched, &reference, &bug);
+        reproduce(d, &bug_sched, &reference, &bug); /* with the bug run's pre-shared pages */
+        crew_preshare(vm, NULL, 0);
     } else {
+        crew_preshare(vm, NULL, 0); /* free execution and rounds share pages as ever */
         serialize_free_run(vm); /* on from the snapshot, to the program's own end */
         if (d->st.gave_up && d->cfg.then_rounds &&
             round_attach(vm, &d->cfg.rounds, err, sizeof err) < 0)
@@ -333,6 +402,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
         d->cfg.run_wall_ns = EXPLORE_RUN_WALL_NS;
     ex_online_init(&d->online);
     ex_history_init(&d->hist);
+    ex_u64map_init(&d->learnt);
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;
@@ -415,6 +485,8 @@ void explore_shutdown(struct vm *vm)
         snapshot_free(&d->snap);
     ex_online_free(&d->online);
     ex_history_free(&d->hist);
+    ex_u64map_free(&d->learnt);
+    free(d->preshare);
     free(d);
     vm->explore = NULL;
 }

@@ -260,6 +260,7 @@ void crew_free(struct vm *vm)
     for (int i = 0; i < MAX_VCPUS; i++)
         free(vm->crew->step[i].slot);
     ex_u64map_free(&vm->crew->slot_of_va);
+    ex_u64map_free(&vm->crew->preshared);
     free(vm->crew->page);
     free(vm->crew->owned);
     memset(vm->crew, 0, sizeof *vm->crew);
@@ -412,7 +413,8 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     ex_spin_observe(&vm->ser->spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
-    if (!pg->shared && pg->owner && pg->owner != v->tid) {
+    if (!pg->shared && ((pg->owner && pg->owner != v->tid) ||
+                        (c->preshared.n && ex_u64map_get(&c->preshared, pg->va)))) {
         pg->shared = true;
         c->shared_pages++;
     } else if (!pg->shared && !pg->owner) {
@@ -606,4 +608,29 @@ bool crew_unpatch(struct vm *vm, struct vcpu *v)
     unpatch(vm, v);
     pthread_mutex_unlock(&vm->lock);
     return true;
+}
+
+int crew_preshare(struct vm *vm, const uint64_t *pages, size_t n)
+{
+    struct crew *c = vm->crew;
+    pthread_mutex_lock(&vm->lock);
+    ex_u64map_clear(&c->preshared);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (!ex_u64map_put(&c->preshared, pages[i] & PAGE_MASK, 1, NULL))
+            rc = -1;
+    if (rc < 0)
+        ex_u64map_clear(&c->preshared);
+    pthread_mutex_unlock(&vm->lock);
+    return rc;
+}
+
+void crew_each_shared(struct vm *vm, void (*fn)(void *ctx, uint64_t page), void *ctx)
+{
+    struct crew *c = vm->crew;
+    pthread_mutex_lock(&vm->lock);
+    for (size_t slot = 0; c->on && slot < c->npage; slot++)
+        if (c->page[slot].shared)
+            fn(ctx, c->page[slot].va);
+    pthread_mutex_unlock(&vm->lock);
 }

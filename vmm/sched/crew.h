@@ -113,6 +113,8 @@ struct crew {
     uint64_t turn;
     uint64_t fresh_accesses; /* accesses to pages claimed in the current turn */
     struct ex_u64map slot_of_va;
+    /* Pages shared from their first touch on (crew_preshare); kept across crew_stop. */
+    struct ex_u64map preshared;
     /* Per vCPU (vcpu->index): its trapped access waiting for its turn (vcpu->acc_pending
      * says whether there is one) and the instruction it is single-stepping. */
     struct crew_access acc[MAX_VCPUS];
@@ -169,5 +171,18 @@ void crew_free(struct vm *vm);
  * Caller holds vm->lock. */
 int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d);
 void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v);
+
+/* Pages (page-aligned addresses) that are shared from their first touch in every fragment
+ * from now on, as if a second thread had touched them already: every access to them is a
+ * cue point. A whole-run exploration learns which pages its runs shared and pre-shares
+ * them, so that the first toucher's accesses before a second thread came (a window between
+ * two stores, a load and its store) are cue points too (rounds/explore.c); a replay sets
+ * the same pages (the schedule carries them), since the cue points depend on them.
+ * Replaces the previous set; n = 0 clears it. Returns 0 or -1 (no memory: the set is then
+ * empty). Caller holds no locks; the VM is paused. */
+int crew_preshare(struct vm *vm, const uint64_t *pages, size_t n);
+/* Calls fn(ctx, page) for every page shared in the current fragment (before crew_stop).
+ * Caller holds no locks; the VM is paused. */
+void crew_each_shared(struct vm *vm, void (*fn)(void *ctx, uint64_t page), void *ctx);
 
 #endif
