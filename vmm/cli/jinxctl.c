@@ -27,6 +27,9 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 #define REPLY_TIMEOUT_MS 5000
+/* detach replies when the round under way has ended (round_detach): a round of many
+ * simulations on a slow host (or under valgrind) can take longer than a status reply. */
+#define DETACH_TIMEOUT_MS 120000
 #define MAX_VMS 64
 
 static void usage(FILE *f)
@@ -187,14 +190,15 @@ static void say_conn_error(const char *path, int neg_errno)
 /* Sends a request and reads its reply into o (raw line in line). Returns 0 if the
  * reply says ok, 1 if it is an error reply (message printed), -1 if there was no
  * usable reply (message printed). */
-static int request(struct conn *c, const char *req, char *line, size_t cap, struct json_obj *o)
+static int request_within(struct conn *c, const char *req, char *line, size_t cap,
+                          struct json_obj *o, int timeout_ms)
 {
     char err[200];
     bool sent = conn_send(c, req) == 0;
     /* Even if sending failed, the VM may have said why before closing (a refusal). */
-    int r = conn_read_line(c, line, cap, REPLY_TIMEOUT_MS);
+    int r = conn_read_line(c, line, cap, timeout_ms);
     if (r == LINE_TIMEOUT) {
-        jx_err("%s: no reply within %d s (is the VM stuck?)", c->path, REPLY_TIMEOUT_MS / 1000);
+        jx_err("%s: no reply within %d s (is the VM stuck?)", c->path, timeout_ms / 1000);
         return -1;
     }
     if (r == LINE_INTR)
@@ -220,6 +224,11 @@ static int request(struct conn *c, const char *req, char *line, size_t cap, stru
         return 1;
     }
     return 0;
+}
+
+static int request(struct conn *c, const char *req, char *line, size_t cap, struct json_obj *o)
+{
+    return request_within(c, req, line, cap, o, REPLY_TIMEOUT_MS);
 }
 
 /* ---- finding the VM ------------------------------------------------------------- */
@@ -663,7 +672,7 @@ static int cmd_detach(int argc, char **argv)
         return EXIT_FAIL;
     static char line[JSON_MAX_TEXT + 1];
     static struct json_obj o;
-    r = request(&c, "{\"cmd\":\"detach\"}", line, sizeof line, &o);
+    r = request_within(&c, "{\"cmd\":\"detach\"}", line, sizeof line, &o, DETACH_TIMEOUT_MS);
     conn_close(&c);
     if (r != 0)
         return EXIT_FAIL;
