@@ -95,6 +95,10 @@ bool simdiff_compare(const struct simdiff *d, struct vm *vm, int n, FILE *f)
         char line[400];
         simdiff_describe_events(line, sizeof line, &d->trace, &vm->ser->trace, i);
         fprintf(f, "jinx-vmm: simulation %d differs from the first at %s\n", n, line);
+        if (i > 0) { /* where both were: the last cue point they share */
+            event_text(line, sizeof line, &d->trace, i - 1);
+            fprintf(f, "jinx-vmm:   both after cue point %ld: %s\n", i - 1, line);
+        }
         same = false;
     }
     uint64_t ndiff = 0, first = 0;
