@@ -43,7 +43,7 @@ for name in $IMAGES; do
   elif [ -z "$first" ] && [ $st -ne 124 ] && [ $st -ne 125 ]; then
     ok "$name: program ended before the fragment (status $st; nothing to compare)"
   else
-    bad "$name: status $st"; echo "$out" | grep -E "simulations:|status|error" | tail -5
+    bad "$name: status $st"; echo "$out" | grep -E "simulations:|status|error|differs|both after|wall guard" | tail -9
   fi
 done
 

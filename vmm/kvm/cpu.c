@@ -1,4 +1,5 @@
 #include "kvm/cpu.h"
+#include "kvm/cpuidnorm.h"
 #include "kvm/cputable.h"
 #include "kvm/answers.h"
 #include "kvm/cpuidpatch.h"
@@ -146,6 +147,7 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
      * nondeterministic instructions. */
     if (!(vm->cpuid = cpu_supported(vm->kvm_fd, err, errlen)))
         return -1;
+    cpuid_clear_host_ids(vm->cpuid); /* not where jinx-vmm happens to run (cpuidnorm.h) */
     if (cpu_choose_table(vm, err, errlen) < 0)
         return -1;
     struct kvm_cpuid_entry2 *e;

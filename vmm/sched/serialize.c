@@ -1,5 +1,6 @@
 #include "sched/serialize.h"
 #include "sched/crew.h"
+#include "sched/simdiff.h"
 #include "linux/futex.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
@@ -401,7 +402,9 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
         return -1;
     }
     uint64_t first_trace = 0, first_mem = 0;
-    int same = 0;
+    int same = 0, told = 0, ran = 0, guarded = 0;
+    struct simdiff ref; /* where a simulation differs from the first (a few are told) */
+    simdiff_init(&ref);
     for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
         uint64_t t0 = mono_ns();
         serialize_fragment_begin(vm, snap.vtime); /* the same clock every time */
@@ -409,13 +412,23 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
         if (atomic_load(&vm->stopping))
             break; /* the simulation ended the program: that is the outcome */
         crew_stop(vm);
+        ran++;
+        if (vm->ser->stopped && guarded++ < 3) /* where it stopped depends on wall time */
+            fprintf(stderr, "jinx-vmm: simulation %d: stopped by the %.0f s wall guard with no cue "
+                    "point to stop at (a thread computing privately): its end is not "
+                    "reproducible\n", i, SERIALIZE_WALL_GUARD_NS / 1e9);
         uint64_t th = trace_hash(&vm->ser->trace), mh = memory_hash(vm);
         uint64_t cues = vm->ser->cues;
         if (i == 1) {
             first_trace = th;
             first_mem = mh;
+            if (simdiff_take(&ref, vm) < 0)
+                jx_err("simulate: out of memory keeping the first simulation to compare");
         }
-        same += th == first_trace && mh == first_mem;
+        bool alike = th == first_trace && mh == first_mem;
+        same += alike;
+        if (!alike && told < 3 && !simdiff_compare(&ref, vm, i, stderr))
+            told++;
         struct restore_stats st;
         pthread_mutex_lock(&vm->lock);
         vm->ser->on = false;
@@ -430,7 +443,11 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
                 (mono_ns() - t0) / 1e6, st.ns_total / 1e3, (unsigned long long)st.pages_copied,
                 (unsigned long long)st.frames_invalidated);
     }
-    fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first\n", same, n);
+    fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first", same, n);
+    if (ran < n) /* stopped (a signal, a timeout, the program's end): not a difference */
+        fprintf(stderr, " (only %d ran: the program was stopped)", ran);
+    fprintf(stderr, "\n");
+    simdiff_free(&ref);
     snapshot_free(&snap);
     if (!atomic_load(&vm->stopping))
         serialize_free_run(vm); /* from the snapshot (the restore set its time) */
