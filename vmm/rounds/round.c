@@ -326,6 +326,9 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
             keep_retired(d, &rw->cfg, rw->round_no, rw->best, rw->nsim, ws, &rw->res[0].trace,
                          &live, w, exact + tail, true);
         }
+    } else if (vm->out.kind == OUT_TIMEOUT || vm->out.kind == OUT_ERROR) {
+        /* jinx-vmm stopped the program mid-replay (--timeout, a signal, an error): not
+         * the program's end, so nothing to compare with the simulation. */
     } else {
         rw->divergences++; /* the simulation did not end there, the replay did */
         round_notable(d, "divergence", "round %llu: the replay of simulation %d ended the program "
