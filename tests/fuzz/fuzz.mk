@@ -3,7 +3,7 @@
 # (control), `jinx campaign`'s results/N.json and tasks.tsv (campaign), the file layer's
 # guest path confinement (pathconf) and the dynamic-section parser (libdeps). clang from Debian: packages clang and libclang-rt-14-dev, installed by
 # scripts/setup-deps.sh.
-#   make fuzz-smoke            each harness for FUZZ_SECONDS (15) on its seed corpus
+#   make fuzz-smoke            each harness for FUZZ_SECONDS (10) on its seed corpus
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
 #   make fuzz-seeds            regenerate the synthetic seeds in tests/fuzz/corpus/
 #   scripts/fuzz.sh --seconds 300 [TARGET...]   long runs with a per-target summary
@@ -11,7 +11,7 @@
 # leaves its reproducer in build-fuzz/ (run the harness on it to replay).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
