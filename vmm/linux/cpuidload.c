@@ -107,11 +107,17 @@ void cpuidload_image(struct vm *vm, const char *name, const struct elf_image *im
     }
 }
 
+/* Whether fd is a file the scan can take (regular, 1 byte to MAX_SCAN); fills *st. */
+static bool scannable(int fd, struct stat *st)
+{
+    return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_size > 0 &&
+           (uint64_t)st->st_size <= MAX_SCAN;
+}
+
 /* The host file fd (size bytes) mapped read-only for scanning, or NULL. */
 static const uint8_t *map_file(int fd, struct stat *st)
 {
-    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
-        (uint64_t)st->st_size > MAX_SCAN)
+    if (!scannable(fd, st))
         return NULL;
     void *p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     return p == MAP_FAILED ? NULL : p;
@@ -140,13 +146,15 @@ void cpuidload_file_map(struct vm *vm, const char *path, int hostfd, uint64_t at
         return;
     cpuidload_unmapped(vm, at, len); /* MAP_FIXED replaced whatever was there */
     struct stat st;
+    if (!(prot & PROT_X)) { /* only remembered: an mprotect to executable scans it */
+        if (scannable(hostfd, &st))
+            remember(vm, path, &st, at, off, len);
+        return;
+    }
     const uint8_t *data = map_file(hostfd, &st);
     if (!data)
         return;
-    if (prot & PROT_X)
-        patch_mapping(vm, path, data, (size_t)st.st_size, at, off, len);
-    else
-        remember(vm, path, &st, at, off, len);
+    patch_mapping(vm, path, data, (size_t)st.st_size, at, off, len);
     munmap((void *)data, (size_t)st.st_size);
 }
 
