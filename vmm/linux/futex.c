@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result);
+
 static void deadlock(struct vm *vm)
 {
     struct outcome o = {.kind = OUT_DEADLOCK};
@@ -53,7 +55,27 @@ void futex_check_all_blocked(struct vm *vm)
     uint64_t now = vm_vtime(vm);
     if (first->wait_deadline > now)
         vm->skipped_ns += (int64_t)(first->wait_deadline - now);
-    pthread_cond_signal(&first->cv);
+    if (vm_time_is_virtual(vm))
+        futex_expire_locked(vm); /* now, under this lock hold: see futex_expire_locked */
+    else
+        pthread_cond_signal(&first->cv);
+}
+
+int futex_expire_locked(struct vm *vm)
+{
+    uint64_t now = vm_vtime(vm);
+    int n = 0;
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (v->tid && v->state == T_BLOCKED && !v->woken && v->wait_deadline != NO_DEADLINE &&
+            v->wait_deadline <= now) {
+            /* A sleep that ends is a success; a futex wait that ends is a timeout. */
+            unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
+            pthread_cond_signal(&v->cv);
+            n++;
+        }
+    }
+    return n;
 }
 
 /* Marks the calling thread blocked. It is a thread state, not a host wait: the vCPU's
@@ -91,15 +113,19 @@ void futex_wait_locked(struct vm *vm, struct vcpu *v)
         pthread_cond_wait(&v->cv, &vm->lock);
         return;
     }
+    if (vm_time_is_virtual(vm)) {
+        /* Serialized time moves only with cue points and skips, and the scheduler
+         * expires deadlines at those points (futex_expire_locked): wait to be told.
+         * Checking the deadline here would unblock the thread whenever its host thread
+         * happens to wake, and a simulation and its replay would disagree on which
+         * threads can run at a cue point. */
+        pthread_cond_wait(&v->cv, &vm->lock);
+        return;
+    }
     uint64_t now = vm_vtime(vm);
     if (now >= v->wait_deadline) {
         /* A sleep that ends is a success; a futex wait that ends is a timeout. */
         unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
-        return;
-    }
-    if (vm_time_is_virtual(vm)) {
-        /* Serialized time moves only with cue points and skips: wait to be told. */
-        pthread_cond_wait(&v->cv, &vm->lock);
         return;
     }
     uint64_t host = mono_ns() + (v->wait_deadline - now);

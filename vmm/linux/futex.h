@@ -18,11 +18,18 @@ int64_t futex_syscall(struct vm *vm, struct vcpu *v, uint64_t uaddr, int op, uin
                       uint64_t utime, uint64_t uaddr2, uint32_t val3);
 /* Sleep until virtual time deadline (nanosleep): SYSRET_BLOCKED, result 0 on waking. */
 int64_t futex_sleep(struct vm *vm, struct vcpu *v, uint64_t deadline);
-/* For a blocked thread's host thread: waits once (it may return early); unblocks the
- * thread with its timeout result when the deadline has passed. Caller holds vm->lock. */
+/* For a blocked thread's host thread: waits once (it may return early). In free
+ * execution it unblocks the thread with its timeout result when the deadline has
+ * passed; under virtual time only futex_expire_locked does. Caller holds vm->lock. */
 void futex_wait_locked(struct vm *vm, struct vcpu *v);
 /* Caller holds vm->lock. */
 int futex_wake_locked(struct vm *vm, uint64_t uaddr, int n, uint32_t bitset);
 void futex_check_all_blocked(struct vm *vm);
+/* Under virtual (serialized) time: unblocks, in vCPU order, every blocked thread whose
+ * deadline has come, with its timeout result, and returns how many. The scheduler calls
+ * it wherever virtual time moves (each cue point, a fragment's start, a skip when all
+ * threads wait) so that which threads can run at a cue point depends on virtual time
+ * alone, never on when a host thread wakes. Caller holds vm->lock. */
+int futex_expire_locked(struct vm *vm);
 
 #endif

@@ -25,6 +25,7 @@
 #include "lib/util.h"
 #include "kvm/vm.h"
 #include "sched/serialize.h"
+#include "sched/simdiff.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -308,9 +309,11 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
     if (!vm_over(vm)) {
         if (!same || live.cues < w->cues) {
             rw->divergences++;
+            char where[512];
+            simdiff_describe_events(where, sizeof where, &w->trace, &live.trace, diff);
             round_notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
-                    "point %ld (a bug in jinx: please report it)",
-                    (unsigned long long)rw->round_no, rw->best, diff);
+                    "point %ld: %s (a bug in jinx: please report it)",
+                    (unsigned long long)rw->round_no, rw->best, diff, where);
         }
         rw->tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
         serialize_fragment_end(vm);

@@ -135,6 +135,7 @@ int serialize_pick_locked(struct vm *vm, int tid)
     struct serializer *s = vm->ser;
     struct ex_tidset enabled;
     ex_tidset_clear(&enabled);
+    futex_expire_locked(vm); /* virtual time moved with this cue point */
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *w = vm->vcpus[i];
         if (w->tid && w->state == T_RUNNING && w->xid > 0)
@@ -232,6 +233,10 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     s->cut = false;
     s->stopped = false;
     s->current = 0;
+    s->on = true;
+    /* A sleeper whose deadline came while the VM was paused (its host thread had not
+     * yet looked) runs from the first cue point, in every simulation alike. */
+    futex_expire_locked(vm);
     thread_xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
@@ -241,7 +246,6 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     ex_spin_init(&s->spin, s->spin_threshold, 0);
     ex_trace_free(&s->trace);
     ex_trace_init(&s->trace);
-    s->on = true;
     pthread_mutex_unlock(&vm->lock);
     crew_start(vm);
 }
