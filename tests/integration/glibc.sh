@@ -4,8 +4,8 @@
 # (images/bin/NAME from images/src/NAME.cpp, g++ -static -pthread) must end with its
 # manifest's `ok` or `expected` outcome (the bug-free ones only `ok`) in free execution,
 # under --serial (round-robin and continue) and under --attach 5/s, never with "could not
-# run" (125) or a KVM internal error; `jinx test` must find each buggy one's bug (exit 1,
-# a dump with the expected status) and nothing in the bug-free ones (exit 0). Then
+# run" (125), a KVM internal error or an "unsupported syscall" warning (issue 15);
+# `jinx test` must find each buggy one's bug (exit 1, a dump with the expected status) and nothing in the bug-free ones (exit 0). Then
 # determinism.sh's and replay.sh's checks on glibc builds (IMAGE_DIR=images/bin/glibc).
 # Env: BUDGET (jinx test budget of a buggy image, seconds, default 60: it stops at the
 # first find), CLEAN_BUDGET (of a bug-free image, default 8), GLIBC_DETERMINISM and
@@ -29,6 +29,7 @@ command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
 outcome() {
   local label=$1 want_ok=$2 want_bad=$3
   if grep -q "internal error" "$tmp/err"; then bad "$label: KVM internal error (status $st)"; grep -E "error|instruction" "$tmp/err" | head -5
+  elif grep -q "unsupported syscall" "$tmp/err"; then bad "$label: $(grep -m1 'unsupported syscall' "$tmp/err")"
   elif [ "$st" = "$want_ok" ] || [ "$st" = "$want_bad" ]; then ok "$label: status $st"
   else bad "$label: status $st, wanted $want_ok${want_bad:+ or $want_bad}"; grep -v '^jinx-vmm: rounds: {' "$tmp/err" | tail -8; fi
 }

@@ -8,7 +8,8 @@
 # output paths and bad dumps are refused clearly. Saves the screenshot the docs show
 # (in the test's temporary directory; SCREENSHOT=docs/img/inspect-html.png refreshes the
 # committed one, SCREENSHOT= for none), so a test run leaves the tree clean.
-#   tests/integration/html.sh [--corpus]   (--corpus: also every buggy corpus program)
+#   tests/integration/html.sh [--corpus]   (--corpus: also every buggy corpus program,
+#                                           CORPUS_BUDGET seconds of jinx test each, default 15)
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
@@ -66,7 +67,7 @@ fi
 round_dump=""; shot_dump=""; missed=0
 for img in $buggy; do
   name=$(basename "$img"); [ "${img#images/bin/corpus/}" != "$img" ] && name="corpus-$name"
-  budget=60; [ "$name" != "${name#corpus-}" ] && budget=15
+  budget=60; [ "$name" != "${name#corpus-}" ] && budget=${CORPUS_BUDGET:-15}
   timeout $((budget + 60)) "$JINX" test "$img" --budget ${budget}s --dump-dir "$tmp/d-$name" >"$tmp/jt" 2>&1
   st=$?
   dump=$(ls "$tmp/d-$name"/*.jinxdump 2>/dev/null | head -1)
