@@ -133,6 +133,7 @@ enum ex_online_kind {
     EX_ONLINE_RANDOM,
     EX_ONLINE_RF,
     EX_ONLINE_WINDOW,
+    EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NKINDS
 };
@@ -166,6 +167,7 @@ struct ex_online {
     uint8_t kind;               /* what this schedule uses (portfolio resolved) */
     struct ex_online_params p;
     uint64_t seed, index;
+    uint64_t cycle;             /* portfolio: the schedule's place in its cycle (online.h) */
     struct ex_rng rng;
     uint64_t steps;             /* choices made in this run */
     uint32_t *choices;          /* the recorded choices */
@@ -200,6 +202,22 @@ struct ex_online {
         uint32_t last;          /* random: the thread chosen last */
         bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
     } walk;
+    struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
+    size_t nrec, caprec;
+    bool reclost;               /* recording them failed for lack of memory */
+    struct {
+        long cand;              /* the history's flip this run makes (-1: none, it is pos) */
+        uint32_t *prefix;       /* a copy of the parent's choices */
+        size_t nprefix;
+        uint64_t at;            /* the step where t1 is held */
+        uint32_t t1;
+        struct ex_pending e1;   /* t1's access held there */
+        uint8_t phase;          /* 0 follow the parent, 1 hold t1, 2 release it, 3 pos */
+        uint64_t cursor;        /* hold: the parent's next choice to follow */
+        uint64_t held, limit;   /* steps held so far; at most */
+        bool reversed;          /* another thread made a racing access while t1 was held */
+        bool diverged;          /* the parent's choice was not enabled before `at` */
+    } flip;
     struct {
         bool mutating;          /* false: the corpus was empty, this is pos */
         size_t parent;          /* corpus index of the parent */
@@ -226,6 +244,11 @@ void ex_online_free(struct ex_online *o);
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index);
+
+/* After ex_history_add_run: the run's flips (flip.h) join h's, and the flip
+ * this run made (if it was a "flip" schedule) counts as tried. Returns the
+ * number of new flips, or -1 on no memory (h stays usable). */
+long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o);
 
 /* The thread that performs the next event: a member of *v->enabled, or 0 if it
  * is empty (or v or v->enabled is NULL). Records the choice. */
