@@ -58,6 +58,7 @@ uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
 int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend);
+#define EX_FLIP_DENSE 8u
 #define EX_FLIP_EARLY 16u
 #define EX_FLIP_LATE_EVERY 8u
 /* Whether the portfolio's schedule `index` is a flip (online.h). */
