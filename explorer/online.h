@@ -88,9 +88,24 @@
  *            uniformly random step when the parent had none). If a parent's
  *            choice is not enabled before the flip (the run went elsewhere),
  *            it continues as pos from there (counted in rf.diverged).
- *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, window,
- *            pct, random, pos, rf (the pct ones alternate all racy steps and
- *            data races only).
+ *   "flip"   race reversal (flip.h). Every run records each step's performed
+ *            event; after it, ex_history_learn_flips notes its races (the
+ *            accesses to a conflict variable passing from thread T1's block to
+ *            T2, one of them a write) as flips at the block's first and last
+ *            access. A flip schedule takes the history's next untried flip
+ *            (ex_flips_next), follows its parent run's choices up to T1's access
+ *            e1, then holds T1: the others go in the parent's order (pos once
+ *            it runs out) until one of them is chosen with a pending access that
+ *            races with e1 (counted in flip.reversed), or until nobody but T1
+ *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
+ *            With no untried flip (or its parent's choice not enabled before
+ *            e1: flip.diverged) it is pos.
+ *   "portfolio" while the history holds an untried flip: schedules 1-3 and 5-7,
+ *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
+ *            The others use, by their place in the cycle (index minus the flip
+ *            schedules so far, mod 8): pct, random, pos, window, pct, random,
+ *            pos, rf (the pct ones alternate all racy steps and data races
+ *            only).
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).

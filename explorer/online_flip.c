@@ -6,7 +6,7 @@
 
 /* Hold at most this many steps (or the parent's length, if longer): a thread
  * held while the others only spin must go on some time. */
-#define FLIP_HOLD_MIN 1000u
+#define EX_FLIP_HOLD 1000u
 
 enum { FOLLOW = 0, HOLD, RELEASE, FREE };
 
@@ -32,7 +32,7 @@ int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h)
     o->flip.t1 = fl->t1;
     o->flip.e1 = (struct ex_pending){.tid = fl->t1, .kind = fl->kind, .addr = fl->addr,
                                      .size = fl->size, .known = true};
-    o->flip.limit = pn > FLIP_HOLD_MIN ? pn : FLIP_HOLD_MIN;
+    o->flip.limit = pn > EX_FLIP_HOLD ? pn : EX_FLIP_HOLD;
     o->flip.phase = FOLLOW;
     return 0;
 }
