@@ -170,6 +170,7 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         h->total_racy_data += racy_data;
         h->total_windows += windows;
         h->traced++;
+        h->last_racy = racy, h->last_racy_data = racy_data, h->last_windows = windows;
     }
     if (n > h->max_steps)
         h->max_steps = n;

@@ -126,6 +126,17 @@ long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o)
     if (!h || !o)
         return 0;
     long used = o->kind == EX_ONLINE_FLIP ? o->flip.cand : -1;
+    if (used >= 0 && h->traced > 0 && h->total_racy >= h->last_racy &&
+        h->total_racy_data >= h->last_racy_data && h->total_windows >= h->last_windows) {
+        /* PCT's and window's k describe the runs they make: a flip run's hold
+         * (others spinning, a thread kept off) stretched bb-shared-cond's runs
+         * and doubled k. Its conflict variables and pairs are kept. */
+        h->total_racy -= h->last_racy;
+        h->total_racy_data -= h->last_racy_data;
+        h->total_windows -= h->last_windows;
+        h->traced--;
+        h->last_racy = h->last_racy_data = h->last_windows = 0;
+    }
     size_t n = 0;
     const uint32_t *ch = ex_online_choices(o, &n);
     bool ok = !o->reclost && ch && o->nrec == n;

@@ -159,7 +159,8 @@ static bool write_between_reads(const struct ex_trace *t)
  * closer's write, the flip at the reader's last read holds the reader there
  * while main creates the closer and the closer writes: the write lands between
  * the reads (the atomicity violation), in the first two flips. The flip run
- * replays with the cursor to the same trace. */
+ * replays with the cursor to the same trace, and leaves the history's racy-step
+ * estimates as they were. */
 static void test_flip_reverses_race(void **state)
 {
     (void)state;
@@ -187,6 +188,8 @@ static void test_flip_reverses_race(void **state)
         learn(&h, &o, &r, NULL);
         assert_true(ex_history_learn_flips(&h, &o) >= 2);
         sim_free(&r);
+        uint64_t racy = ex_history_racy_estimate(&h, 0), data = ex_history_data_racy_estimate(&h, 0);
+        uint64_t windows = ex_history_window_estimate(&h, 0), traced = h.traced;
         bool found = false;
         for (int k = 0; k < 2 && !found; k++) {
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_FLIP, NULL, &h, seed, ++idx), 0);
@@ -211,6 +214,11 @@ static void test_flip_reverses_race(void **state)
             learn(&h, &o, &r, NULL);
             ex_history_learn_flips(&h, &o);
             sim_free(&r);
+            /* A flip run's hold stretches it: PCT's and window's k leave it out. */
+            assert_int_equal(h.traced, traced);
+            assert_int_equal(ex_history_racy_estimate(&h, 0), racy);
+            assert_int_equal(ex_history_data_racy_estimate(&h, 0), data);
+            assert_int_equal(ex_history_window_estimate(&h, 0), windows);
         }
         assert_true(found);
         seeds_checked++;
