@@ -100,7 +100,7 @@
  *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
  *            With no untried flip (or its parent's choice not enabled before
  *            e1: flip.diverged) it is pos.
- *   "portfolio" while the history holds an untried flip: schedules 1-3 and 5-7,
+ *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
  *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
  *            The others use, by their place in the cycle (index minus the flip
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
