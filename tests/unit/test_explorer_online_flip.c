@@ -272,6 +272,7 @@ static void test_flip_hold_gives_way(void **state)
             assert_true(sim_index_of(&r.tr, 0x20) < sim_index_of(&r.tr, 0x10));
             saw_first = true;
         }
+        sim_free(&r);
         assert_int_equal(ex_flips_learn(&h.flips, c, NULL, NULL, 0, &cm), 0);
     }
     assert_true(saw_first && saw_last);
