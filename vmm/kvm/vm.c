@@ -27,10 +27,8 @@ extern const uint8_t jinx_agent_start[], jinx_agent_end[];
 
 static void kick_handler(int sig) { (void)sig; }
 
-/* Test hook, for tests/integration/woken-snapshot.sh only: JINX_TEST_WAKE_DELAY_US makes
- * a woken thread's host thread wait that long between taking its syscall result and
- * its next KVM_RUN, so that a pause lands in that window every time (without it, about
- * once in 30 runs on a loaded host). 0 (unset) in every real run. */
+/* Test hook (tests/integration/woken-snapshot.sh): JINX_TEST_WAKE_DELAY_US widens the
+ * window between a woken thread's syscall result and its KVM_RUN. 0 in real runs. */
 static unsigned test_wake_delay_us;
 
 int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t errlen)
@@ -567,10 +565,8 @@ static void *vcpu_main(void *arg)
         pthread_mutex_unlock(&vm->lock);
         bool ok = vm_settle_stale_io(v) == 0 &&
                   (!v->start_pending || apply_start_state(vm, v) == 0) && vm_apply_fpu(v) == 0;
-        /* A woken thread's syscall read is completed by its next KVM_RUN: from here KVM
-         * owes that completion, and run_thread must finish it even if a pause or another
-         * thread's turn comes first. Left owed, a snapshot would record the vCPU still at
-         * the read (KVM_GET_REGS), and every restore would run the syscall again. */
+        /* From here KVM owes the woken thread's syscall read its completion: left owed
+         * at a pause, a snapshot would see the vCPU at the read, and restores rerun it. */
         bool owed = v->result_pending;
         if (v->result_pending) {
             memcpy(v->run->mmio.data, &v->wait_result, 8);
