@@ -17,7 +17,8 @@ INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.
                      tests/integration/guest-fuzz.sh tests/integration/html.sh \
                      tests/integration/guest-answers.sh tests/integration/guest-cues.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh
-INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh
+INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
+                     tests/integration/woken-snapshot.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 
 unit-test: $(UNIT_TESTS)
