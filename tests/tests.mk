@@ -23,7 +23,8 @@ INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tes
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \
-	  echo "== $$t"; $$t || fail=1; done; \
+	  echo "== $$t"; s=$$(date +%s%N); $$t || fail=1; \
+	  echo "-- $$t: $$(( ($$(date +%s%N) - s) / 1000000 )) ms"; done; \
 	if [ $$fail -ne 0 ]; then echo "unit tests: FAILED"; exit 1; fi; echo "unit tests: all passed"
 
 check-kvm:
