@@ -9,6 +9,7 @@ C=tests/fuzz/corpus
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 # ---- elf: tiny static musl programs, as the loader sees them, and broken variants ----
+# (crash-* files are reproducers of fixed fuzz_elf crashes, kept by hand: not written here)
 mkdir -p $C/elf
 cat >"$tmp/t.c" <<'SRC'
 #include <pthread.h>

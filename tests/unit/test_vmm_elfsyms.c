@@ -241,6 +241,17 @@ static void test_symbolize_edge_cases(void **state)
     elf_free(&img);
     free(b.d);
 
+    /* ... also at UINT64_MAX, where its end (addr + 1) wraps to 0 (the fuzz_elf crash
+     * tests/fuzz/corpus/elf/crash-unsized-last-symbol-at-top) */
+    b = build(0, 1);
+    SYM(&b, symidx("counter"))->st_size = 0;
+    SYM(&b, symidx("counter"))->st_value = UINT64_MAX;
+    expect_ok(&b, &img);
+    check_sym(&img, UINT64_MAX, "counter", 0);
+    check_sym(&img, UINT64_MAX - 1, NULL, 0);
+    elf_free(&img);
+    free(b.d);
+
     /* a symbol whose end wraps around 2^64: never found, never a crash */
     b = build(0, 1);
     SYM(&b, symidx("counter"))->st_size = UINT64_MAX;

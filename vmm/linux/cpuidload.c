@@ -5,6 +5,7 @@
 #include "linux/cpuidscan.h"
 #include "lib/util.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,6 +29,12 @@ struct cpuid_regions {
     struct region r[MAX_REGIONS];
     size_t n;
 };
+
+/* Guards every VM's cpuid_regions, the pointer included: the guest's threads mmap,
+ * munmap and mprotect at once on their own vCPU threads. Unlocked, two first mappings
+ * both allocated the list (one leaked, seen by LeakSanitizer in guest-fuzz.sh) and
+ * appends and drops raced. Held only for list updates, never across a file scan. */
+static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The guest byte at va, writable by the VMM whatever the page's protection; NULL when
  * the page is not there. */
@@ -126,17 +133,21 @@ static const uint8_t *map_file(int fd, struct stat *st)
 static void remember(struct vm *vm, const char *path, const struct stat *st, uint64_t at,
                      uint64_t off, uint64_t len)
 {
-    if (!vm->cpuid_regions && !(vm->cpuid_regions = calloc(1, sizeof *vm->cpuid_regions)))
-        return;
-    struct cpuid_regions *rs = vm->cpuid_regions;
     char *p = strdup(path);
-    if (rs->n == MAX_REGIONS || !p) {
-        free(p);
+    if (!p)
         return;
+    pthread_mutex_lock(&regions_lock);
+    if (!vm->cpuid_regions)
+        vm->cpuid_regions = calloc(1, sizeof *vm->cpuid_regions);
+    struct cpuid_regions *rs = vm->cpuid_regions;
+    if (rs && rs->n < MAX_REGIONS) {
+        rs->r[rs->n++] = (struct region){.start = at, .end = at + len, .off = off, .path = p,
+                                         .dev = st->st_dev, .ino = st->st_ino,
+                                         .size = st->st_size, .mtime = st->st_mtim};
+        p = NULL;
     }
-    rs->r[rs->n++] = (struct region){.start = at, .end = at + len, .off = off, .path = p,
-                                     .dev = st->st_dev, .ino = st->st_ino,
-                                     .size = st->st_size, .mtime = st->st_mtim};
+    pthread_mutex_unlock(&regions_lock);
+    free(p);
 }
 
 void cpuidload_file_map(struct vm *vm, const char *path, int hostfd, uint64_t at,
@@ -166,20 +177,37 @@ static void drop(struct cpuid_regions *rs, size_t i)
 
 void cpuidload_unmapped(struct vm *vm, uint64_t addr, uint64_t len)
 {
+    pthread_mutex_lock(&regions_lock);
     struct cpuid_regions *rs = vm->cpuid_regions;
     for (size_t i = 0; rs && i < rs->n;)
         if (rs->r[i].start < addr + len && addr < rs->r[i].end)
             drop(rs, i);
         else
             i++;
+    pthread_mutex_unlock(&regions_lock);
 }
 
-void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+size_t cpuidload_remembered(struct vm *vm)
 {
+    pthread_mutex_lock(&regions_lock);
+    size_t n = vm->cpuid_regions ? vm->cpuid_regions->n : 0;
+    pthread_mutex_unlock(&regions_lock);
+    return n;
+}
+
+/* The remembered mappings [addr, addr+len) overlaps, cut to the overlap, in a new array
+ * (*n entries, each with its own path; NULL when none or out of memory). Wholly covered
+ * ones leave the list (executable now: done); partly covered ones stay for the rest. */
+static struct region *take_overlapping(struct vm *vm, uint64_t addr, uint64_t len, size_t *n)
+{
+    *n = 0;
+    pthread_mutex_lock(&regions_lock);
     struct cpuid_regions *rs = vm->cpuid_regions;
-    if (!vm->patches || !rs || !(prot & PROT_X))
-        return;
-    for (size_t i = 0; i < rs->n;) {
+    size_t cnt = 0;
+    for (size_t i = 0; rs && i < rs->n; i++)
+        cnt += rs->r[i].start < addr + len && addr < rs->r[i].end;
+    struct region *out = cnt ? malloc(cnt * sizeof *out) : NULL;
+    for (size_t i = 0; out && i < rs->n;) {
         struct region g = rs->r[i];
         if (!(g.start < addr + len && addr < g.end)) {
             i++;
@@ -187,30 +215,58 @@ void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
         }
         uint64_t lo = g.start > addr ? g.start : addr;
         uint64_t hi = g.end < addr + len ? g.end : addr + len;
-        int fd = open(g.path, O_RDONLY | O_CLOEXEC);
+        bool whole = lo == g.start && hi == g.end;
+        char *path = whole ? g.path : strdup(g.path);
+        if (path) {
+            out[*n] = g;
+            out[*n].path = path;
+            out[*n].off = g.off + (lo - g.start);
+            out[*n].start = lo;
+            out[*n].end = hi;
+            (*n)++;
+        }
+        if (whole)
+            rs->r[i] = rs->r[--rs->n]; /* its path went to out */
+        else
+            i++;
+    }
+    pthread_mutex_unlock(&regions_lock);
+    return out;
+}
+
+void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
+{
+    if (!vm->patches || !(prot & PROT_X))
+        return;
+    size_t n;
+    struct region *todo = take_overlapping(vm, addr, len, &n);
+    /* Scanned outside the lock: a file can be large. */
+    for (size_t i = 0; i < n; i++) {
+        const struct region *g = &todo[i];
+        int fd = open(g->path, O_RDONLY | O_CLOEXEC);
         struct stat st;
         const uint8_t *data = fd >= 0 ? map_file(fd, &st) : NULL;
         /* Only the very file that was mapped (the guest's memory is checked too). */
-        if (data && st.st_dev == g.dev && st.st_ino == g.ino && st.st_size == g.size &&
-            st.st_mtim.tv_sec == g.mtime.tv_sec && st.st_mtim.tv_nsec == g.mtime.tv_nsec)
-            patch_mapping(vm, g.path, data, (size_t)st.st_size, lo, g.off + (lo - g.start),
-                          hi - lo);
+        if (data && st.st_dev == g->dev && st.st_ino == g->ino && st.st_size == g->size &&
+            st.st_mtim.tv_sec == g->mtime.tv_sec && st.st_mtim.tv_nsec == g->mtime.tv_nsec)
+            patch_mapping(vm, g->path, data, (size_t)st.st_size, g->start, g->off,
+                          g->end - g->start);
         if (data)
             munmap((void *)data, (size_t)st.st_size);
         if (fd >= 0)
             close(fd);
-        if (lo == g.start && hi == g.end)
-            drop(rs, i); /* wholly executable now: done */
-        else
-            i++;
+        free(g->path);
     }
+    free(todo);
 }
 
 void cpuidload_free(struct vm *vm)
 {
+    pthread_mutex_lock(&regions_lock);
     struct cpuid_regions *rs = vm->cpuid_regions;
+    vm->cpuid_regions = NULL;
+    pthread_mutex_unlock(&regions_lock);
     for (size_t i = 0; rs && i < rs->n; i++)
         free(rs->r[i].path);
     free(rs);
-    vm->cpuid_regions = NULL;
 }

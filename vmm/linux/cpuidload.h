@@ -8,9 +8,11 @@
  * The sites come from the file on the host (linux/cpuidscan.h), never from guest
  * memory; a site is rewritten only while guest memory still holds the file's bytes
  * there. Files on the host are only read. Every function is a no-op when the VM does
- * not patch. */
+ * not patch. Safe to call from the VM's vCPU threads at once (the mapping list has a
+ * lock). */
 #ifndef JINX_CPUIDLOAD_H
 #define JINX_CPUIDLOAD_H
+#include <stddef.h>
 #include <stdint.h>
 
 struct vm;
@@ -28,6 +30,8 @@ void cpuidload_unmapped(struct vm *vm, uint64_t addr, uint64_t len);
 /* mprotect(addr, len, prot): remembered file mappings the range makes executable are
  * patched. */
 void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot);
+/* How many non-executable file mappings are remembered (tests). */
+size_t cpuidload_remembered(struct vm *vm);
 /* The remembered mappings go (vm_destroy). */
 void cpuidload_free(struct vm *vm);
 

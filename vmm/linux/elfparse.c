@@ -290,9 +290,11 @@ const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t add
     /* Among symbols at or below addr, take the nearest that contains it. */
     for (size_t i = lo; i-- > 0;) {
         const struct elf_symbol *s = &img->syms[i];
-        uint64_t end = s->size ? s->addr + s->size
-                               : (i + 1 < img->nsyms ? img->syms[i + 1].addr : s->addr + 1);
-        if (addr < end) {
+        /* An unsized last symbol covers its one byte: compared as addr == s->addr, since
+         * s->addr + 1 wraps to 0 for a symbol at UINT64_MAX (found by fuzz_elf). */
+        bool in = s->size ? addr < s->addr + s->size
+                          : (i + 1 < img->nsyms ? addr < img->syms[i + 1].addr : addr == s->addr);
+        if (in) {
             if (off)
                 *off = addr - s->addr;
             return s;
