@@ -511,7 +511,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         case 's': {
             enum ex_online_kind k;
             if (ex_online_from_name(optarg, &k) < 0) {
-                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf or window",
+                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf, window or flip",
                        optarg);
                 return -1;
             }

@@ -277,6 +277,7 @@ static void explore(struct explore_driver *d)
         size_t nch = 0;
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
         ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
+        ex_history_learn_flips(&d->hist, &d->online); /* no memory: fewer flips, still valid */
         note_run(d, i, &r);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
@@ -293,7 +294,7 @@ static void explore(struct explore_driver *d)
                 found = true;
                 d->st.bug_at = i + 1;
                 snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
-                         ex_online_name(ex_online_resolve(d->cfg.strategy, i)));
+                         ex_online_name((enum ex_online_kind)d->online.kind));
                 ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
