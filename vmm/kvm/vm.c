@@ -43,6 +43,7 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     vm->rng = opt->seed ^ 0x4A494E58ULL;
     vm->next_tid = 1;
     limits_init(&vm->limits);
+    limits_init(&vm->sandbox_lims);
     tail_init(&vm->errtail);
     if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
@@ -93,6 +94,7 @@ void vm_destroy(struct vm *vm)
         vm->files = NULL;
     }
     limits_destroy(&vm->limits);
+    limits_destroy(&vm->sandbox_lims);
     tail_destroy(&vm->errtail);
 }
 

@@ -1,5 +1,6 @@
 /* Whole-run exploration (explore.h). */
 #include "rounds/explore.h"
+#include "rounds/explore_replay.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
@@ -200,23 +201,36 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
      * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
     uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
     sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
-    long diff = ex_trace_first_difference(&live.trace, &sim->trace);
     bool ended = over(vm);
-    /* One trace must be a prefix of the other: the live one lacks the last cue point
-     * when the program's real end (a deadlock found at a futex wait) stops the VM before
-     * that wait is recorded. */
-    size_t common = live.trace.n < sim->trace.n ? live.trace.n : sim->trace.n;
-    bool same = ended && (diff < 0 || (size_t)diff >= common) &&
-                live.trace.n + 1 >= sim->trace.n &&
-                run_outcome(&vm->out, true) == sim->outcome;
-    d->st.reproduced = same;
-    if (same) {
+    pthread_mutex_lock(&vm->lock);
+    enum outcome_kind out = vm->out.kind;
+    bool same_outcome = run_outcome(&vm->out, true) == sim->outcome;
+    pthread_mutex_unlock(&vm->lock);
+    struct explore_replay_result j = explore_replay_judge(
+        &live.trace, &sim->trace, ended, out == OUT_TIMEOUT || out == OUT_NONE, same_outcome);
+    d->st.reproduced = j.verdict == EXPLORE_REPLAY_SAME;
+    if (j.verdict == EXPLORE_REPLAY_SAME) {
         keep_bug(d, s, reference, sim, &live);
     } else {
-        jx_err("explore: the live replay of run %llu did not reproduce its %s (trace differs "
-               "at cue point %ld%s): a bug in jinx, please report it",
-               (unsigned long long)d->st.bug_at, ex_outcome_name(sim->outcome), diff,
-               ended ? "" : ", the program did not end");
+        if (j.verdict == EXPLORE_REPLAY_STOPPED)
+            jx_err("explore: the live replay of run %llu (%s) was stopped %s after %zu of its "
+                   "%zu cue points, the same as the run's up to there: give the test more time "
+                   "(--budget, --timeout) to see it end", (unsigned long long)d->st.bug_at,
+                   ex_outcome_name(sim->outcome),
+                   !ended ? "by its wall budget" : out == OUT_TIMEOUT ? "by the timeout"
+                                                  : "from outside", j.live_n, j.run_n);
+        else
+            jx_err("explore: the live replay of run %llu did not reproduce its %s (trace "
+                   "differs at cue point %ld of %zu, the live one has %zu%s): a bug in jinx, "
+                   "please report it", (unsigned long long)d->st.bug_at,
+                   ex_outcome_name(sim->outcome), j.diff, j.run_n, j.live_n,
+                   ended ? "" : ", the program did not end");
+        /* The run met one of jinx's limits and failed: the live program did not get there,
+         * but its report must still list the limit, so that jinx test says "could not test"
+         * rather than judging a program jinx could not run as it asked. */
+        if (d->st.limited && limits_merge(&vm->limits, &vm->sandbox_lims) > 0)
+            jx_err("explore: run %llu met the jinx limits below before it failed",
+                   (unsigned long long)d->st.bug_at);
         if (!ended) {
             serialize_fragment_end(vm);
             serialize_free_run(vm);
