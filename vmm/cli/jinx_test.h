@@ -58,6 +58,8 @@ struct result {
     char detail[512];
     char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
     bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
+    bool limited_unreplayed;    /* this run's exploration found a run that met a jinx limit
+                                   and failed, whose live replay did not end (the timeout) */
     char reason[LIMIT_WHAT_LEN + LIMIT_OPTION_LEN + 8]; /* "<what>, <option>" */
     struct jt_limit lim[LIMITS_MAX];   /* the failing run's limits */
     int nlim;
