@@ -289,7 +289,7 @@ static void read_explore(const char *js, struct result *r)
     json_get_bool(&o, "reproduced", &reproduced);
     json_get_bool(&o, "gave_up", &gave_up);
     json_get_bool(&o, "limited", &limited);
-    r->limited_unreplayed = to_bug && limited && !reproduced;
+    r->limited_unreplayed = limited && !reproduced;
     json_get_str(&o, "strategy", &strategy);
     if (to_bug && !r->whole_run) {
         r->whole_run = true;
@@ -429,8 +429,9 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
         r->limited_unreplayed = false;
         read_log(ro->log, r, true); /* its whole-run schedules count too */
         if (s == 124 && nlim && r->limited_unreplayed) {
-            /* A whole run met a jinx limit and failed, and the budget ran out while it was
-             * replayed live: the program cannot be judged, as when the live run fails. */
+            /* A whole run met a jinx limit (and failed, or the budget ran out in it), and
+             * the live program did not get there: the program cannot be judged, as when
+             * the live run fails after a limit. */
             r->status = s;
             snprintf(r->outcome, sizeof r->outcome, "timeout");
             r->could_not_test = true;

@@ -189,6 +189,17 @@ static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
     d->have_retired = true;
 }
 
+/* A run met one of jinx's limits and failed, or was stopped by the timeout, and the live
+ * program did not get as far: its report must still list the limit, so that jinx test says
+ * "could not test" rather than judging a program jinx could not run as it asked. */
+static void note_unjudged_limits(struct explore_driver *d, uint64_t run)
+{
+    d->st.limited = true;
+    if (limits_merge(&d->vm->limits, &d->vm->sandbox_lims) > 0)
+        jx_err("explore: run %llu met the jinx limits below, and the live program did not get "
+               "as far", (unsigned long long)run);
+}
+
 /* Replays the bug run live from the snapshot: the program really ends in the bug. */
 static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
                       const struct ex_trace *reference, const struct sim_result *sim)
@@ -225,12 +236,8 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
                    "please report it", (unsigned long long)d->st.bug_at,
                    ex_outcome_name(sim->outcome), j.diff, j.run_n, j.live_n,
                    ended ? "" : ", the program did not end");
-        /* The run met one of jinx's limits and failed: the live program did not get there,
-         * but its report must still list the limit, so that jinx test says "could not test"
-         * rather than judging a program jinx could not run as it asked. */
-        if (d->st.limited && limits_merge(&vm->limits, &vm->sandbox_lims) > 0)
-            jx_err("explore: run %llu met the jinx limits below before it failed",
-                   (unsigned long long)d->st.bug_at);
+        if (d->st.limited)
+            note_unjudged_limits(d, d->st.bug_at);
         if (!ended) {
             serialize_fragment_end(vm);
             serialize_free_run(vm);
@@ -284,8 +291,12 @@ static void explore(struct explore_driver *d)
         sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
         set_picker(vm, NULL);
-        if (over(vm))
-            break; /* a real end (timeout, interrupt): that is the outcome */
+        if (over(vm)) {
+            /* A real end (timeout, interrupt): that is the outcome. */
+            if (atomic_load(&vm->sandbox_limits) != lim0)
+                note_unjudged_limits(d, i + 1);
+            break;
+        }
         crew_each_shared(vm, learn_page, d);
         r.outcome = run_outcome(&r.out, r.ended);
         size_t nch = 0;
