@@ -17,12 +17,14 @@ INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.
                      tests/integration/guest-fuzz.sh tests/integration/html.sh \
                      tests/integration/guest-answers.sh tests/integration/guest-cues.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh
-INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh
+INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
+                     tests/integration/woken-snapshot.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \
-	  echo "== $$t"; $$t || fail=1; done; \
+	  echo "== $$t"; s=$$(date +%s%N); $$t || fail=1; \
+	  echo "-- $$t: $$(( ($$(date +%s%N) - s) / 1000000 )) ms"; done; \
 	if [ $$fail -ne 0 ]; then echo "unit tests: FAILED"; exit 1; fi; echo "unit tests: all passed"
 
 check-kvm:

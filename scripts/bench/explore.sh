@@ -14,7 +14,7 @@
 #   --reps N           seeds 1..N per program and mode (default 10)
 #   --budget DUR       per repetition (default 60s)
 #   --replays N        replays of each dump found (default 3; the bar is 20)
-#   --quick            3 programs, portfolio, 2 reps, 4 s, 1 replay, 2 twins (CI smoke)
+#   --quick            3 programs, portfolio, 1 rep, 4 s, 1 replay, 2 twins (CI smoke)
 #
 # Per program and mode: found k/n, median schedules to bug, median seconds to bug (wall
 # time of the whole jinx-vmm run: boot, snapshot, runs, live replay, dump), over the
@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --replays) [ $# -ge 2 ] || bench_die "--replays needs a number"; replays=$2; shift 2 ;;
     --no-native) native=0; shift ;;
     --no-twins) twins=0; shift ;;
-    --quick) programs=order-init,order-done-flag,atom-counter; strats=portfolio; reps=2
+    --quick) programs=order-init,order-done-flag,atom-counter; strats=portfolio; reps=1
              budget=4; replays=1; ntwins=2; twin_budget=3; shift ;;
     -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;

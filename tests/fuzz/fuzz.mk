@@ -3,7 +3,7 @@
 # (control), `jinx campaign`'s results/N.json and tasks.tsv (campaign), the file layer's
 # guest path confinement (pathconf) and the dynamic-section parser (libdeps). clang from Debian: packages clang and libclang-rt-14-dev, installed by
 # scripts/setup-deps.sh.
-#   make fuzz-smoke            each harness for FUZZ_SECONDS (10) on its seed corpus
+#   make fuzz-smoke            each harness for FUZZ_SECONDS (10) on its seed corpus, FUZZ_JOBS (2) at a time
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
 #   make fuzz-seeds            regenerate the synthetic seeds in tests/fuzz/corpus/
 #   scripts/fuzz.sh --seconds 300 [TARGET...]   long runs with a per-target summary
@@ -12,6 +12,8 @@
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 10
+# Harnesses run at a time by fuzz-smoke (tests/fuzz/smoke.sh): each gets its FUZZ_SECONDS on a core.
+FUZZ_JOBS    ?= 2
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote . -iquote vmm \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 # Everything the harnesses reach, compiled once with the sanitizers into $(FUZZ_BUILD)/obj.
@@ -37,14 +39,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | deps
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) -lcapstone -ldl -lm
 
 fuzz-smoke: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  scratch=corpus-$$t; rm -rf $(FUZZ_BUILD)/$$scratch; mkdir -p $(FUZZ_BUILD)/$$scratch; \
-	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-	  if ! ( cd $(FUZZ_BUILD) && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	      -print_final_stats=1 $$scratch ../tests/fuzz/corpus/$$t ) >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; then \
-	    tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; echo "fuzz_$$t: FAILED (log: $(FUZZ_BUILD)/fuzz_$$t.log)"; exit 1; fi; \
-	  grep -E "^stat::(number_of_executed_units|new_units_added)" $(FUZZ_BUILD)/fuzz_$$t.log; \
-	done; echo "fuzz smoke: no crash"
+	@tests/fuzz/smoke.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) --build $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 fuzz-seeds: $(FUZZ_BUILD)/mkseeds
 	$(FUZZ_BUILD)/mkseeds tests/fuzz/corpus/dumpfile tests/fuzz/corpus/corefile

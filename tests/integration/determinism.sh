@@ -8,7 +8,8 @@
 # Env: RUNS (default 100), RECORD (fragment length, default 200us = 200 cue points),
 # IMAGE_DIR (where the builds are, default images/bin; images/bin/glibc for the glibc
 # builds), IMAGES (names, default every images/*.manifest with a build in IMAGE_DIR;
-# the schedule checks on circle run when IMAGE_DIR has a circle).
+# the schedule checks on circle run when IMAGE_DIR has a circle), DET_JOBS (images simulated
+# at a time, default 2).
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
 RUNS=${RUNS:-100}; RECORD=${RECORD:-200us}; IMAGE_DIR=${IMAGE_DIR:-images/bin}
@@ -32,19 +33,33 @@ sim() { # N RECORD ARGS...: simulate; a program that ends within 1 ms is tried a
   done
 }
 
-for name in $IMAGES; do
-  m="images/$name.manifest"; args=$(field "$m" args)
-  [ -x "$IMAGE_DIR/$name" ] || { bad "$name: no build $IMAGE_DIR/$name"; continue; }
+# check_image NAME: its RUNS simulations; prints "ok ..." or "FAIL ..." and the details.
+check_image() {
+  local name=$1 m="images/$1.manifest" args first
+  args=$(field "$m" args)
   # shellcheck disable=SC2086
   sim "$RUNS" "$RECORD" "$IMAGE_DIR/$name" $args
   first=$(echo "$out" | sed -n 's/.*simulation 1: \([0-9]*\) cue points, trace \([0-9a-f]*\).*/\1 cue points, trace \2/p')
   if echo "$out" | grep -q "simulations: $RUNS of $RUNS identical"; then
-    ok "$name: $RUNS executions of one schedule from one snapshot identical ($first)"
+    echo "ok   $name: $RUNS executions of one schedule from one snapshot identical ($first)"
   elif [ -z "$first" ] && [ $st -ne 124 ] && [ $st -ne 125 ]; then
-    ok "$name: program ended before the fragment (status $st; nothing to compare)"
+    echo "ok   $name: program ended before the fragment (status $st; nothing to compare)"
   else
-    bad "$name: status $st"; echo "$out" | grep -E "simulations:|status|error|differs|both after|wall guard" | tail -9
+    echo "FAIL $name: status $st"; echo "$out" | grep -E "simulations:|status|error|differs|both after|wall guard" | tail -9
   fi
+}
+# DET_JOBS images at a time: the simulations run one vCPU at a time (a core each), and what is
+# checked, identical results, must not depend on timing anyway.
+JOBS=${DET_JOBS:-2}; k=0
+for name in $IMAGES; do
+  [ -x "$IMAGE_DIR/$name" ] || { bad "$name: no build $IMAGE_DIR/$name"; continue; }
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  k=$((k + 1)); check_image "$name" >"$tmp/img.$k" 2>&1 &
+done
+wait
+for i in $(seq 1 $k); do
+  cat "$tmp/img.$i"
+  pass=$((pass + $(grep -c '^ok   ' "$tmp/img.$i"))); fail=$((fail + $(grep -c '^FAIL ' "$tmp/img.$i")))
 done
 
 if [ ! -x "$IMAGE_DIR/circle" ]; then

@@ -9,9 +9,9 @@
 # then goes on (jinx-vmm run --attach, next seeds) for a dump that replays. Damaged dumps
 # and another image build are refused with status 2; `jinx test` on the correct program
 # finds nothing; --junit is XML.
-# Env: IMAGE_DIR (default images/bin; images/bin/glibc for the glibc builds) and IMAGES
-# (default the eight buggy images): with another IMAGE_DIR only the per-image checks run,
-# and the tail crash when IMAGES has circle.
+# Env: IMAGE_DIR (default images/bin; images/bin/glibc for the glibc builds), IMAGES
+# (default the eight buggy images), REPLAY_JOBS (replays at a time, default 2): with
+# another IMAGE_DIR only the per-image checks run, and the tail crash when IMAGES has circle.
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
 REPLAYS=${REPLAYS:-20}; IMAGE_DIR=${IMAGE_DIR:-images/bin}
@@ -26,6 +26,20 @@ status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; esac; }
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
 replayable() { "$CTL" inspect --disasm 0 "$1" 2>/dev/null | grep -q '^interleaving'; }
+
+# replays DUMP N: N replays of DUMP, RJOBS (REPLAY_JOBS, default 2) at a time: a replay
+# executes one vCPU at a time, and it must reproduce the dump whatever else runs. Replay I
+# leaves its exit status in $tmp/rp.I.st and its stderr in $tmp/rp.I.err.
+RJOBS=${REPLAY_JOBS:-2}
+replays() {
+  local d=$1 n=$2 i
+  rm -f "$tmp"/rp.*
+  for i in $(seq "$n"); do
+    while [ "$(jobs -rp | wc -l)" -ge "$RJOBS" ]; do wait -n; done
+    { "$VMM" replay "$d" >/dev/null 2>"$tmp/rp.$i.err"; echo $? >"$tmp/rp.$i.st"; } &
+  done
+  wait
+}
 
 # A dump of a round-retired bug: more runs with rounds, from seed $2 on, for at most
 # FIND_SECONDS (most bugs of some images are met in free execution right after a round
@@ -98,15 +112,16 @@ for name in $IMAGES; do
 
   # replay: the same outcome every time.
   rip=$(jget "$tmp/i.json" 'd["outcome"].get("rip","")'); same=0; t1=$(date +%s%N)
+  replays "$dump" "$REPLAYS"
   for i in $(seq "$REPLAYS"); do
-    "$VMM" replay "$dump" >/dev/null 2>"$tmp/r.err"; st=$?
-    if [ $st = "$want" ] && grep -q "replay reproduced the dump's" "$tmp/r.err" && ! grep -q DIVERGED "$tmp/r.err" &&
-       { [ "$want" = 123 ] || grep -q "in thread $tid at $rip " "$tmp/r.err"; }; then same=$((same + 1))
-    else echo "  replay $i: status $st"; tail -3 "$tmp/r.err"; fi
+    st=$(cat "$tmp/rp.$i.st")
+    if [ "$st" = "$want" ] && grep -q "replay reproduced the dump's" "$tmp/rp.$i.err" && ! grep -q DIVERGED "$tmp/rp.$i.err" &&
+       { [ "$want" = 123 ] || grep -q "in thread $tid at $rip " "$tmp/rp.$i.err"; }; then same=$((same + 1))
+    else echo "  replay $i: status $st"; tail -3 "$tmp/rp.$i.err"; fi
   done
-  ms=$(( ($(date +%s%N) - t1) / 1000000 / REPLAYS ))
+  ms=$(( ($(date +%s%N) - t1) / 1000000 * RJOBS / REPLAYS ))
   [ $same = "$REPLAYS" ] && replayed=$((replayed + 1))
-  if [ $same = "$REPLAYS" ]; then ok "$name: replay reproduced it $same/$REPLAYS times (status $want, thread ${tid:-none}, rip ${rip:-none}; ${ms} ms each)"
+  if [ $same = "$REPLAYS" ]; then ok "$name: replay reproduced it $same/$REPLAYS times (status $want, thread ${tid:-none}, rip ${rip:-none}; ~${ms} ms each, $RJOBS at a time)"
   else bad "$name: replay reproduced it $same/$REPLAYS times"; fi
   cp "$dump" "$tmp/last.jinxdump"; cp "${dump%.jinxdump}.core" "$tmp/"; last_core=$(basename "${dump%.jinxdump}.core")
 done
@@ -128,10 +143,11 @@ case " $IMAGES " in *" circle "*)
     if "$CTL" inspect --disasm 0 "$tail_dump" 2>&1 | grep -q "^round: .*cue points into the serialized tail"; then
       ok "circle: inspect says the crash came in the tail"; else bad "circle: inspect does not name the tail"; fi
     same=0
+    replays "$tail_dump" "$REPLAYS"
     for i in $(seq "$REPLAYS"); do
-      "$VMM" replay "$tail_dump" >/dev/null 2>"$tmp/r.err"; st=$?
-      if [ $st = 134 ] && grep -q "replay reproduced the dump's crash: SIGABRT" "$tmp/r.err"; then same=$((same + 1))
-      else echo "  tail replay $i: status $st"; tail -3 "$tmp/r.err"; fi
+      st=$(cat "$tmp/rp.$i.st")
+      if [ "$st" = 134 ] && grep -q "replay reproduced the dump's crash: SIGABRT" "$tmp/rp.$i.err"; then same=$((same + 1))
+      else echo "  tail replay $i: status $st"; tail -3 "$tmp/rp.$i.err"; fi
     done
     if [ $same = "$REPLAYS" ]; then ok "circle: the tail crash replayed $same/$REPLAYS times"
     else bad "circle: the tail crash replayed $same/$REPLAYS times"; fi

@@ -27,6 +27,10 @@ extern const uint8_t jinx_agent_start[], jinx_agent_end[];
 
 static void kick_handler(int sig) { (void)sig; }
 
+/* Test hook (tests/integration/woken-snapshot.sh): JINX_TEST_WAKE_DELAY_US widens the
+ * window between a woken thread's syscall result and its KVM_RUN. 0 in real runs. */
+static unsigned test_wake_delay_us;
+
 int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t errlen)
 {
     memset(vm, 0, sizeof *vm);
@@ -41,6 +45,8 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     pthread_cond_init(&vm->pause_cv, &ca);
     pthread_condattr_destroy(&ca);
     vm->rng = opt->seed ^ 0x4A494E58ULL;
+    const char *delay = getenv("JINX_TEST_WAKE_DELAY_US");
+    test_wake_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) % 100000u : 0;
     vm->next_tid = 1;
     limits_init(&vm->limits);
     limits_init(&vm->sandbox_lims);
@@ -392,10 +398,12 @@ static void settle_ended_simulation(struct vm *vm, struct vcpu *v)
 /* Runs the thread on this vCPU until it blocks, exits, or the VM stops or pauses. A
  * pause is honoured only at a clean point: after an exit we handled, KVM still has to
  * complete the instruction on the next KVM_RUN (the kick's immediate_exit lets it do
- * that without running guest code), so that a snapshot never sees half an instruction. */
-static void run_thread(struct vm *vm, struct vcpu *v)
+ * that without running guest code), so that a snapshot never sees half an instruction.
+ * completion_pending: KVM already owes such a completion (a woken thread's syscall
+ * result), which a pause before the first KVM_RUN must finish the same way. */
+static void run_thread(struct vm *vm, struct vcpu *v, bool completion_pending)
 {
-    bool completion_pending = false, busy = false;
+    bool busy = false;
     for (;;) {
         if (atomic_load(&vm->stopping)) {
             mode_unpatch(vm, v); /* a dump must show the program's own code */
@@ -559,16 +567,21 @@ static void *vcpu_main(void *arg)
         pthread_mutex_unlock(&vm->lock);
         bool ok = vm_settle_stale_io(v) == 0 &&
                   (!v->start_pending || apply_start_state(vm, v) == 0) && vm_apply_fpu(v) == 0;
+        /* From here KVM owes the woken thread's syscall read its completion: left owed
+         * at a pause, a snapshot would see the vCPU at the read, and restores rerun it. */
+        bool owed = v->result_pending;
         if (v->result_pending) {
             memcpy(v->run->mmio.data, &v->wait_result, 8);
             v->result_pending = false;
+            if (test_wake_delay_us)
+                usleep(test_wake_delay_us);
         } else if (v->result_in_rax) {
             v->run->s.regs.regs.rax = (uint64_t)v->wait_result;
             v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
             v->result_in_rax = false;
         }
         if (ok)
-            run_thread(vm, v);
+            run_thread(vm, v, owed);
         else
             internal_error(vm, v, "cannot set the thread's start state");
         pthread_mutex_lock(&vm->lock);
