@@ -8,6 +8,7 @@ void ex_history_init(struct ex_history *h)
     memset(h, 0, sizeof *h);
     ex_u64map_init(&h->pairs);
     ex_u64map_init(&h->conflict);
+    ex_flips_init(&h->flips);
 }
 
 void ex_history_free(struct ex_history *h)
@@ -17,6 +18,7 @@ void ex_history_free(struct ex_history *h)
     free(h->corpus);
     ex_u64map_free(&h->pairs);
     ex_u64map_free(&h->conflict);
+    ex_flips_free(&h->flips);
     ex_history_init(h);
 }
 
@@ -168,6 +170,7 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         h->total_racy_data += racy_data;
         h->total_windows += windows;
         h->traced++;
+        h->last_racy = racy, h->last_racy_data = racy_data, h->last_windows = windows;
     }
     if (n > h->max_steps)
         h->max_steps = n;

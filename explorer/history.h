@@ -36,6 +36,7 @@
 #ifndef EXPLORER_HISTORY_H
 #define EXPLORER_HISTORY_H
 #include "conflict.h"
+#include "flip.h"
 #include "score.h"
 #include "trace.h"
 #include "u64map.h"
@@ -68,6 +69,8 @@ struct ex_history {
     uint64_t total_racy, total_racy_data;   /* sums over the traced runs */
     uint64_t total_windows; /* the windows among them (conflict.h), summed */
     uint64_t traced;        /* runs added with a trace */
+    struct ex_flips flips;  /* races to flip (flip.h; ex_history_learn_flips) */
+    uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
 };
 
 void ex_history_init(struct ex_history *h);

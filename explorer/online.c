@@ -10,6 +10,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_RANDOM] = "random",
     [EX_ONLINE_RF] = "rf",
     [EX_ONLINE_WINDOW] = "window",
+    [EX_ONLINE_FLIP] = "flip",
     [EX_ONLINE_PORTFOLIO] = "portfolio",
 };
 
@@ -212,6 +213,8 @@ void ex_online_free(struct ex_online *o)
 {
     free(o->choices);
     free(o->rf.prefix);
+    free(o->flip.prefix);
+    free(o->rec);
     ex_u64map_free(&o->conflict);
     ex_u64map_free(&o->lastacc);
     ex_u64map_free(&o->lastrip);
@@ -222,18 +225,22 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index)
 {
-    uint32_t *choices = o->choices, *prefix = o->rf.prefix;
-    size_t cap = o->cap;
+    uint32_t *choices = o->choices, *prefix = o->rf.prefix, *fprefix = o->flip.prefix;
+    size_t cap = o->cap, caprec = o->caprec;
+    struct ex_step *rec = o->rec;
     struct ex_u64map conflict = o->conflict, lastacc = o->lastacc, lastrip = o->lastrip;
     memset(o, 0, sizeof *o);
     o->choices = choices;   /* keep the buffers for the next run */
     o->cap = cap;
+    o->rec = rec;
+    o->caprec = caprec;
     o->conflict = conflict;
     o->lastacc = lastacc;
     o->lastrip = lastrip;
     ex_u64map_clear(&o->lastacc);
     ex_u64map_clear(&o->lastrip);
     free(prefix);
+    free(fprefix);
     int rc = copy_conflicts(o, h);
     if (params)
         o->p = *params;
@@ -246,12 +253,19 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
-    o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, index);
+    /* The cycle goes on where the last non-flip schedule left it. */
+    o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
+    o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
+    o->flip.cand = -1;
+    if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
+        o->kind = EX_ONLINE_FLIP;
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW)
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
+        return -1;
+    if (o->kind == EX_ONLINE_FLIP && ex_online_flip_begin(o, h) != 0)
         return -1;
     return known && rc == 0 ? 0 : -1;
 }
@@ -316,6 +330,9 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     case EX_ONLINE_RF:
         t = ex_online_rf_pick(o, &en, &fresh, &pend);
         break;
+    case EX_ONLINE_FLIP:
+        t = ex_online_flip_pick(o, &en, &fresh, &pend);
+        break;
     default:
         ex_online_pos_fresh(o, &fresh);
         t = ex_online_pos_pick(o, &en);
@@ -336,6 +353,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     note_access(o, &pend, t);
     o->steps++;
     record(o, t);
+    ex_online_record_step(o, &pend, t);
     return t;
 }
 
@@ -400,6 +418,12 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
                  o->rf.insert ? "insert" : "replace");
     } else if (o->kind == EX_ONLINE_RF) {
         snprintf(buf + at, len - at, " corpus=empty(pos)");
+    } else if (o->kind == EX_ONLINE_FLIP && o->flip.cand >= 0) {
+        snprintf(buf + at, len - at, " flip=%ld hold=t%" PRIu32 "@%" PRIu64 " addr=0x%" PRIx64
+                 "%s%s", o->flip.cand, o->flip.t1, o->flip.at, o->flip.e1.addr,
+                 o->flip.reversed ? " reversed" : "", o->flip.diverged ? " diverged" : "");
+    } else if (o->kind == EX_ONLINE_FLIP) {
+        snprintf(buf + at, len - at, " none-left(pos)");
     }
     return buf;
 }

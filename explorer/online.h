@@ -88,9 +88,24 @@
  *            uniformly random step when the parent had none). If a parent's
  *            choice is not enabled before the flip (the run went elsewhere),
  *            it continues as pos from there (counted in rf.diverged).
- *   "portfolio" schedule `index` uses, by index mod 8: pct, random, pos, window,
- *            pct, random, pos, rf (the pct ones alternate all racy steps and
- *            data races only).
+ *   "flip"   race reversal (flip.h). Every run records each step's performed
+ *            event; after it, ex_history_learn_flips notes its races (the
+ *            accesses to a conflict variable passing from thread T1's block to
+ *            T2, one of them a write) as flips at the block's first and last
+ *            access. A flip schedule takes the history's next untried flip
+ *            (ex_flips_next), follows its parent run's choices up to T1's access
+ *            e1, then holds T1: the others go in the parent's order (pos once
+ *            it runs out) until one of them is chosen with a pending access that
+ *            races with e1 (counted in flip.reversed), or until nobody but T1
+ *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
+ *            With no untried flip (or its parent's choice not enabled before
+ *            e1: flip.diverged) it is pos.
+ *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
+ *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
+ *            The others use, by their place in the cycle (index minus the flip
+ *            schedules so far, mod 8): pct, random, pos, window, pct, random,
+ *            pos, rf (the pct ones alternate all racy steps and data races
+ *            only).
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -133,6 +148,7 @@ enum ex_online_kind {
     EX_ONLINE_RANDOM,
     EX_ONLINE_RF,
     EX_ONLINE_WINDOW,
+    EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NKINDS
 };
@@ -166,6 +182,7 @@ struct ex_online {
     uint8_t kind;               /* what this schedule uses (portfolio resolved) */
     struct ex_online_params p;
     uint64_t seed, index;
+    uint64_t cycle;             /* portfolio: the schedule's place in its cycle (online.h) */
     struct ex_rng rng;
     uint64_t steps;             /* choices made in this run */
     uint32_t *choices;          /* the recorded choices */
@@ -200,6 +217,22 @@ struct ex_online {
         uint32_t last;          /* random: the thread chosen last */
         bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
     } walk;
+    struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
+    size_t nrec, caprec;
+    bool reclost;               /* recording them failed for lack of memory */
+    struct {
+        long cand;              /* the history's flip this run makes (-1: none, it is pos) */
+        uint32_t *prefix;       /* a copy of the parent's choices */
+        size_t nprefix;
+        uint64_t at;            /* the step where t1 is held */
+        uint32_t t1;
+        struct ex_pending e1;   /* t1's access held there */
+        uint8_t phase;          /* 0 follow the parent, 1 hold t1, 2 release it, 3 pos */
+        uint64_t cursor;        /* hold: the parent's next choice to follow */
+        uint64_t held, limit;   /* steps held so far; at most */
+        bool reversed;          /* another thread made a racing access while t1 was held */
+        bool diverged;          /* the parent's choice was not enabled before `at` */
+    } flip;
     struct {
         bool mutating;          /* false: the corpus was empty, this is pos */
         size_t parent;          /* corpus index of the parent */
@@ -226,6 +259,11 @@ void ex_online_free(struct ex_online *o);
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index);
+
+/* After ex_history_add_run: the run's flips (flip.h) join h's, and the flip
+ * this run made (if it was a "flip" schedule) counts as tried. Returns the
+ * number of new flips, or -1 on no memory (h stays usable). */
+long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o);
 
 /* The thread that performs the next event: a member of *v->enabled, or 0 if it
  * is empty (or v or v->enabled is NULL). Records the choice. */

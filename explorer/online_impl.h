@@ -54,4 +54,16 @@ int ex_online_rf_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
                            const struct ex_tidset *fresh, const ex_pending_table *pend);
 
+/* Returns 0 or -1 (no memory: then it is pos). */
+int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h);
+uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                             const struct ex_tidset *fresh, const ex_pending_table *pend);
+#define EX_FLIP_DENSE 8u
+#define EX_FLIP_EARLY 16u
+#define EX_FLIP_LATE_EVERY 8u
+/* Whether the portfolio's schedule `index` is a flip (online.h). */
+bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
+/* Appends t's pending event (the one it performs now) to o->rec. */
+void ex_online_record_step(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
+
 #endif

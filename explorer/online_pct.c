@@ -13,7 +13,7 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
 {
     /* Every other PCT schedule counts the steps at data races only: most bugs
      * are there, and libc's internal locks would otherwise take most of k. */
-    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->index / 4 : o->index;
+    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->cycle / 4 : o->index;
     o->pct.windows = o->kind == EX_ONLINE_WINDOW;
     o->pct.data_only = o->pct.windows || (nth & 1) != 0;
     if (o->pct.data_only)

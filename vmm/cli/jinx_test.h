@@ -58,6 +58,9 @@ struct result {
     char detail[512];
     char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
     bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
+    bool limited_unreplayed;    /* in this run a whole run met a jinx limit and failed (or
+                                   was stopped by the timeout), and the live program did
+                                   not get as far: the timeout came first */
     char reason[LIMIT_WHAT_LEN + LIMIT_OPTION_LEN + 8]; /* "<what>, <option>" */
     struct jt_limit lim[LIMITS_MAX];   /* the failing run's limits */
     int nlim;

@@ -281,13 +281,15 @@ static void read_explore(const char *js, struct result *r)
         return;
     uint64_t sched = 0, to_bug = 0;
     double secs = 0;
-    bool reproduced = false, gave_up = false;
+    bool reproduced = false, gave_up = false, limited = false;
     const char *strategy = NULL;
     json_get_u64(&o, "schedules", &sched);
     json_get_u64(&o, "schedules_to_bug", &to_bug);
     json_get_double(&o, "seconds", &secs);
     json_get_bool(&o, "reproduced", &reproduced);
     json_get_bool(&o, "gave_up", &gave_up);
+    json_get_bool(&o, "limited", &limited);
+    r->limited_unreplayed = limited && !reproduced;
     json_get_str(&o, "strategy", &strategy);
     if (to_bug && !r->whole_run) {
         r->whole_run = true;
@@ -424,8 +426,22 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
     if (s == 0 || s == 124) {
         /* A normal end, or the budget ran out mid-run: limits met on the way are
          * notes, not verdicts. */
-        add_notes(r->notes, &r->nnotes, lim, nlim);
+        r->limited_unreplayed = false;
         read_log(ro->log, r, true); /* its whole-run schedules count too */
+        if (s == 124 && nlim && r->limited_unreplayed) {
+            /* A whole run met a jinx limit (and failed, or the budget ran out in it), and
+             * the live program did not get there: the program cannot be judged, as when
+             * the live run fails after a limit. */
+            r->status = s;
+            snprintf(r->outcome, sizeof r->outcome, "timeout");
+            r->could_not_test = true;
+            memcpy(r->lim, lim, sizeof lim);
+            r->nlim = nlim;
+            snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
+                     lim[0].option[0] ? lim[0].option : "no option raises it");
+            return RUN_DONE;
+        }
+        add_notes(r->notes, &r->nnotes, lim, nlim);
         return RUN_AGAIN;
     }
     r->status = s;
@@ -511,7 +527,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         case 's': {
             enum ex_online_kind k;
             if (ex_online_from_name(optarg, &k) < 0) {
-                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf or window",
+                jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf, window or flip",
                        optarg);
                 return -1;
             }

@@ -63,6 +63,12 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         if (r->status == 125)
             fprintf(f, "  why:       jinx-vmm stopped run %d (seed %llu) itself (exit status "
                     "125): no verdict on the program\n", r->runs, (unsigned long long)r->seed);
+        else if (r->limited_unreplayed && r->status == 124)
+            fprintf(f, "  why:       in run %d (seed %llu) a whole-run schedule met jinx's own "
+                    "limit; the budget ran out before the live program got as far (a longer "
+                    "--budget shows how it ends), and whatever it does after the limit may be "
+                    "jinx's doing, not the program's: no verdict\n", r->runs,
+                    (unsigned long long)r->seed);
         else
             fprintf(f, "  why:       run %d (seed %llu) failed (%s) after it met jinx's own "
                     "limit, so the failure may be jinx's, not the program's: it is not "

@@ -48,7 +48,7 @@ void jinx_vmm_usage(FILE *f)
         "  --explore DUR      whole-run exploration for DUR (what jinx test runs): snapshot at\n"
         "                     the first thread creation, then run the program to its end again\n"
         "                     and again from there, one thread at a time, choosing threads by\n"
-        "                     --explore-strategy S (portfolio, pct, pos, random, rf, window; default\n"
+        "                     --explore-strategy S (portfolio, pct, pos, random, rf, window, flip; default\n"
         "                     portfolio) with --explore-depth D (PCT depth, default 3),\n"
         "                     at most --explore-runs N runs; a bug is replayed live (dump).\n"
         "                     With --attach, a program too long for whole runs gets rounds\n"

@@ -49,6 +49,7 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     test_wake_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) % 100000u : 0;
     vm->next_tid = 1;
     limits_init(&vm->limits);
+    limits_init(&vm->sandbox_lims);
     tail_init(&vm->errtail);
     if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
@@ -99,6 +100,7 @@ void vm_destroy(struct vm *vm)
         vm->files = NULL;
     }
     limits_destroy(&vm->limits);
+    limits_destroy(&vm->sandbox_lims);
     tail_destroy(&vm->errtail);
 }
 

@@ -158,6 +158,9 @@ struct vm {
     /* jinx limits met inside sandboxed runs (linux/threads.c): not the live program's, but
      * a whole run that met one cannot be judged (rounds/explore.c replays it live). */
     atomic_uint sandbox_limits;
+    /* ... and what they were (texts as for `limits`): noted for the live program when a
+     * whole run that met one cannot be replayed to its end (rounds/explore.c). */
+    struct limits sandbox_lims;
     atomic_bool paused;         /* vm_pause: every host thread parks at its loop top */
     uint64_t paused_at;         /* host time the pause began (virtual time stops) */
     pthread_cond_t pause_cv;

@@ -64,6 +64,20 @@ int limits_count(struct limits *ls)
     return n;
 }
 
+int limits_merge(struct limits *dst, struct limits *src)
+{
+    struct limit copy[LIMITS_MAX];
+    pthread_mutex_lock(&src->lock);
+    int n = src->n;
+    memcpy(copy, src->l, (size_t)n * sizeof copy[0]);
+    pthread_mutex_unlock(&src->lock);
+    int added = 0;
+    for (int i = 0; i < n; i++)
+        added += limits_note(dst, copy[i].kind, copy[i].nr,
+                             copy[i].option[0] ? copy[i].option : NULL, "%s", copy[i].what);
+    return added;
+}
+
 void limits_print(struct limits *ls, FILE *f, const char *prefix)
 {
     pthread_mutex_lock(&ls->lock);

@@ -51,6 +51,9 @@ void limits_destroy(struct limits *ls);
 bool limits_note(struct limits *ls, enum limit_kind kind, long nr, const char *option,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int limits_count(struct limits *ls);
+/* Notes every limit of src in dst once more, with src's texts (dst's own texts win for a
+ * pair it had). src and dst must differ. Returns the number of pairs dst had not had. */
+int limits_merge(struct limits *dst, struct limits *src);
 const char *limit_kind_name(enum limit_kind k);
 /* One line per limit: "<prefix>jinx limit: <what> (N times); <option>". */
 void limits_print(struct limits *ls, FILE *f, const char *prefix);

@@ -39,9 +39,9 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
                    option ? option : "no option raises it");
         }
         /* A simulation's refusal counts when a round retires it (limitlog.h). */
-        if (!vm->sandbox)
-            limits_note(&vm->limits, LIMIT_THREADS, 0, option, "%s", err);
-        else
+        limits_note(vm->sandbox ? &vm->sandbox_lims : &vm->limits, LIMIT_THREADS, 0, option,
+                    "%s", err);
+        if (vm->sandbox)
             atomic_fetch_add(&vm->sandbox_limits, 1);
         pthread_mutex_unlock(&vm->lock);
         free(xs);
@@ -119,10 +119,10 @@ static int free_xid_locked(struct vm *vm, const struct vcpu *v)
 static void xid_exhausted_locked(struct vm *vm, struct vcpu *v)
 {
     v->xid = 0;
-    if (!vm->sandbox)
-        limits_note(&vm->limits, LIMIT_THREAD_IDS, 0, NULL, "serialized execution had more "
-                    "than %d threads at once (the explorer's thread ids)", EX_MAX_TID);
-    else
+    limits_note(vm->sandbox ? &vm->sandbox_lims : &vm->limits, LIMIT_THREAD_IDS, 0, NULL,
+                "serialized execution had more than %d threads at once (the explorer's "
+                "thread ids)", EX_MAX_TID);
+    if (vm->sandbox)
         atomic_fetch_add(&vm->sandbox_limits, 1);
 }
 

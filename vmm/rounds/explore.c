@@ -1,5 +1,6 @@
 /* Whole-run exploration (explore.h). */
 #include "rounds/explore.h"
+#include "rounds/explore_replay.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
@@ -188,6 +189,17 @@ static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
     d->have_retired = true;
 }
 
+/* A run met one of jinx's limits and failed, or was stopped by the timeout, and the live
+ * program did not get as far: its report must still list the limit, so that jinx test says
+ * "could not test" rather than judging a program jinx could not run as it asked. */
+static void note_unjudged_limits(struct explore_driver *d, uint64_t run)
+{
+    d->st.limited = true;
+    if (limits_merge(&d->vm->limits, &d->vm->sandbox_lims) > 0)
+        jx_err("explore: run %llu met the jinx limits below, and the live program did not get "
+               "as far", (unsigned long long)run);
+}
+
 /* Replays the bug run live from the snapshot: the program really ends in the bug. */
 static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
                       const struct ex_trace *reference, const struct sim_result *sim)
@@ -200,23 +212,32 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
      * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
     uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
     sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
-    long diff = ex_trace_first_difference(&live.trace, &sim->trace);
     bool ended = over(vm);
-    /* One trace must be a prefix of the other: the live one lacks the last cue point
-     * when the program's real end (a deadlock found at a futex wait) stops the VM before
-     * that wait is recorded. */
-    size_t common = live.trace.n < sim->trace.n ? live.trace.n : sim->trace.n;
-    bool same = ended && (diff < 0 || (size_t)diff >= common) &&
-                live.trace.n + 1 >= sim->trace.n &&
-                run_outcome(&vm->out, true) == sim->outcome;
-    d->st.reproduced = same;
-    if (same) {
+    pthread_mutex_lock(&vm->lock);
+    enum outcome_kind out = vm->out.kind;
+    bool same_outcome = run_outcome(&vm->out, true) == sim->outcome;
+    pthread_mutex_unlock(&vm->lock);
+    struct explore_replay_result j = explore_replay_judge(
+        &live.trace, &sim->trace, ended, out == OUT_TIMEOUT || out == OUT_NONE, same_outcome);
+    d->st.reproduced = j.verdict == EXPLORE_REPLAY_SAME;
+    if (j.verdict == EXPLORE_REPLAY_SAME) {
         keep_bug(d, s, reference, sim, &live);
     } else {
-        jx_err("explore: the live replay of run %llu did not reproduce its %s (trace differs "
-               "at cue point %ld%s): a bug in jinx, please report it",
-               (unsigned long long)d->st.bug_at, ex_outcome_name(sim->outcome), diff,
-               ended ? "" : ", the program did not end");
+        if (j.verdict == EXPLORE_REPLAY_STOPPED)
+            jx_err("explore: the live replay of run %llu (%s) was stopped %s after %zu of its "
+                   "%zu cue points, the same as the run's up to there: give the test more time "
+                   "(--budget, --timeout) to see it end", (unsigned long long)d->st.bug_at,
+                   ex_outcome_name(sim->outcome),
+                   !ended ? "by its wall budget" : out == OUT_TIMEOUT ? "by the timeout"
+                                                  : "from outside", j.live_n, j.run_n);
+        else
+            jx_err("explore: the live replay of run %llu did not reproduce its %s (trace "
+                   "differs at cue point %ld of %zu, the live one has %zu%s): a bug in jinx, "
+                   "please report it", (unsigned long long)d->st.bug_at,
+                   ex_outcome_name(sim->outcome), j.diff, j.run_n, j.live_n,
+                   ended ? "" : ", the program did not end");
+        if (d->st.limited)
+            note_unjudged_limits(d, d->st.bug_at);
         if (!ended) {
             serialize_fragment_end(vm);
             serialize_free_run(vm);
@@ -270,13 +291,18 @@ static void explore(struct explore_driver *d)
         sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
         set_picker(vm, NULL);
-        if (over(vm))
-            break; /* a real end (timeout, interrupt): that is the outcome */
+        if (over(vm)) {
+            /* A real end (timeout, interrupt): that is the outcome. */
+            if (atomic_load(&vm->sandbox_limits) != lim0)
+                note_unjudged_limits(d, i + 1);
+            break;
+        }
         crew_each_shared(vm, learn_page, d);
         r.outcome = run_outcome(&r.out, r.ended);
         size_t nch = 0;
         const uint32_t *ch = ex_online_choices(&d->online, &nch);
         ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
+        ex_history_learn_flips(&d->hist, &d->online); /* no memory: fewer flips, still valid */
         note_run(d, i, &r);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
@@ -293,7 +319,7 @@ static void explore(struct explore_driver *d)
                 found = true;
                 d->st.bug_at = i + 1;
                 snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
-                         ex_online_name(ex_online_resolve(d->cfg.strategy, i)));
+                         ex_online_name((enum ex_online_kind)d->online.kind));
                 ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;

@@ -1,0 +1,103 @@
+/* Race flips learnt from earlier whole runs (the "flip" strategy, online.h).
+ *
+ * Every whole run records, per step, the pending event of the thread it chose
+ * (ex_online: that thread then performed it). After the run, ex_flips_learn()
+ * walks that record variable by variable (a variable is an access's start
+ * address) and, wherever the accesses pass from one thread T1 to another
+ * thread T2 and the two conflict (one of them writes), notes a FLIP: replay
+ * the run up to T1's access e1, hold T1 there until T2 has made its access e2
+ * (or until nobody else can go), then let T1 go on. That reverses the race
+ * (e1, e2). T1's accesses to the variable just before e2 form a block; two
+ * flips are noted, at the block's first access (e2 moves before the whole
+ * block: an order violation, a lock taken by the other thread first) and at
+ * its last (e2 lands inside the block: an atomicity violation, a check and
+ * its use, a publish and its fill). Only variables the history classes as
+ * conflicts count (conflict.h): DATA ones first, then SYNC ones; accesses to
+ * anything else (lock-protected data, create and join hand-overs) cannot
+ * race.
+ *
+ * Coverage: every run (whatever its strategy) also notes the ORDERS it showed:
+ * code y accessed a variable right after another thread's block there, which
+ * began or ended at code x. A flip whose reversed order (e2's code, then e1's)
+ * some run already showed comes after every flip whose reversal is new: that
+ * interleaving was explored (musl's own benign races, met both ways within a
+ * few runs, stop costing schedules). A flip is keyed by the code of its two accesses (e1's and e2's rip
+ * and which end of the block), and a key is noted once per snapshot: the same
+ * race met again in a later run is not tried again. The untried flips are
+ * handed out DATA before SYNC, then in the order they were learnt (runs
+ * first, then steps): a breadth-first search over flipped races, where a
+ * flipped run that reaches new code (a branch taken only when the race went
+ * the other way) contributes new flips of its own (a relay of two or three
+ * preemptions is found as a chain of flips).
+ *
+ * Pure data, no KVM; deterministic: the same runs learnt in the same order
+ * give the same flips. */
+#ifndef EXPLORER_FLIP_H
+#define EXPLORER_FLIP_H
+#include "u64map.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The pending event a thread chosen at one step performed. */
+struct ex_step {
+    uint64_t addr, rip;
+    uint32_t tid;
+    uint16_t size;
+    uint8_t kind;   /* enum ex_kind; 0 when not known */
+};
+
+struct ex_flip {
+    uint32_t parent;    /* index in ex_flips.parents */
+    uint64_t step;      /* the parent's step (0-based) where T1 performed e1 */
+    uint32_t t1, t2;
+    uint64_t addr;      /* the variable */
+    uint8_t kind;       /* e1's kind, size */
+    uint16_t size;
+    uint64_t rip1, rip2;    /* e1's and e2's code (their address if unknown) */
+    uint8_t rank;       /* 0 DATA, 1 SYNC */
+    bool last_end;      /* e1 ends T1's block (else it begins it) */
+    uint64_t born;      /* the run (0-based) that first showed the variable racing */
+    bool tried;
+};
+
+#define EX_FLIPS_MAX 4096
+#define EX_FLIPS_MAX_PARENTS 64
+
+struct ex_flips {
+    struct ex_flip *v;
+    size_t n, cap;
+    struct {
+        uint32_t *choices;
+        size_t n;
+    } parents[EX_FLIPS_MAX_PARENTS];
+    size_t nparents;
+    struct ex_u64map keys;  /* flip keys noted so far */
+    struct ex_u64map orders; /* ex_flips_order_key(x, y): code y met a variable right
+                                after another thread's block at it began or ended at x */
+    struct ex_u64map born;  /* variable -> the run that first showed it racing */
+    uint64_t runs;          /* runs learnt */
+    uint64_t tried;         /* flips handed out and run */
+    uint64_t flipruns;      /* runs learnt that made a flip */
+};
+
+uint64_t ex_flips_order_key(uint64_t from_rip, uint64_t to_rip, uint64_t addr);
+
+void ex_flips_init(struct ex_flips *f);
+void ex_flips_free(struct ex_flips *f);
+
+/* The untried flip to run next, or -1: one whose reversed order (e2's code
+ * right before e1's, at the same variable) no run has shown yet before one
+ * some run has (that order was explored already), DATA before SYNC, then in
+ * the order they were learnt. */
+long ex_flips_next(const struct ex_flips *f);
+
+/* Learns from one run: marks flip `used` (>= 0) tried, then notes the run's new
+ * flips. steps[i] is the event of choices[i] (n of each); conflict maps a
+ * variable to its EX_CONFLICT_* class (the history's, after it learnt this
+ * run). Returns the number of new flips, or -1 on no memory (some may have
+ * been noted; the store stays usable). */
+long ex_flips_learn(struct ex_flips *f, long used, const uint32_t *choices,
+                    const struct ex_step *steps, size_t n, const struct ex_u64map *conflict);
+
+#endif
