@@ -124,11 +124,13 @@ else bad "dynamic circle --serial traces differ or are empty"; fi
 
 # 4. a round-found dump of a dynamic program replays
 rm -rf "$tmp/rd"; found=""
-for seed in 1 2 3 4 5 6 7 8; do
+# One round per run, taken at the first clone: about 4 runs in 10 meet the bug (8 seeds all
+# missed once in CI), so up to 24 seeds (a few seconds each).
+for seed in $(seq 1 24); do
   timeout 60 "$VMM" run --no-control --quiet --attach 5/s --seed $seed --dump-dir "$tmp/rd" images/bin/dyn/circle >/dev/null 2>&1
   found=$(ls "$tmp"/rd/*.jinxdump 2>/dev/null | head -1); [ -n "$found" ] && break
 done
-if [ -z "$found" ]; then bad "no dump of the dynamic circle in 8 seeds"
+if [ -z "$found" ]; then bad "no dump of the dynamic circle in 24 seeds"
 else
   timeout 60 "$VMM" replay "$found" >"$tmp/rp" 2>&1; st=$?
   if [ $st = 134 ]; then ok "dump of the dynamic circle replays (SIGABRT)"
