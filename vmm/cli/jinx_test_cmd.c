@@ -386,6 +386,18 @@ static void classify(int st, struct result *r)
 
 enum { RUN_AGAIN, RUN_DONE, RUN_FAILED };
 
+/* A failure after jinx's own limits (lim, nlim > 0): no verdict on the program; the
+ * first limit is the reason, with the option that raises it. */
+static int could_not_test_for_limits(struct result *r, const struct jt_limit *lim, int nlim)
+{
+    r->could_not_test = true;
+    memcpy(r->lim, lim, (size_t)nlim * sizeof *lim);
+    r->nlim = nlim;
+    snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
+             lim[0].option[0] ? lim[0].option : "no option raises it");
+    return RUN_DONE;
+}
+
 /* Judges run `seed` of the test (jinx-vmm's status s; killed: the signal that killed
  * jinx-vmm itself, 0 if none) into r: RUN_AGAIN when nothing was found (another seed),
  * RUN_DONE with a verdict or a reason it cannot be tested, RUN_FAILED when jinx-vmm
@@ -434,12 +446,7 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
              * the live run fails after a limit. */
             r->status = s;
             snprintf(r->outcome, sizeof r->outcome, "timeout");
-            r->could_not_test = true;
-            memcpy(r->lim, lim, sizeof lim);
-            r->nlim = nlim;
-            snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
-                     lim[0].option[0] ? lim[0].option : "no option raises it");
-            return RUN_DONE;
+            return could_not_test_for_limits(r, lim, nlim);
         }
         add_notes(r->notes, &r->nnotes, lim, nlim);
         return RUN_AGAIN;
@@ -459,14 +466,8 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
                      "outcome report (its log: %.200s)", s, ro->log);
         return RUN_DONE;
     }
-    if (nlim) {
-        r->could_not_test = true;
-        memcpy(r->lim, lim, sizeof lim);
-        r->nlim = nlim;
-        snprintf(r->reason, sizeof r->reason, "%s, %s", lim[0].what,
-                 lim[0].option[0] ? lim[0].option : "no option raises it");
-        return RUN_DONE;
-    }
+    if (nlim)
+        return could_not_test_for_limits(r, lim, nlim);
     r->found = true;
     read_log(ro->log, r, false);
     read_dump(ro->image, r);
