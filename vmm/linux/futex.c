@@ -6,8 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result);
-
 static void deadlock(struct vm *vm)
 {
     struct outcome o = {.kind = OUT_DEADLOCK};
@@ -61,25 +59,6 @@ void futex_check_all_blocked(struct vm *vm)
         pthread_cond_signal(&first->cv);
 }
 
-int futex_expire_locked(struct vm *vm)
-{
-    uint64_t now;
-    if (!vm->mode || !vm->mode->vtime(vm, &now))
-        return 0; /* host time: each host thread's own timed wait expires it */
-    int n = 0;
-    for (int i = 0; i < vm->nvcpus; i++) {
-        struct vcpu *v = vm->vcpus[i];
-        if (v->tid && v->state == T_BLOCKED && !v->woken && v->wait_deadline != NO_DEADLINE &&
-            v->wait_deadline <= now) {
-            /* A sleep that ends is a success; a futex wait that ends is a timeout. */
-            unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
-            pthread_cond_signal(&v->cv);
-            n++;
-        }
-    }
-    return n;
-}
-
 /* Marks the calling thread blocked. It is a thread state, not a host wait: the vCPU's
  * host thread waits in futex_wait_locked from its run loop, and a pause or snapshot
  * sees a blocked thread as plain data. Caller holds vm->lock. */
@@ -107,6 +86,31 @@ static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result)
     vm->blocked--;
 }
 
+/* A wait whose deadline came: a sleep that ends is a success, a futex wait that ends
+ * is a timeout. */
+static void time_out_locked(struct vm *vm, struct vcpu *v)
+{
+    unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
+}
+
+int futex_expire_locked(struct vm *vm)
+{
+    uint64_t now;
+    if (!vm->mode || !vm->mode->vtime(vm, &now))
+        return 0; /* host time: each host thread's own timed wait expires it */
+    int n = 0;
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (v->tid && v->state == T_BLOCKED && !v->woken && v->wait_deadline != NO_DEADLINE &&
+            v->wait_deadline <= now) {
+            time_out_locked(vm, v);
+            pthread_cond_signal(&v->cv);
+            n++;
+        }
+    }
+    return n;
+}
+
 void futex_wait_locked(struct vm *vm, struct vcpu *v)
 {
     if (v->state != T_BLOCKED)
@@ -126,8 +130,7 @@ void futex_wait_locked(struct vm *vm, struct vcpu *v)
     }
     uint64_t now = vm_vtime(vm);
     if (now >= v->wait_deadline) {
-        /* A sleep that ends is a success; a futex wait that ends is a timeout. */
-        unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
+        time_out_locked(vm, v);
         return;
     }
     uint64_t host = mono_ns() + (v->wait_deadline - now);
