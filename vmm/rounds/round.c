@@ -311,9 +311,9 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
             rw->divergences++;
             char where[512];
             simdiff_describe_events(where, sizeof where, &w->trace, &live.trace, diff);
-            round_notable(d, "divergence", "round %llu: the replay of simulation %d diverged at cue "
-                    "point %ld: %s (a bug in jinx: please report it)",
-                    (unsigned long long)rw->round_no, rw->best, diff, where);
+            round_notable(d, "divergence", "round %llu: the replay of simulation %d diverged at "
+                    "%s (a bug in jinx: please report it)",
+                    (unsigned long long)rw->round_no, rw->best, where);
         }
         rw->tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
         serialize_fragment_end(vm);
