@@ -65,8 +65,9 @@ struct block {
     uint64_t first, last;
 };
 
-static int note(struct ex_flips *f, const struct ex_step *steps, uint64_t at, const struct ex_step *e2,
-                uint8_t rank, bool last_end, uint32_t parent, long *added)
+static int note(struct ex_flips *f, const struct ex_step *steps, uint64_t at,
+                const struct ex_step *e2, uint8_t rank, bool last_end, uint32_t parent,
+                long *added)
 {
     const struct ex_step *e1 = &steps[at];
     if (!writes(e1->kind) && !writes(e2->kind))
@@ -93,7 +94,8 @@ static int note(struct ex_flips *f, const struct ex_step *steps, uint64_t at, co
         f->cap = ncap;
     }
     const uint64_t *born = ex_u64map_get(&f->born, e1->addr);
-    f->v[f->n++] = (struct ex_flip){.born = born ? *born : f->runs,.parent = parent, .step = at, .t1 = e1->tid, .t2 = e2->tid,
+    f->v[f->n++] = (struct ex_flip){.born = born ? *born : f->runs, .parent = parent,
+                                    .step = at, .t1 = e1->tid, .t2 = e2->tid,
                                     .addr = e1->addr, .kind = e1->kind, .size = e1->size,
                                     .rip1 = rip1, .rip2 = rip2, .rank = rank,
                                     .last_end = last_end};
