@@ -459,6 +459,9 @@ static void report_and_free(struct run *r, struct vm *vm)
                 "kicks ran on to the handler's end)\n",
                 (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,
                 (unsigned long long)vm->crew->guest_busy);
+        fprintf(stderr, "jinx-vmm: guest cues: %llu memory cue points taken in the guest, %llu "
+                "runs allowed them\n", (unsigned long long)vm->crew->guest_cues,
+                (unsigned long long)vm->crew->guest_cue_runs);
         if (r->opt.trace_path) {
             FILE *tf = strcmp(r->opt.trace_path, "-") ? fopen(r->opt.trace_path, "w") : stdout;
             if (!tf)
