@@ -518,13 +518,16 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
 
 /* A step is over: its pages are trapped again and taken from the running thread, the
  * step is cleared. Caller holds vm->lock; b collects the frames to flush. */
-static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b)
+static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b, uint64_t keep_pte)
 {
     struct crew *c = vm->crew;
     pthread_mutex_lock(&vm->gm.lock);
     for (size_t i = 0; i < STEP(v)->n; i++) {
         int slot = STEP(v)->slot[i];
-        revoke(vm, slot, b);
+        bool trapped;
+        uint64_t *pte = keep_pte ? slot_pte(vm, slot, &trapped) : NULL;
+        if (!pte || KVA((uint64_t)((uint8_t *)pte - vm->gm.host)) != keep_pte)
+            revoke(vm, slot, b);
         for (size_t j = 0; j < c->nowned; j++)
             if (c->owned[j] == slot) {
                 c->owned[j] = c->owned[--c->nowned];
@@ -565,7 +568,7 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
         }
     }
     struct frame_batch b = {0};
-    step_end_locked(vm, v, &b);
+    step_end_locked(vm, v, &b, 0);
     pthread_mutex_unlock(&vm->lock);
     batch_flush(&vm->gm, &b);
     return true;
@@ -578,7 +581,10 @@ void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v)
     vm->crew->step_traps++;
     vm->crew->guest_steps++;
     struct frame_batch b = {0};
-    step_end_locked(vm, v, &b); /* the agent trapped the pages: normally nothing to flush */
+    /* The agent trapped the pages: normally nothing to flush. But a cue point it took
+     * after this step's end may have mapped one again, whose own step is still going
+     * (keep_pte, guest_cue.c): that one stays. */
+    step_end_locked(vm, v, &b, vm->crew->cue[v->index].keep_pte);
     batch_flush(&vm->gm, &b);
 }
 

@@ -103,6 +103,7 @@ struct crew_cue {
     uint32_t budget, npages;
     int slot[AGENT_CUE_PAGES];
     uint64_t va[AGENT_CUE_PAGES], pte[AGENT_CUE_PAGES];
+    uint64_t keep_pte;      /* while the run is read back: the PTE of a pending step */
 };
 
 struct crew {

@@ -193,7 +193,12 @@ static const char *cue_left(struct vm *vm, struct vcpu *v, bool interrupted, boo
 
 const char *guest_cues_left(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy)
 {
+    /* The single step's end came first: its bookkeeping must leave alone a page that an
+     * in-guest cue point mapped again after it (the page of a pending step). */
+    struct crew_cue *g = &vm->crew->cue[v->index];
+    g->keep_pte = g->armed ? block_of(vm, v)->step_pte : 0;
     const char *err = guest_step_left(vm, v, interrupted, busy);
+    g->keep_pte = 0;
     if (err || *busy)
         return err;
     return cue_left(vm, v, interrupted, busy);
