@@ -256,30 +256,15 @@ pf_entry:
     movq (%r9), %rax
     cmpq 24(%rdx), %rax
     jne pf_exit
-    /* The instruction's bytes: walk the tables from the PML4 to rip's frame. */
-    movq 80(%rsp), %rax
-    movabs $0x000FFFFFFFFFF000, %r10
-    movabs $0xFFFF800000000000, %r11  /* KBASE */
-    movq AGENT_CUE_PML4(%rdi), %r8
-    .irp shift, 39, 30, 21, 12
-    movq %rax, %rcx
-    shrq $\shift, %rcx
-    andq $511, %rcx
-    movq (%r8,%rcx,8), %r8
-    testq $1, %r8
-    jz pf_exit
-    .if \shift != 12
-    testq $0x80, %r8
+    /* The instruction's bytes, read where the CPU just fetched them (not a fetch fault:
+     * the code page is present; the 15 bytes stay in that page). */
+    testq $0x10, 72(%rsp)
     jnz pf_exit
-    .endif
-    andq %r10, %r8
-    addq %r11, %r8
-    .endr
-    movq %rax, %rcx
+    movq 80(%rsp), %r8
+    movq %r8, %rcx
     andq $0xFFF, %rcx
     cmpq $0xFF0, %rcx
     ja pf_exit
-    addq %rcx, %r8
     xorl %ecx, %ecx
 3:  movzbl (%r8,%rcx), %eax
     cmpb $0xF2, %al
@@ -347,17 +332,14 @@ pf_entry:
     movq %r13, 144(%rcx)
     movq %r14, 152(%rcx)
     movq %r15, 160(%rcx)
-    /* 16 bytes of the page from min(cr2 & ~7, page end - 16), through the direct map. */
-    movq 16(%rdx), %rax
-    movabs $0x000FFFFFFFFFF000, %r10
-    andq %r10, %rax                  /* the page's frame */
+    /* 16 bytes of the page from min(cr2 & ~7, page end - 16), mapped now. */
+    movq (%rdx), %rax
     movq %rsi, %r8
     andq $0xFF8, %r8
     cmpq $0xFF0, %r8
     jbe 6f
     movq $0xFF0, %r8
-6:  addq %r11, %rax
-    addq %r8, %rax
+6:  addq %r8, %rax
     movq (%rax), %r8
     movq %r8, 168(%rcx)
     movq 8(%rax), %r8

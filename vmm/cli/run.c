@@ -117,6 +117,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
         {"no-memory-cues", CLI_FLAG, &o->no_crew, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-answers", CLI_FLAG, &o->no_guest_answers, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-cues", CLI_FLAG, &o->no_guest_cues, 0, 0, 0, 0, NULL, NULL},
+        {"guest-cue-points", CLI_FLAG, &o->guest_cue_points, 0, 0, 0, 0, NULL, NULL},
         {"stats", CLI_FLAG, &o->stats, 0, 0, 0, 0, NULL, NULL},
         {"quiet", CLI_FLAG, &o->quiet, 0, 0, 0, 0, NULL, NULL},
         {"no-control", CLI_FLAG, &r->no_control, 0, 0, 0, 0, NULL, NULL},

@@ -94,6 +94,7 @@ struct vm_options {
     bool no_crew;               /* serial without memory cue points */
     bool no_guest_answers;      /* --no-guest-answers: every syscall exits (kvm/answers.h) */
     bool no_guest_cues;         /* --no-guest-cues: every cue point's events exit (sched/guest_step.h) */
+    bool guest_cue_points;      /* --guest-cue-points: memory cue points taken in the guest (sched/guest_cue.h) */
     uint32_t spin_threshold;    /* --spin-threshold: identical reads that make a spinner */
     uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
     int simulate;               /* --simulate N: N fragments from one snapshot */

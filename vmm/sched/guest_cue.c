@@ -72,7 +72,7 @@ void guest_cues_enter(struct vm *vm, struct vcpu *v)
 {
     guest_step_enter(vm, v);
     struct crew_cue *g = &vm->crew->cue[v->index];
-    if (vm->opt.no_guest_cues || g->armed)
+    if (vm->opt.no_guest_cues || !vm->opt.guest_cue_points || g->armed)
         return;
     struct agent_cue *d = block_of(vm, v);
     pthread_mutex_lock(&vm->lock);
