@@ -192,10 +192,11 @@ debug_exit:
     iretq
 /* #PF: a memory cue point taken in the guest (struct agent_cue, layout.h; policy in
  * vmm/sched/guest_cue.h). When the VMM turned the block ON with a budget left, the fault
- * is a not-present user fault on one of the shared pages it listed, whose PTE is still
- * trapped, no step is going on and the instruction is neither a rep string nor pushf
- * (their steps need the VMM: read through the page tables and the direct map, the user
- * page is never touched from here), the agent does what the VMM would: maps the page,
+ * is a not-present user fault (not an instruction fetch) on one of the shared pages it
+ * listed, whose PTE is still trapped, no step is going on and the instruction carries no
+ * rep prefix and is not pushf (their steps need the VMM; its bytes are read at rip, in
+ * the page the CPU just fetched them from, only when they lie within it), the agent does
+ * what the VMM would: maps the page,
  * logs the cue point (registers, fault address and code, 16 bytes of the page before the
  * access) in the ring, sets TF and returns; the #DB (debug_entry) traps the page again.
  * Anything else is the stub's exit, as before. */

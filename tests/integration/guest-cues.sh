@@ -4,7 +4,8 @@
 # (every step's end an exit), on images and on tests/guest/insns (every family of
 # memory-operand instruction on shared pages: SSE, AVX, atomics, straddling accesses,
 # rep strings, the stack, xsave). The default really ends steps in the guest and makes
-# about one exit per memory cue point; --no-guest-cues about two.
+# about one exit per memory cue point; --no-guest-cues about two. The same for memory cue
+# points taken in the guest (--guest-cue-points), below.
 set -u
 BIN=${BIN:-bin}; BUILD=${BUILD:-build}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
 [ -x "$G/insns" ] || { echo "no $G/insns (make guest-tests)"; exit 2; }
@@ -49,6 +50,37 @@ for spec in "circle" "race-o1o2" "throughput 2 5 4096" "insns"; do
   if [ -n "$eg" ] && [ -n "$ee" ] && [ $((ee - eg)) -ge "$ing" ] && [ "$cues" -gt 0 ]; then
     ok "$name: $eg exits in the guest path, $ee without ($(awk -v a="$eg" -v b="$ee" -v c="$cues" 'BEGIN{printf "%.2f vs %.2f per cue point", a/c, b/c}'))"
   else bad "$name: exits $eg (guest) vs $ee (exit path), $ing steps ended in the guest"; fi
+done
+
+# Memory cue points taken in the guest (--guest-cue-points, vmm/sched/guest_cue.h): the
+# same trace, output and status as the exit path, with cue points really taken in the
+# guest and fewer exits; none with --no-guest-cues. circle runs under a schedule of long
+# segments (the budget is the rest of a segment), insns under the default policy (the
+# budget is unbounded while one thread is alone).
+printf 'T1 x400\nT2 x400\nT3 x400\nT1 x400\nT2 x400\nT3 x400\ndefault continue\n' >"$tmp/segs.txt"
+for spec in "circle" "insns"; do
+  if [ "$spec" = insns ]; then prog=("$G/insns" 1); extra=(--cpu-model host)
+  else prog=(images/bin/circle); extra=(--schedule "$tmp/segs.txt"); fi
+  run cues --guest-cue-points "${extra[@]}" -- "${prog[@]}"; sc=$st
+  run exit --no-guest-cues "${extra[@]}" -- "${prog[@]}"; se=$st
+  run off --no-guest-cues --guest-cue-points "${extra[@]}" -- "${prog[@]}"; so=$st
+  cues=$(wc -l <"$tmp/cues.trace")
+  if [ "$sc" = "$se" ] && [ "$so" = "$se" ] && cmp -s "$tmp/cues.trace" "$tmp/exit.trace" &&
+     cmp -s "$tmp/cues.out" "$tmp/exit.out" && cmp -s "$tmp/off.trace" "$tmp/exit.trace" && [ "$cues" -gt 0 ]; then
+    ok "$spec --guest-cue-points: same status ($sc), output and trace ($cues cue points) as the exit path"
+  else
+    bad "$spec --guest-cue-points: status $sc vs $se, trace $cues vs $(wc -l <"$tmp/exit.trace") lines"
+    grep -h "error" "$tmp/cues.err" | head -3 | sed 's/^/     | /'
+    diff "$tmp/cues.trace" "$tmp/exit.trace" | head -6 | sed 's/^/     | /'
+  fi
+  gc=$(num "$tmp/cues.err" 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p')
+  go=$(num "$tmp/off.err" 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p')
+  ec=$(num "$tmp/cues.err" 's/.* exits=\([0-9]*\).*/\1/p'); ee=$(num "$tmp/exit.err" 's/.* exits=\([0-9]*\).*/\1/p')
+  # Each cue point taken in the guest saves its #PF exit (and its step's #DB exit).
+  if [ -n "$gc" ] && [ "$gc" -ge $((cues / 20)) ] && [ "$go" = 0 ] && [ -n "$ec" ] &&
+     [ $((ee - ec)) -ge "$gc" ]; then
+    ok "$spec: $gc of $cues cue points taken in the guest, $ec exits against $ee (0 with --no-guest-cues)"
+  else bad "$spec: cue points in the guest ${gc:-?} of $cues (off: ${go:-?}), exits ${ec:-?} vs ${ee:-?}"; fi
 done
 
 echo "guest cue tests: $pass passed, $fail failed"

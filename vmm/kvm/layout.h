@@ -130,7 +130,6 @@ struct agent_step {
 #define AGENT_CUE_SVALUE   48
 #define AGENT_CUE_SVA      56
 #define AGENT_CUE_SRIP     64
-#define AGENT_CUE_PML4     72
 #define AGENT_CUE_PAGE     128   /* offsetof(struct agent_cue, page) */
 #define AGENT_CUE_PSIZE    32
 #define AGENT_CUE_RINGOFF  640   /* offsetof(struct agent_cue, ring) */
@@ -152,7 +151,7 @@ struct agent_cue {
     unsigned long long cap;     /* <= AGENT_CUE_RING */
     unsigned long long npages;  /* <= AGENT_CUE_PAGES */
     unsigned long long step_pte, step_value, step_va, step_rip;
-    unsigned long long pml4;    /* the PML4's KVA: the agent reads the instruction's bytes */
+    unsigned long long pml4;    /* reserved: the VMM writes 0 */
     unsigned long long pad[6];
     struct {
         unsigned long long va, pte, present, trapped; /* pte: the PTE's KVA */
@@ -162,7 +161,6 @@ struct agent_cue {
 _Static_assert(sizeof(struct agent_cue_entry) == AGENT_CUE_ESIZE, "agent.S entry size");
 _Static_assert(__builtin_offsetof(struct agent_cue, page) == AGENT_CUE_PAGE, "agent.S");
 _Static_assert(__builtin_offsetof(struct agent_cue, ring) == AGENT_CUE_RINGOFF, "agent.S");
-_Static_assert(__builtin_offsetof(struct agent_cue, pml4) == AGENT_CUE_PML4, "agent.S");
 _Static_assert(AGENT_CUE_OFF + sizeof(struct agent_cue) <= 0x1400, "room for the stack");
 _Static_assert(AGENT_STEP_OFF + sizeof(struct agent_step) <= AGENT_CUE_OFF, "blocks overlap");
 #endif

@@ -90,7 +90,7 @@ void guest_cues_enter(struct vm *vm, struct vcpu *v)
         d->cap = AGENT_CUE_RING;
         d->npages = (unsigned long long)n;
         d->step_pte = d->step_value = d->step_va = d->step_rip = 0;
-        d->pml4 = KVA(GPA_PML4);
+        d->pml4 = 0;
         __atomic_store_n(&d->state, AGENT_CUE_ON, __ATOMIC_RELEASE);
         block_dirty(vm, v);
         g->armed = true;
