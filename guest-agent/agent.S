@@ -347,7 +347,9 @@ pf_entry:
     movq %r8, 176(%rcx)
     incq AGENT_CUE_N(%rdi)
     decq AGENT_CUE_BUDGET(%rdi)
-    orq $0x100, 96(%rsp)
+    /* TF, and IF as the VMM's return to user mode sets it (PVM's frame may not have it:
+     * the program's pushf would see the difference). */
+    orq $0x300, 96(%rsp)
     popq %r11
     popq %r10
     popq %r9
