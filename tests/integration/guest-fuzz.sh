@@ -2,7 +2,7 @@
 # jinx-vmm under a hostile guest (images/bin/guestfuzz, docs/hardening.md): random
 # syscalls over many seeds, every fatal variant (wild jumps, privileged instructions,
 # writes to the page tables' and the agent's addresses, smashed stacks, deadlock, a crash
-# with a 64 TiB reservation to dump, ...), hostile single steps under --serial (steps),
+# with a 64 TiB reservation to dump, ...), hostile single steps under --serial (steps), cue points taken in the guest (cues),
 # thread and memory exhaustion. Whatever the
 # guest does, jinx-vmm must report a guest outcome - the one the mode or variant calls
 # for - within its time limit, with its JSON report, nothing on stderr that looks like a
