@@ -10,8 +10,9 @@
  * PVM against ~50-75 us for the MMIO exit: docs/benchmarks.md "Syscall cost"). The table
  * lives in this page, which the program can read but not write.
  *
- * The other path that never leaves the guest: the #DB ending a single step the VMM armed
- * (debug_entry, below; vmm/sched/guest_step.h). */
+ * The other paths that never leave the guest: the #DB ending a single step the VMM armed
+ * (debug_entry, below; vmm/sched/guest_step.h), and with --guest-cue-points a memory cue
+ * point the VMM gave a budget for (pf_entry, below; vmm/sched/guest_cue.h). */
 #include "kvm/layout.h"
 
     .code64
