@@ -83,5 +83,15 @@ for spec in "circle" "insns"; do
   else bad "$spec: cue points in the guest ${gc:-?} of $cues (off: ${go:-?}), exits ${ec:-?} vs ${ee:-?}"; fi
 done
 
+# Snapshots and restores with cue points taken in the guest: every simulation of one
+# schedule from one snapshot is the same (trace and memory).
+printf 'T1 x100\nT2 x100\nT3 x100\nT1 x100\nT2 x100\nT3 x100\n' >"$tmp/segs100.txt"
+timeout 200 "$VMM" run --no-control --stats --after 1ms --record 300us --simulate 6 --schedule "$tmp/segs100.txt" \
+  --guest-cue-points images/bin/cxx-race >/dev/null 2>"$tmp/sim.err"
+same=$(num "$tmp/sim.err" 's/.*simulations: \([0-9]*\) of 6 identical.*/\1/p')
+gc=$(num "$tmp/sim.err" 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p')
+if [ "$same" = 6 ] && [ "${gc:-0}" -gt 0 ]; then ok "cxx-race --simulate 6 --guest-cue-points: 6 of 6 identical, $gc cue points taken in the guest"
+else bad "cxx-race --simulate 6 --guest-cue-points: ${same:-?} of 6 identical, ${gc:-?} cue points in the guest"; fi
+
 echo "guest cue tests: $pass passed, $fail failed"
 [ $fail = 0 ]
