@@ -117,9 +117,8 @@ static void *steps_thread(void *arg)
 
 /* The threads' accesses and the check of the adds; reports MODE and END. 0 or the
  * exit status. */
-static int mode_steps_run(const char *mode, int unused, const char *end)
+static int mode_steps_run(const char *mode, const char *end)
 {
-    (void)unused;
     if (nthreads < 2)
         nthreads = 2;
     steps_arena = mmap(NULL, STEPS_PAGES * 4096, PROT_READ | PROT_WRITE,
@@ -150,7 +149,7 @@ static int mode_steps_run(const char *mode, int unused, const char *end)
 static int mode_steps(void)
 {
     static const char *ends[] = {"exit", "write-block", "forged-handler", "tf-unarmed"};
-    int rc = mode_steps_run("steps", 0, ends[seed % 4]);
+    int rc = mode_steps_run("steps", ends[seed % 4]);
     if (rc)
         return rc;
     switch (seed % 4) {
@@ -204,8 +203,8 @@ static _Noreturn void cues_forged_handler(void)
 static int mode_cues(void)
 {
     int end = (int)(seed % 3);
-    int rc = mode_steps_run("cues", end, (const char *[]){"exit", "write-block",
-                                                                "forged-handler"}[end]);
+    static const char *ends[] = {"exit", "write-block", "forged-handler"};
+    int rc = mode_steps_run("cues", ends[end]);
     if (rc)
         return rc;
     switch (end) {
