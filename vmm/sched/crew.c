@@ -234,6 +234,16 @@ void crew_stop(struct vm *vm)
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         v->acc_pending = false; /* the instruction runs again, on a present page */
+        if (c->cue[v->index].armed) {
+            /* Left armed by a vCPU stopped inside the agent's handler: off, so that
+             * nothing of it outlives the fragment (guest_cue.h). */
+            uint64_t gpa = GPA_PERCPU + (uint64_t)v->index * PERCPU_SIZE + AGENT_CUE_OFF;
+            struct agent_cue *d = gm_ptr(&vm->gm, gpa);
+            d->state = 0;
+            d->step_pte = 0;
+            gm_mark_dirty(&vm->gm, gpa & PAGE_MASK);
+            c->cue[v->index].armed = false;
+        }
         if (STEP(v)->on) {
             v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
             v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
