@@ -133,16 +133,29 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
     serialize_pick_locked(vm, tid);
 }
 
+static void enabled_locked(struct vm *vm, struct ex_tidset *enabled)
+{
+    ex_tidset_clear(enabled);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->state == T_RUNNING && w->xid > 0)
+            ex_tidset_add(enabled, (uint32_t)w->xid);
+    }
+}
+
 int serialize_pick_locked(struct vm *vm, int tid)
 {
     struct serializer *s = vm->ser;
     struct ex_tidset enabled;
-    ex_tidset_clear(&enabled);
     futex_expire_locked(vm); /* virtual time moved with this cue point */
-    for (int i = 0; i < vm->nvcpus; i++) {
-        struct vcpu *w = vm->vcpus[i];
-        if (w->tid && w->state == T_RUNNING && w->xid > 0)
-            ex_tidset_add(&enabled, (uint32_t)w->xid);
+    enabled_locked(vm, &enabled);
+    if (ex_tidset_empty(&enabled) && vm->live > 0) {
+        /* Nobody can run and nobody will until virtual time moves, and under it no host
+         * thread expires its own deadline: skip to the earliest one now, as when the
+         * last thread blocks (or report the deadlock), never hand the turn to nobody
+         * while a sleeper waits for a time that does not come. */
+        futex_check_all_blocked(vm);
+        enabled_locked(vm, &enabled);
     }
     if (s->notify_at && s->cues == s->notify_at)
         pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run_from's budget starts */
@@ -240,6 +253,7 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     /* A sleeper whose deadline came while the VM was paused (its host thread had not
      * yet looked) runs from the first cue point, in every simulation alike. */
     futex_expire_locked(vm);
+    futex_check_all_blocked(vm); /* every thread waiting: skip to the earliest deadline */
     thread_xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
