@@ -8,7 +8,8 @@
 # simulations in 170 s). Checks, TRIES times (the snapshot point is wall time):
 #  1. RUNS simulations, all identical, each the whole fragment (200 cue points);
 #  2. none stopped by the wall guard; exactly one stall learnt, and its report names the
-#     worker as the thread with the turn, at its spin.
+#     worker as the thread with the turn, at its spin;
+#  3. --record alone (no snapshot to start again from): the guard's stop names the worker.
 # Env: RUNS (default 5), TRIES (default 2).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/ownspin"
@@ -39,6 +40,19 @@ for try in $(seq 1 "$TRIES"); do
     echo "$out" | grep -E "wall guard|no cue point|thread [0-9]+ \(T" | head -8
   fi
 done
+
+# --record has no snapshot to start again from: the stall stays, but its report says who
+# kept the turn and where.
+out=$(timeout 60 "$VMM" run --no-control --after 1ms --record 200us "$PROG" 2>&1); st=$?
+if [ $st = 0 ] && echo "$out" | grep -q "fragment was stopped by the .* wall guard" &&
+   echo "$out" | grep -qE "the turn was thread 2's; 2 live threads" &&
+   echo "$out" | grep -qE "thread 2 \(T2\): running \(its turn\); at 0x[0-9a-f]+ worker" &&
+   echo "$out" | grep -qE "thread 1 \(T1\): runnable, waiting for its turn"; then
+  ok "--record: the guard's stop names the spinning worker and main waiting for its turn"
+else
+  bad "--record: status $st, no guard report naming the worker"
+  echo "$out" | grep -E "wall guard|thread [0-9]+ \(T|turn was" | head -6
+fi
 
 echo "ownspin tests: $pass passed, $fail failed"
 [ $fail = 0 ]

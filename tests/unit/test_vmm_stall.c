@@ -151,9 +151,11 @@ static void test_report_names_the_turn_and_every_wait(void **state)
      * expires under virtual time would look like. */
     ser.guard_turn = 0;
     vc[2].wait_deadline = 2400000;
+    runs[1].s.regs.regs.rip = UVA_AGENT + 0x13c; /* in jinx's syscall entry */
     r = report();
     assert_non_null(strstr(r, "the turn was nobody's;"));
-    assert_non_null(strstr(r, ">   thread 2 (T2): runnable, waiting for its turn;"));
+    assert_non_null(strstr(r, ">   thread 2 (T2): runnable, waiting for its turn; at 0x7fffffffd13c "
+                              "(jinx's syscall entry: in a system call)\n"));
     assert_non_null(strstr(r, "deadline PASSED 0.100 ms ago, not expired;"));
     free(r);
 }

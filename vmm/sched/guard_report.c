@@ -2,6 +2,7 @@
 #include "sched/guard_report.h"
 #include "sched/serialize.h"
 #include "linux/futex.h"
+#include "kvm/layout.h"
 #include "kvm/vm.h"
 #include <inttypes.h>
 
@@ -38,7 +39,10 @@ static void thread_line(struct vm *vm, struct vcpu *v, uint64_t now, int turn, F
                  v->acc_pending ? ", a trapped access waiting" : "",
                  v->start_pending ? ", not started yet" : "");
     }
-    vm_symbolize(vm, rip, sym, sizeof sym);
+    if (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE)
+        snprintf(sym, sizeof sym, "(jinx's syscall entry: in a system call)");
+    else
+        vm_symbolize(vm, rip, sym, sizeof sym);
     fprintf(out, "%s  thread %d (T%d): %s; at 0x%" PRIx64 " %s\n", prefix, v->tid, v->xid, what,
             rip, sym);
 }

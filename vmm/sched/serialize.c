@@ -360,6 +360,11 @@ int serialize_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
     uint64_t t0 = mono_ns();
     serialize_fragment_begin(vm, 0);
     serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
+    if (vm->ser->stopped && !atomic_load(&vm->stopping)) {
+        fprintf(stderr, "jinx-vmm: the fragment was stopped by the %.0f s wall guard with no cue "
+                "point to stop at; at the stop:\n", SERIALIZE_WALL_GUARD_NS / 1e9);
+        guard_report(vm, stderr, "jinx-vmm:   ");
+    }
     serialize_fragment_end(vm);
     uint64_t wall = mono_ns() - t0;
     vm_resume(vm);
