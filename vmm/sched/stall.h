@@ -12,7 +12,10 @@
  * points before the stall (ownership changes only at cue points; the stall itself claims
  * nothing), so every simulation of one snapshot learns the same. The thread's stack
  * (CREW_STACK_BELOW/ABOVE around its rsp) is learnt only when nothing else is left: a
- * shared stack makes every push and pop a cue point. */
+ * shared stack makes every push and pop a cue point. (The rsp is where the guard stopped
+ * the thread: a spin that calls functions may put a page at the window's edge either
+ * side. The set is learnt once and then used by every simulation compared, so they
+ * still agree.) */
 #ifndef JINX_STALL_H
 #define JINX_STALL_H
 #include <stddef.h>
