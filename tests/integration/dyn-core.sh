@@ -7,7 +7,7 @@
 # jinx test's own report must name the libc frames too (vmm/linux/backtrace.c).
 set -u
 BIN=${BIN:-bin}
-JINX="$BIN/jinx"
+JINX="$BIN/jinx"; CTL="$BIN/jinxctl"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
@@ -21,10 +21,16 @@ done
 # dynamic symbols: raise, abort, pthread_kill@@GLIBC_2.34, __assert_fail).
 LIBC_FRAME='(__GI_)?(raise|abort|__pthread_kill[a-z_]*|pthread_kill(@@GLIBC_[0-9.]+)?|__assert_fail[a-z_]*)'
 
-# dyncase NAME FUNC LIBS IMAGE [-- ARGS]: FUNC is the program's function that asserted
-# (a regular expression on gdb's frame text), LIBS the libraries gdb must have loaded.
+# jinx's own names of the same frames: "libc.so.6!abort+0x2f" (or "libc.so.6+0x8aeec"
+# where no symbol holds the address).
+JINX_LIBC='libc\.so\.6!(__GI_)?(raise|gsignal|abort|__pthread_kill[a-z_]*|pthread_kill[@A-Z_0-9.]*|__assert_fail[a-z_.]*)\+0x[0-9a-f]+'
+
+# dyncase NAME FUNC JFUNC LIBS IMAGE [-- ARGS]: FUNC is the program's function that
+# asserted (a regular expression on gdb's frame text), JFUNC the frame jinx's own
+# backtrace names for it (the symbol gdb's inline frames sit in), LIBS the libraries gdb
+# must have loaded.
 dyncase() {
-  local name=$1 func=$2 libs=$3 image=$4; shift 4
+  local name=$1 func=$2 jfunc=$3 libs=$4 image=$5; shift 5
   local D="$tmp/d-$name"
   timeout 120 "$JINX" test --budget 30s --dump-dir "$D" "$image" "$@" >"$tmp/out" 2>&1
   local st=$? core
@@ -32,6 +38,21 @@ dyncase() {
   if [ $st != 1 ] || [ -z "$core" ] || [ ! -f "$core" ]; then
     bad "$name: jinx test status $st, wanted 1 (bug found) with a dump"; tail -20 "$tmp/out"; return; fi
   ok "$name: jinx test found the bug and wrote $(basename "$core")"
+
+  # jinx test's report: the libc frames of the abort by name, then the program's frame.
+  local bt
+  bt=$(sed -n '/^  backtrace:/,/^  [a-z]*:/p' "$tmp/out" | sed '$d' | sed 's/^  backtrace://; s/^ *//')
+  if echo "$bt" | grep -qE "^$JINX_LIBC\$" && echo "$bt" | grep -qE "^$jfunc\+0x"; then
+    ok "$name: jinx test's backtrace names libc's frames and the program's"
+  else bad "$name: jinx test's backtrace lacks libc's frames or the program's ($jfunc)"; echo "$bt"; fi
+  # jinxctl inspect of the dump: the same, through the core and the dump's file list.
+  "$CTL" inspect --disasm 0 --thread "$(sed -n 's/^  thread: *\([0-9]*\).*/\1/p' "$tmp/out")" \
+    "${core%.core}.jinxdump" >"$tmp/inspect" 2>&1
+  if grep -qE "^    #[0-9]+ 0x[0-9a-f]+ $JINX_LIBC\$" "$tmp/inspect" &&
+     grep -qE "^    #[0-9]+ 0x[0-9a-f]+ $jfunc\+0x" "$tmp/inspect"; then
+    ok "$name: jinxctl inspect names libc's frames and the program's"
+  else bad "$name: jinxctl inspect's backtrace lacks libc's frames or the program's ($jfunc)"
+    sed -n '/backtrace:/,/^$/p' "$tmp/inspect"; fi
 
   gdb -batch -iex 'set verbose on' -ex bt -ex 'info sharedlibrary' "$image" "$core" \
     >"$tmp/gdb" 2>&1
@@ -51,16 +72,16 @@ dyncase() {
     ok "$name: gdb's backtrace has libc's abort: $(echo "$frames" | grep -oE " $LIBC_FRAME \(" | head -1)"
   else bad "$name: no libc frame in gdb's backtrace"; echo "$frames" | head -12; fi
   if echo "$frames" | grep -qE "^#[0-9]+ +(0x[0-9a-f]+ in )?[^ ]*$func "; then
-    ok "$name: gdb's backtrace reaches $func"
+    ok "$name: gdb's backtrace reaches ${func//\\/}"
   else bad "$name: gdb's backtrace does not reach $func"; echo "$frames" | head -16; fi
   if echo "$frames" | grep -qE '^#[0-9]+ +0x[0-9a-f]+ in \?\? \(\)$' &&
      ! echo "$frames" | grep -qE "$func"; then
     bad "$name: gdb's frames are unnamed"; fi
 }
 
-dyncase circle 'get_area' 'libc.so.6' images/bin/dyn/circle
-dyncase cxx-tests '(\(anonymous namespace\)::)?Circle::GetArea' 'libc.so.6 libstdc\+\+.so.6' \
-  images/bin/dyn/cxx-tests -- --filter='Circle.*'
+dyncase circle 'get_area' 'reader' 'libc.so.6' images/bin/dyn/circle
+dyncase cxx-tests '(\(anonymous namespace\)::)?Circle::GetArea' '_ZNSt6thread11_State_impl[A-Za-z0-9_]*circle_area[A-Za-z0-9_]*' \
+  'libc.so.6 libstdc\+\+.so.6' images/bin/dyn/cxx-tests -- --filter='Circle.*'
 
 echo "dyn-core: $pass passed, $fail failed"
 [ $fail = 0 ]
