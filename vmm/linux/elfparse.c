@@ -309,10 +309,12 @@ const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t add
     /* Among symbols at or below addr, take the nearest that contains it. */
     for (size_t i = lo; i-- > 0;) {
         const struct elf_symbol *s = &img->syms[i];
-        /* An unsized last symbol covers its one byte: compared as addr == s->addr, since
-         * s->addr + 1 wraps to 0 for a symbol at UINT64_MAX (found by fuzz_elf). */
+        /* An unsized symbol covers its own address (compared as addr == s->addr, since
+         * s->addr + 1 wraps to 0 for a symbol at UINT64_MAX), and up to the next one's
+         * (found by fuzz_elf: an unsized symbol followed by one at the same address whose
+         * size wraps was found by nothing). */
         bool in = s->size ? addr < s->addr + s->size
-                          : (i + 1 < img->nsyms ? addr < img->syms[i + 1].addr : addr == s->addr);
+                          : addr == s->addr || (i + 1 < img->nsyms && addr < img->syms[i + 1].addr);
         if (in) {
             if (off)
                 *off = addr - s->addr;
