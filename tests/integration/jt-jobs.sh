@@ -7,7 +7,8 @@
 #    really overlap; schedules are summed over the runs and the rate is over the jobs'
 #    wall time; the first bug stops the other run (SIGTERM), which is gone afterwards, its
 #    exploration still counted; a run that ignores SIGTERM is killed after the grace time;
-#    SIGTERM to jinx test itself stops every run (exit 143); no private directory is left;
+#    SIGTERM to jinx test itself stops every run (exit 143), and SIGKILL to it still ends
+#    them (PR_SET_PDEATHSIG); no private directory is left;
 #  - real runs: --jobs 2 finds a corpus bug, its dump replays, and the reported seed alone
 #    (--jobs 1 --seeds S-S) meets the same bug at the same schedule; a bug-free twin under
 #    --jobs 2: nothing found, both jobs ran; no jinx-vmm left in jinx test's process
@@ -21,7 +22,10 @@ for f in "$VMM" "$JINX" "$C/atom-counter" "$C/lw-flag-ok"; do
 done
 command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
 command -v setsid >/dev/null || { echo "FAIL setsid (util-linux) is needed"; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d)
+# A stand-in run left behind by a failed check is killed by its pid (never by name).
+reap_fakes() { local f; for f in "$tmp"/pid.*; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; }
+trap 'reap_fakes; rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
@@ -71,7 +75,7 @@ fake() { # NAME WANT_STATUS -- jinx test args; JSON in $tmp/out, stderr in $tmp/
 }
 alive() { [ -f "$tmp/pid.$1" ] && kill -0 "$(cat "$tmp/pid.$1")" 2>/dev/null; }
 
-rm -f "$tmp"/mode.* "$tmp"/pid.*; echo "ok 2" >"$tmp/mode.1"; echo "ok 2" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo "ok 2" >"$tmp/mode.1"; echo "ok 2" >"$tmp/mode.2"
 if fake "two runs of 2 s, --jobs 2" 0 -- "$C/lw-flag-ok" --jobs 2 --seeds 1-2 --budget 30s --dump-dir "$tmp/f1"; then
   got=$(jget "$tmp/out" '(d["runs"], d["schedules"], d["schedules_per_second"], d["jobs"])')
   if [ "$got" = "(2, 14, 7.0, 2)" ] && [ "$el" -lt 3800 ]; then
@@ -87,7 +91,7 @@ if fake "the same with --jobs 1" 0 -- --jobs 1 --seeds 1-2 --budget 30s --dump-d
   else bad "--jobs 1: $got in $el ms, wanted (2, 14, 3.5, 1) in >= 4000 ms"; fi
 fi
 
-rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
 if fake "a bug in seed 2 while seed 1 runs on" 1 -- "$C/lw-flag-ok" --jobs 2 --budget 40s --dump-dir "$tmp/f3"; then
   got=$(jget "$tmp/out" '(d["seed"], d["runs"], d["runs_stopped"], d["schedules"], d["outcome"])')
   if [ "$got" = "(2, 1, 1, 8, 'SIGABRT')" ] && [ "$el" -lt 8000 ]; then
@@ -100,13 +104,13 @@ if fake "a bug in seed 2 while seed 1 runs on" 1 -- "$C/lw-flag-ok" --jobs 2 --b
     bad "jinx-test-last.json: $(cat "$tmp/f3/jinx-test-last.json")"
 fi
 
-rm -f "$tmp"/mode.* "$tmp"/pid.*; echo stubborn >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo stubborn >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
 if fake "a run that ignores SIGTERM" 1 -- "$C/lw-flag-ok" --jobs 2 --budget 40s --dump-dir "$tmp/f4"; then
   if [ "$el" -ge 5000 ] && [ "$el" -lt 15000 ] && ! alive 1; then ok "a run that ignores SIGTERM is killed after the 5 s grace ($el ms)"
   else bad "stubborn run: $el ms, alive: $(alive 1 && echo yes || echo no)"; fi
 fi
 
-rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
 JINX_VMM="$tmp/fake-vmm" setsid "$JINX" test "$C/lw-flag-ok" --jobs 2 --budget 60s --dump-dir "$tmp/f5" \
   >"$tmp/out" 2>"$tmp/err" & jp=$!
 for _ in $(seq 50); do [ -f "$tmp/pid.1" ] && [ -f "$tmp/pid.2" ] && break; sleep 0.1; done
@@ -114,6 +118,18 @@ kill -TERM $jp; wait $jp; st=$?
 if [ $st = 143 ] && ! alive 1 && ! alive 2 && grep -q "interrupted by SIGTERM" "$tmp/err" && no_private "$tmp/f5"; then
   ok "SIGTERM to jinx test: both runs stopped, exit 143, nothing left"
 else bad "SIGTERM to jinx test: status $st, runs alive: $(alive 1 && echo 1) $(alive 2 && echo 2)"; fi
+
+# SIGKILL to jinx test (nothing can be cleaned up): its runs still get SIGTERM
+# (PR_SET_PDEATHSIG) and end, instead of exploring on to their timeout as orphans.
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
+JINX_VMM="$tmp/fake-vmm" "$JINX" test "$C/lw-flag-ok" --jobs 2 --budget 60s --dump-dir "$tmp/f6" \
+  >"$tmp/out" 2>"$tmp/err" & jp=$!
+for _ in $(seq 50); do [ -f "$tmp/pid.1" ] && [ -f "$tmp/pid.2" ] && break; sleep 0.1; done
+kill -KILL $jp; wait $jp 2>/dev/null
+for _ in $(seq 30); do alive 1 || alive 2 || break; sleep 0.1; done
+if ! alive 1 && ! alive 2 && [ ! -e "$tmp/up.1" ] && [ ! -e "$tmp/up.2" ]; then
+  ok "SIGKILL to jinx test: both runs got SIGTERM and ended"
+else bad "SIGKILL to jinx test: runs alive: $(alive 1 && echo 1) $(alive 2 && echo 2)"; fi
 
 echo "-- real runs"
 # run_jt NAME -- args: jinx test in its own process group; afterwards no process of that

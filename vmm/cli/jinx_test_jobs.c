@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -140,8 +141,13 @@ static pid_t start_job(struct jt_pool *p, const struct jt_hooks *h, int j, uint6
     if (!argv)
         return -1;
     const char *log = jb->f.log;
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* Should jinx test itself be killed outright (SIGKILL), its runs end too: no
+         * orphan jinx-vmm explores on to its timeout. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+            _exit(127);
         int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (out < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(out, 2) < 0)

@@ -18,7 +18,8 @@
  * Signals: SIGINT, SIGTERM and SIGHUP are blocked from jt_pool_init to jt_pool_end and
  * taken synchronously while waiting: the runs are stopped (by pid) and jt_pool_run says
  * JT_INTERRUPTED; jt_pool_end unblocks them (a pending one then acts as usual). Runs get
- * the caller's original signal mask. */
+ * the caller's original signal mask, and SIGTERM should jinx test die without stopping
+ * them (PR_SET_PDEATHSIG). */
 #ifndef JINX_CLI_JINX_TEST_JOBS_H
 #define JINX_CLI_JINX_TEST_JOBS_H
 #include <limits.h>
