@@ -1,7 +1,8 @@
 /* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
  * [--mem SIZE] [--vcpus N] [--cpu-model NAME] [-- ARGS]`: the CI command (options before or after IMAGE).
  * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
- * (seed 1, 2, ...) until a run fails or the budget is spent.
+ * (seed 1, 2, ...) until a run fails or the budget is spent; --jobs N of them at once
+ * (cli/jinx_test_run.c, cli/jinx_test_jobs.h: the first verdict stops the others).
  *
  * Exit status: 0 nothing found within the budget; 1 a bug was found (the dump's path and
  * a short report: outcome, thread, function, round, time to find, the program's last
