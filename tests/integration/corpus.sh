@@ -130,8 +130,11 @@ if ! command -v python3 >/dev/null; then bad "rate script: python3 is needed to 
 else
   got=$(rate_json --runs 3 atom-counter-ok | jq_prog "p['atom-counter-ok']['failures']")
   [ "$got" = 0 ] && ok "rate script: twin 0 of 3 failures" || bad "rate script: twin: '$got' $(cat "$tmp/rate.err")"
-  got=$(rate_json --widen --runs 2 --timeout 1s atom-check-null thr4-barrier |
-        jq_prog "p['atom-check-null']['kinds'] + ' / ' + p['thr4-barrier']['kinds']")
+  # atom-check-null's widened window fails only when the reader checks before the
+  # closer runs: natively a matter of thread start order (1 or 2 of 2 measured, and 0
+  # of 2 once under CI load), so 8 runs; thr4-barrier's deadlock waits out each timeout.
+  got=$(rate_json --widen --runs 8 --timeout 1s atom-check-null | jq_prog "p['atom-check-null']['kinds']")
+  got="$got / $(rate_json --widen --runs 2 --timeout 1s thr4-barrier | jq_prog "p['thr4-barrier']['kinds']")"
   case "$got" in "signal SIGSEGV: "*" / deadlock: "*) ok "rate script: widened builds: $got" ;;
     *) bad "rate script: widened builds classified as '$got' $(cat "$tmp/rate.err")" ;; esac
   scripts/corpus-native-rate.sh --runs 1 --no-such-option >/dev/null 2>&1
