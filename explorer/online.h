@@ -150,6 +150,7 @@ enum ex_online_kind {
     EX_ONLINE_WINDOW,
     EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
+    EX_ONLINE_NEST,
     EX_ONLINE_NKINDS
 };
 
@@ -177,6 +178,9 @@ void ex_online_params_sanitize(struct ex_online_params *p);
  * join and other sync events have no address and race with nothing. */
 bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
 
+/* Lock words a thread is taken to hold, at most (the oldest is forgotten). */
+#define EX_NEST_HELD 4
+
 struct ex_online {
     uint8_t asked;              /* enum ex_online_kind given to begin */
     uint8_t kind;               /* what this schedule uses (portfolio resolved) */
@@ -192,6 +196,12 @@ struct ex_online {
     struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
     uint64_t windows;           /* window steps chosen so far (ex_online_window) */
+    uint64_t nested;            /* nested lock steps chosen so far (ex_online_nested) */
+    struct {
+        struct ex_tidset threads;   /* threads that made a nested lock step */
+        uint64_t held[EX_MAX_TID + 1][EX_NEST_HELD]; /* SYNC words each thread took */
+        uint8_t nheld[EX_MAX_TID + 1];
+    } nest;
     struct ex_tidset after;     /* threads whose last step was a racy DATA access */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
@@ -201,6 +211,8 @@ struct ex_online {
         uint64_t k;             /* racy-step estimate */
         bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */
         bool windows;           /* change points count window steps ("window") */
+        bool nest;              /* lowered at nested lock steps ("nest"), no change points */
+        bool nest_coin;         /* nest: at each with probability 1/2 (else at every one) */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;
