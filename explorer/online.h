@@ -100,12 +100,23 @@
  *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
  *            With no untried flip (or its parent's choice not enabled before
  *            e1: flip.diverged) it is pos.
- *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
- *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
+ *   "nest"   lock-order deadlocks (online_nest.c). PCT's random priorities,
+ *            no change points: instead a thread about to make a NESTED LOCK
+ *            STEP (an RMW of a SYNC variable other than those it holds, while
+ *            it holds one; it holds a SYNC word from its RMW of it until its
+ *            next RMW or store of it) is lowered below every priority, with at
+ *            least two threads enabled: at every such step on even schedules
+ *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
+ *            The lowered thread keeps its first lock while the others take
+ *            theirs: a cycle of n locks needs n-1 such preemptions.
+ *   "portfolio" while the history holds an untried flip: indexes 2, 3 and
+ *            5-7, the odd ones from 8 to 15 and index % 8 == 1 after are flips
+ *            (not index 1: run 0's races are libc's own, flip.h).
  *            The others use, by their place in the cycle (index minus the flip
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
  *            pos, rf (the pct ones alternate all racy steps and data races
- *            only).
+ *            only); the pos ones are nest once a run had two threads make
+ *            nested lock steps (one is libc's pthread_create).
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -155,7 +166,7 @@ enum ex_online_kind {
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "portfolio". Returns 0 or -1. */
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest". Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
