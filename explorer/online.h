@@ -109,9 +109,8 @@
  *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
  *            The lowered thread keeps its first lock while the others take
  *            theirs: a cycle of n locks needs n-1 such preemptions.
- *   "portfolio" while the history holds an untried flip: indexes 2, 3 and
- *            5-7, the odd ones from 8 to 15 and index % 8 == 1 after are flips
- *            (not index 1: run 0's races are libc's own, flip.h).
+ *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
+ *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
  *            The others use, by their place in the cycle (index minus the flip
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
  *            pos, rf (the pct ones alternate all racy steps and data races
