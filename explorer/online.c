@@ -258,8 +258,9 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
     o->flip.cand = -1;
-    if (o->asked == EX_ONLINE_PORTFOLIO && o->kind == EX_ONLINE_POS && ex_history_nests_locks(h))
-        o->kind = EX_ONLINE_NEST;
+    if (o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
+        (o->cycle % 8 == 1 || o->cycle % 8 == 6))
+        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
     if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
         o->kind = EX_ONLINE_FLIP;
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
@@ -348,7 +349,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     o->windows += ex_online_window(o, &pend, &en, t);
     if (ex_online_nested(o, &pend, &en, t)) {
         o->nested++;
-        ex_tidset_add(&o->nest.threads, t);
+        ex_online_nest_edge(o, &pend, t);
     }
     ex_online_nest_note(o, &pend, t);
     bool racy = ex_online_racy(o, &pend, &en, t);

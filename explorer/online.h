@@ -114,8 +114,10 @@
  *            The others use, by their place in the cycle (index minus the flip
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
  *            pos, rf (the pct ones alternate all racy steps and data races
- *            only); the pos ones are nest once a run had two threads make
- *            nested lock steps (one is libc's pthread_create).
+ *            only). Once a run showed a LOCK CHAIN (thread A took lock Y while
+ *            holding X, another thread took Z while holding Y: the start of a
+ *            lock-order cycle), the first random slot and the second pos slot
+ *            are nest.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -190,6 +192,7 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
 
 /* Lock words a thread is taken to hold, at most (the oldest is forgotten). */
 #define EX_NEST_HELD 4
+#define EX_NEST_EDGES 32
 
 struct ex_online {
     uint8_t asked;              /* enum ex_online_kind given to begin */
@@ -208,7 +211,11 @@ struct ex_online {
     uint64_t windows;           /* window steps chosen so far (ex_online_window) */
     uint64_t nested;            /* nested lock steps chosen so far (ex_online_nested) */
     struct {
-        struct ex_tidset threads;   /* threads that made a nested lock step */
+        struct {
+            uint64_t held, taken;   /* a nested lock step: the word held, the one taken */
+            uint32_t tid;
+        } edge[EX_NEST_EDGES];      /* this run's distinct ones, the first EX_NEST_EDGES */
+        uint32_t nedges;
         uint64_t held[EX_MAX_TID + 1][EX_NEST_HELD]; /* SYNC words each thread took */
         uint8_t nheld[EX_MAX_TID + 1];
     } nest;

@@ -42,11 +42,10 @@ bool ex_online_nested(const struct ex_online *o, const ex_pending_table *pend,
                       const struct ex_tidset *enabled, uint32_t t);
 /* After t performed its pending event: the SYNC words it holds. */
 void ex_online_nest_note(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
-/* After a run: how many threads made a nested lock step, for the portfolio. */
+/* After a run: whether its nested lock steps chain (online.h), for the portfolio. */
 void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o);
-/* Whether some earlier run had two or more threads nest locks (the portfolio then
- * runs "nest" instead of pos, online.h). */
-bool ex_history_nests_locks(const struct ex_history *h);
+/* Records t's nested lock step (online_nest.c): its last held word, the word it takes. */
+void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */

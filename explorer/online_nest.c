@@ -64,16 +64,32 @@ void ex_online_nest_note(struct ex_online *o, const ex_pending_table *pend, uint
     }
 }
 
-void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
+void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
 {
-    uint32_t n = (uint32_t)ex_tidset_count(&o->nest.threads);
-    if (n > h->nest_threads)
-        h->nest_threads = n;
+    uint64_t held = o->nest.held[t][o->nest.nheld[t] - 1], taken = pend->ev[t]->addr;
+    for (uint32_t i = 0; i < o->nest.nedges; i++)
+        if (o->nest.edge[i].held == held && o->nest.edge[i].taken == taken &&
+            o->nest.edge[i].tid == t)
+            return;
+    if (o->nest.nedges < EX_NEST_EDGES) {
+        o->nest.edge[o->nest.nedges].held = held;
+        o->nest.edge[o->nest.nedges].taken = taken;
+        o->nest.edge[o->nest.nedges++].tid = t;
+    }
 }
 
-bool ex_history_nests_locks(const struct ex_history *h)
+void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
 {
-    /* One thread nesting locks is libc's own (pthread_create takes the
-     * thread-list lock inside another); a deadlock needs two. */
-    return h && h->nest_threads >= 2;
+    /* A chain: one thread takes Y holding X, another takes Z holding Y. Every
+     * lock-order cycle has one (Z = X for two threads); libc's own nesting
+     * (pthread_create takes the thread-list lock inside another, in main only)
+     * and a mutex with its condition variable's internal lock (every waiter
+     * nests them in the same order) form none. */
+    for (uint32_t i = 0; i < o->nest.nedges && !h->nest_chain; i++)
+        for (uint32_t j = 0; j < o->nest.nedges; j++)
+            if (o->nest.edge[i].tid != o->nest.edge[j].tid &&
+                o->nest.edge[i].taken == o->nest.edge[j].held) {
+                h->nest_chain = true;
+                break;
+            }
 }

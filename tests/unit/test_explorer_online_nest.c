@@ -208,8 +208,31 @@ static void test_nest_finds_lock_cycle(void **state)
     ex_online_free(&o);
 }
 
-/* The portfolio runs nest in pos's slots once a run had two threads nest
- * locks; pos before (one thread nesting is libc's own, in pthread_create). */
+/* Two workers nesting the same two locks in the same order: no chain. */
+static void build_same_order(struct sim_prog *p, struct sim_ev ev[5][8])
+{
+    build_cycle(p, ev);
+    p->nthreads = 3;
+    p->n[1] = 0;
+    p->ev[1] = ev[1];
+    size_t n = 0;
+    for (uint32_t w = 2; w <= 3; w++)
+        ev[1][n++] = (struct sim_ev){ OP_CREATE, 0, 0x100 + w, w };
+    for (uint32_t w = 2; w <= 3; w++)
+        ev[1][n++] = (struct sim_ev){ OP_JOIN, 0, 0x110 + w, w };
+    p->n[1] = n;
+    for (uint32_t w = 2; w <= 3; w++) {
+        ev[w][0].addr = LA;
+        ev[w][2].addr = LB;
+        ev[w][3].addr = LB;
+        ev[w][4].addr = LA;
+    }
+}
+
+/* The portfolio runs nest in the first random and the second pos slot of its
+ * cycle once a run showed a lock chain (one thread took Y holding X, another
+ * took Z holding Y): the three-lock cycle does, two threads nesting the same
+ * locks in the same order do not (nor does libc's own nesting, in one thread). */
 static void test_portfolio_nest_slots(void **state)
 {
     (void)state;
@@ -217,24 +240,31 @@ static void test_portfolio_nest_slots(void **state)
     struct ex_online o;
     ex_history_init(&h);
     ex_online_init(&o);
-    for (uint32_t nt = 0; nt <= 3; nt++) {
-        h.nest_threads = nt;
-        for (uint64_t idx = 0; idx < 16; idx++) {
+    for (int chain = 0; chain < 2; chain++) {
+        h.nest_chain = chain;
+        for (uint64_t idx = 0; idx < 24; idx++) {
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 2, idx), 0);
             enum ex_online_kind want = ex_online_resolve(EX_ONLINE_PORTFOLIO, idx);
-            if (want == EX_ONLINE_POS && nt >= 2)
+            if (chain && (idx % 8 == 1 || idx % 8 == 6))
                 want = EX_ONLINE_NEST;
             assert_int_equal(o.kind, want);
+            if (o.kind == EX_ONLINE_NEST)
+                assert_int_equal(o.pct.nest_coin, idx % 8 == 6); /* odd cycle / 4 */
         }
     }
-    /* Learnt from runs: the cycle program's workers nest (3 threads). */
     struct sim_prog p;
     struct sim_ev ev[5][8];
+    build_same_order(&p, ev);
+    ex_history_free(&h);
+    ex_history_init(&h);
+    learn_runs(&h, &o, &p, EX_ONLINE_POS, 8);
+    assert_true(ex_history_conflict_class(&h, LB) & EX_CONFLICT_SYNC);
+    assert_false(h.nest_chain);
     build_cycle(&p, ev);
     ex_history_free(&h);
     ex_history_init(&h);
     learn_runs(&h, &o, &p, EX_ONLINE_POS, 4);
-    assert_true(h.nest_threads >= 2);
+    assert_true(h.nest_chain);
     char note[EX_NOTE_LEN];
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_NEST, NULL, &h, 2, 1), 0);
     assert_non_null(strstr(ex_online_describe(&o, note, sizeof note), "nest seed=2 index=1 nested=0"));
