@@ -1,5 +1,4 @@
-/* Nested lock steps: where the "nest" strategy puts PCT's change points
- * (online.h).
+/* Nested lock steps: where the "nest" strategy lowers a thread (online.h).
  *
  * A lock-order deadlock needs each thread of the cycle stopped while it holds
  * its first lock and is about to take the next one: w0 holds L0, w1 holds L1,
@@ -83,8 +82,9 @@ void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
     /* A chain: one thread takes Y holding X, another takes Z holding Y. Every
      * lock-order cycle has one (Z = X for two threads); libc's own nesting
      * (pthread_create takes the thread-list lock inside another, in main only)
-     * and a mutex with its condition variable's internal lock (every waiter
-     * nests them in the same order) form none. */
+     * forms none. musl's condition variables do (bb-*, lw-*, token-ring on the
+     * corpus: their internal locks, or a failed cmpxchg taken for a take), so
+     * those programs get nest slots too (docs/explore.md, "Nested lock steps"). */
     for (uint32_t i = 0; i < o->nest.nedges && !h->nest_chain; i++)
         for (uint32_t j = 0; j < o->nest.nedges; j++)
             if (o->nest.edge[i].tid != o->nest.edge[j].tid &&
