@@ -72,7 +72,6 @@ struct ex_history {
     struct ex_flips flips;  /* races to flip (flip.h; ex_history_learn_flips) */
     uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
     bool nest_chain;        /* some run showed a lock chain (online.h, "portfolio") */
-    uint64_t nest_runs;     /* the portfolio's nest runs (outside its cycle) */
 };
 
 void ex_history_init(struct ex_history *h);

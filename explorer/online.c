@@ -254,19 +254,15 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
-    /* The cycle goes on where the last schedule of its own left it. */
-    uint64_t off = h ? h->flips.flipruns + h->nest_runs : 0;
-    o->cycle = index >= off ? index - off : index;
+    /* The cycle goes on where the last non-flip schedule left it. */
+    o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
     o->flip.cand = -1;
-    /* After a lock chain (a lock-order cycle may be near: online.h), index 3 and
-     * index % 16 == 13 are nest, taken from the flips and the cycle's turns. */
-    bool nest = o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
-                (index == 3 || index % 16 == 13);
-    if (o->asked == EX_ONLINE_PORTFOLIO && !nest && ex_online_portfolio_flips(h, index))
+    if (o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
+        (o->cycle % 8 == 1 || o->cycle % 8 == 6))
+        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
+    if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
         o->kind = EX_ONLINE_FLIP;
-    if (nest)
-        o->kind = EX_ONLINE_NEST;
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))

@@ -85,7 +85,6 @@ void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
      * forms none. musl's condition variables do (bb-*, lw-*, token-ring on the
      * corpus: their internal locks, or a failed cmpxchg taken for a take), so
      * those programs get nest slots too (docs/explore.md, "Nested lock steps"). */
-    h->nest_runs += o->asked == EX_ONLINE_PORTFOLIO && o->kind == EX_ONLINE_NEST;
     for (uint32_t i = 0; i < o->nest.nedges && !h->nest_chain; i++)
         for (uint32_t j = 0; j < o->nest.nedges; j++)
             if (o->nest.edge[i].tid != o->nest.edge[j].tid &&

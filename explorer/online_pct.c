@@ -16,8 +16,8 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
     uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->cycle / 4 : o->index;
     o->pct.windows = o->kind == EX_ONLINE_WINDOW;
     o->pct.nest = o->kind == EX_ONLINE_NEST;
-    if (o->pct.nest) { /* portfolio: indexes 3, 13, 29, 45...: every step, coin, ... */
-        o->pct.nest_coin = ((o->asked == EX_ONLINE_PORTFOLIO ? (o->index + 3) / 16 : nth) & 1) != 0;
+    if (o->pct.nest) {
+        o->pct.nest_coin = (nth & 1) != 0;
         return;
     }
     o->pct.data_only = o->pct.windows || (nth & 1) != 0;
