@@ -115,9 +115,9 @@
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
  *            pos, rf (the pct ones alternate all racy steps and data races
  *            only). Once a run showed a LOCK CHAIN (thread A took lock Y while
- *            holding X, another thread took Z while holding Y: the start of a
- *            lock-order cycle), the first random slot and the second pos slot
- *            are nest.
+ *            holding X, another thread took Z while holding Y, both by the same
+ *            instruction: the start of a lock-order cycle of one kind of lock),
+ *            the first random slot and the second pos slot are nest.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -213,6 +213,7 @@ struct ex_online {
     struct {
         struct {
             uint64_t held, taken;   /* a nested lock step: the word held, the one taken */
+            uint64_t rip;           /* its instruction (0: unknown) */
             uint32_t tid;
         } edge[EX_NEST_EDGES];      /* this run's distinct ones, the first EX_NEST_EDGES */
         uint32_t nedges;

@@ -66,29 +66,34 @@ void ex_online_nest_note(struct ex_online *o, const ex_pending_table *pend, uint
 void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t)
 {
     uint64_t held = o->nest.held[t][o->nest.nheld[t] - 1], taken = pend->ev[t]->addr;
+    uint64_t rip = pend->ev[t]->rip;
     for (uint32_t i = 0; i < o->nest.nedges; i++)
         if (o->nest.edge[i].held == held && o->nest.edge[i].taken == taken &&
-            o->nest.edge[i].tid == t)
+            o->nest.edge[i].tid == t && o->nest.edge[i].rip == rip)
             return;
     if (o->nest.nedges < EX_NEST_EDGES) {
         o->nest.edge[o->nest.nedges].held = held;
         o->nest.edge[o->nest.nedges].taken = taken;
+        o->nest.edge[o->nest.nedges].rip = rip;
         o->nest.edge[o->nest.nedges++].tid = t;
     }
 }
 
 void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
 {
-    /* A chain: one thread takes Y holding X, another takes Z holding Y. Every
-     * lock-order cycle has one (Z = X for two threads); libc's own nesting
-     * (pthread_create takes the thread-list lock inside another, in main only)
-     * forms none. musl's condition variables do (bb-*, lw-*, token-ring on the
-     * corpus: their internal locks, or a failed cmpxchg taken for a take), so
-     * those programs get nest slots too (docs/explore.md, "Nested lock steps"). */
+    /* A chain: one thread takes Y holding X, another takes Z holding Y, both by
+     * the same instruction (the same lock function: pthread_mutex_lock's
+     * cmpxchg). Every lock-order cycle of mutexes has one (Z = X for two
+     * threads). libc's own nesting (pthread_create takes the thread-list lock
+     * inside another, in main only) forms none; musl's condition variables
+     * chain the mutex with their internal locks, taken by other code (without
+     * the rip rule bb-*, lw-*, token-ring and aba-stack got nest slots and
+     * lw-wrong-waiter went from 8 to 29 schedules: docs/explore.md). */
     for (uint32_t i = 0; i < o->nest.nedges && !h->nest_chain; i++)
         for (uint32_t j = 0; j < o->nest.nedges; j++)
             if (o->nest.edge[i].tid != o->nest.edge[j].tid &&
-                o->nest.edge[i].taken == o->nest.edge[j].held) {
+                o->nest.edge[i].taken == o->nest.edge[j].held &&
+                o->nest.edge[i].rip == o->nest.edge[j].rip) {
                 h->nest_chain = true;
                 break;
             }
