@@ -151,7 +151,8 @@ bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index)
      * schedules, every other one up to EX_FLIP_EARLY, one in EX_FLIP_LATE_EVERY
      * after. Index 1's flip is one of run 0's races, libc's own, but its run is
      * the parent of the flips that found pre3-chain's chain (a random walk
-     * there instead: seed 1 not found in 60 s, after 7 schedules before). A bug one race reversal away is met by the first few flips (the
+     * there instead: seed 1 not found in 60 s, after 7 schedules before). A
+     * bug one race reversal away is met by the first few flips (the
      * newest variables come first; the first run's are musl's own, its pages
      * not yet pre-shared); bugs that need two or three preemptions, or a start
      * order, need the cycle's random schedules in numbers, which flips must
