@@ -298,7 +298,8 @@ static void test_portfolio_nest_slots(void **state)
     assert_true(h.nest_chain);
     char note[EX_NOTE_LEN];
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_NEST, NULL, &h, 2, 1), 0);
-    assert_non_null(strstr(ex_online_describe(&o, note, sizeof note), "nest seed=2 index=1 nested=0"));
+    assert_non_null(
+        strstr(ex_online_describe(&o, note, sizeof note), "nest seed=2 index=1 nested=0"));
     enum ex_online_kind k;
     assert_int_equal(ex_online_from_name("nest", &k), 0);
     assert_int_equal(k, EX_ONLINE_NEST);
