@@ -10,8 +10,9 @@
  * PVM against ~50-75 us for the MMIO exit: docs/benchmarks.md "Syscall cost"). The table
  * lives in this page, which the program can read but not write.
  *
- * The other path that never leaves the guest: the #DB ending a single step the VMM armed
- * (debug_entry, below; vmm/sched/guest_step.h). */
+ * The other paths that never leave the guest: the #DB ending a single step the VMM armed
+ * (debug_entry, below; vmm/sched/guest_step.h), and with --guest-cue-points a memory cue
+ * point the VMM gave a budget for (pf_entry, below; vmm/sched/guest_cue.h). */
 #include "kvm/layout.h"
 
     .code64
@@ -95,6 +96,9 @@ exc_stubs:
     .if \vec == 1
     jmp debug_entry
     .endif
+    .if \vec == 14
+    jmp pf_entry
+    .endif
     outb %al, $(PORT_EXC_BASE + \vec)
     .if (\vec == 8) || (\vec == 10) || (\vec == 11) || (\vec == 12) || (\vec == 13) || (\vec == 14) || (\vec == 17) || (\vec == 21) || (\vec == 29) || (\vec == 30)
     addq $8, %rsp
@@ -125,7 +129,31 @@ debug_entry:
     movabs $AGENT_PERCPU_MASK, %rax
     andq %rax, %rdi
     addq $AGENT_STEP_OFF, %rdi
-    movabs $AGENT_STEP_ARMED, %rax
+    /* First the step of a cue point the agent took itself (pf_entry, below). */
+    leaq (AGENT_CUE_OFF - AGENT_STEP_OFF)(%rdi), %rsi
+    cmpq $0, AGENT_CUE_SPTE(%rsi)
+    je 3f
+    testb $3, 48(%rsp)
+    jz debug_exit
+    testq $0x100, 56(%rsp)
+    jz debug_exit
+    movq 40(%rsp), %rax
+    cmpq AGENT_CUE_SRIP(%rsi), %rax
+    je debug_exit                     /* no progress (a rep string): the VMM steps it */
+    movq AGENT_CUE_SPTE(%rsi), %rdx
+    movq AGENT_CUE_SVALUE(%rsi), %rax
+    movq %rax, (%rdx)
+    movq AGENT_CUE_SVA(%rsi), %rax
+    invlpg (%rax)
+    movq $0, AGENT_CUE_SPTE(%rsi)
+    andq $~0x100, 56(%rsp)
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rax
+    iretq
+3:  movabs $AGENT_STEP_ARMED, %rax
     cmpq %rax, (%rdi)
     jne debug_exit
     testb $3, 48(%rsp)
@@ -162,6 +190,190 @@ debug_exit:
     popq %rcx
     popq %rax
     outb %al, $(PORT_EXC_BASE + 1)
+    iretq
+/* #PF: a memory cue point taken in the guest (struct agent_cue, layout.h; policy in
+ * vmm/sched/guest_cue.h). When the VMM turned the block ON with a budget left, the fault
+ * is a not-present user fault (not an instruction fetch) on one of the shared pages it
+ * listed, whose PTE is still trapped, no step is going on and the instruction carries no
+ * rep prefix and is not pushf (their steps need the VMM; its bytes are read at rip, in
+ * the page the CPU just fetched them from, only when they lie within it), the agent does
+ * what the VMM would: maps the page,
+ * logs the cue point (registers, fault address and code, 16 bytes of the page before the
+ * access) in the ring, sets TF and returns; the #DB (debug_entry) traps the page again.
+ * Anything else is the stub's exit, as before. */
+pf_entry:
+    pushq %rax
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    /* saved r11 at 0(%rsp) ... rax at 64; the frame: error code 72, rip 80, cs 88,
+     * rflags 96, rsp 104. */
+    movq %rsp, %rdi
+    movabs $AGENT_PERCPU_MASK, %rax
+    andq %rax, %rdi
+    leaq AGENT_STEP_OFF(%rdi), %r8
+    addq $AGENT_CUE_OFF, %rdi
+    movabs $AGENT_CUE_ON, %rax
+    cmpq %rax, (%rdi)
+    jne pf_exit
+    testb $3, 88(%rsp)
+    jz pf_exit
+    testq $1, 72(%rsp)
+    jnz pf_exit
+    testq $0x100, 96(%rsp)
+    jnz pf_exit
+    movabs $AGENT_STEP_ARMED, %rax
+    cmpq %rax, (%r8)
+    je pf_exit
+    cmpq $0, AGENT_CUE_SPTE(%rdi)
+    jne pf_exit
+    cmpq $0, AGENT_CUE_BUDGET(%rdi)
+    je pf_exit
+    movq AGENT_CUE_N(%rdi), %rcx
+    cmpq AGENT_CUE_CAP(%rdi), %rcx
+    jae pf_exit
+    cmpq $AGENT_CUE_RING, %rcx
+    jae pf_exit
+    /* The page: one the VMM listed, still trapped. */
+    movq %cr2, %rsi
+    movq %rsi, %rax
+    andq $-4096, %rax
+    movq AGENT_CUE_NPAGES(%rdi), %rcx
+    cmpq $AGENT_CUE_PAGES, %rcx
+    ja pf_exit
+    leaq AGENT_CUE_PAGE(%rdi), %rdx
+1:  testq %rcx, %rcx
+    jz pf_exit
+    cmpq (%rdx), %rax
+    je 2f
+    addq $AGENT_CUE_PSIZE, %rdx
+    decq %rcx
+    jmp 1b
+2:  movq 8(%rdx), %r9
+    movq (%r9), %rax
+    cmpq 24(%rdx), %rax
+    jne pf_exit
+    /* The instruction's bytes, read where the CPU just fetched them (not a fetch fault:
+     * the code page is present; the 15 bytes stay in that page). */
+    testq $0x10, 72(%rsp)
+    jnz pf_exit
+    movq 80(%rsp), %r8
+    movq %r8, %rcx
+    andq $0xFFF, %rcx
+    cmpq $0xFF0, %rcx
+    ja pf_exit
+    xorl %ecx, %ecx
+3:  movzbl (%r8,%rcx), %eax
+    cmpb $0xF2, %al
+    je pf_exit
+    cmpb $0xF3, %al
+    je pf_exit
+    cmpb $0x9C, %al
+    je pf_exit
+    movl %eax, %r10d
+    andl $0xF0, %r10d
+    cmpl $0x40, %r10d
+    je 4f
+    .irp pfx, 0x66, 0x67, 0xF0, 0x2E, 0x36, 0x3E, 0x26, 0x64, 0x65
+    cmpb $\pfx, %al
+    je 4f
+    .endr
+    jmp 5f
+4:  incl %ecx
+    cmpl $15, %ecx
+    jb 3b
+    jmp pf_exit
+5:  /* Taken: the page mapped, its re-trap pending for the #DB. */
+    movq 16(%rdx), %rax
+    movq %rax, (%r9)
+    movq %r9, AGENT_CUE_SPTE(%rdi)
+    movq 24(%rdx), %rcx
+    movq %rcx, AGENT_CUE_SVALUE(%rdi)
+    movq (%rdx), %rcx
+    movq %rcx, AGENT_CUE_SVA(%rdi)
+    movq 80(%rsp), %rcx
+    movq %rcx, AGENT_CUE_SRIP(%rdi)
+    /* The entry. */
+    movq AGENT_CUE_N(%rdi), %rcx
+    imulq $AGENT_CUE_ESIZE, %rcx
+    leaq AGENT_CUE_RINGOFF(%rdi,%rcx), %rcx
+    movq 80(%rsp), %r8
+    movq %r8, 0(%rcx)
+    movq %rsi, 8(%rcx)
+    movq 72(%rsp), %r8
+    movq %r8, 16(%rcx)
+    movq 96(%rsp), %r8
+    movq %r8, 24(%rcx)
+    movq 104(%rsp), %r8
+    movq %r8, 32(%rcx)
+    movq %r8, 72(%rcx)               /* gpr[4]: rsp */
+    .irp i, 0, 1, 2, 6, 7, 8, 9, 10, 11
+    .if \i == 0
+    movq 64(%rsp), %r8
+    .elseif \i == 1
+    movq 56(%rsp), %r8
+    .elseif \i == 2
+    movq 48(%rsp), %r8
+    .elseif \i == 6
+    movq 40(%rsp), %r8
+    .elseif \i == 7
+    movq 32(%rsp), %r8
+    .else
+    movq (88 - 8 * \i)(%rsp), %r8     /* r8 at 24 ... r11 at 0 */
+    .endif
+    movq %r8, (40 + 8 * \i)(%rcx)
+    .endr
+    movq %rbx, 64(%rcx)
+    movq %rbp, 80(%rcx)
+    movq %r12, 136(%rcx)
+    movq %r13, 144(%rcx)
+    movq %r14, 152(%rcx)
+    movq %r15, 160(%rcx)
+    /* 16 bytes of the page from min(cr2 & ~7, page end - 16), mapped now. */
+    movq (%rdx), %rax
+    movq %rsi, %r8
+    andq $0xFF8, %r8
+    cmpq $0xFF0, %r8
+    jbe 6f
+    movq $0xFF0, %r8
+6:  addq %r8, %rax
+    movq (%rax), %r8
+    movq %r8, 168(%rcx)
+    movq 8(%rax), %r8
+    movq %r8, 176(%rcx)
+    incq AGENT_CUE_N(%rdi)
+    decq AGENT_CUE_BUDGET(%rdi)
+    /* TF, and IF as the VMM's return to user mode sets it (PVM's frame may not have it:
+     * the program's pushf would see the difference). */
+    orq $0x300, 96(%rsp)
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rax
+    addq $8, %rsp
+    iretq
+pf_exit:
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rax
+    outb %al, $(PORT_EXC_BASE + 14)
+    addq $8, %rsp
     iretq
 debug_end:
     .balign 16

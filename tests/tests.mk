@@ -16,10 +16,11 @@ INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.
                      tests/integration/verdicts.sh tests/integration/explore.sh tests/integration/cpumodel.sh \
                      tests/integration/guest-fuzz.sh tests/integration/html.sh \
                      tests/integration/guest-answers.sh tests/integration/guest-cues.sh
-INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh
+INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh tests/integration/jt-jobs.sh
 INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
-                     tests/integration/woken-snapshot.sh
+                     tests/integration/woken-snapshot.sh tests/integration/ownspin.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
+INTEGRATION_TESTS += tests/integration/dyn-core.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

@@ -2,7 +2,7 @@
 # each folder holds); the library part (everything but the command entry points in
 # vmm/cli/) is shared with the unit tests and the other commands.
 VMM_DIRS     := kvm linux sched rounds dump control campaign cli
-VMM_MAINS    := vmm/cli/jinx_vmm.c vmm/cli/jinxctl.c vmm/cli/jinx_test_cmd.c
+VMM_MAINS    := vmm/cli/jinx_vmm.c vmm/cli/jinxctl.c vmm/cli/jinx_test_cmd.c vmm/cli/jinx_test_run.c
 VMM_SRCS     := $(filter-out $(VMM_MAINS),$(foreach d,$(VMM_DIRS),$(wildcard vmm/$(d)/*.c)))
 VMM_OBJS     := $(VMM_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/vmm/kvm/agent_blob.o
 VMM_LIB      := $(BUILD)/libjinxvmm.a
@@ -42,7 +42,7 @@ all: $(JINXCTL)
 
 # jinx: `jinx test IMAGE` for CI (vmm/cli/jinx_test_cmd.c); runs bin/jinx-vmm.
 JINX := $(BIN)/jinx
-$(JINX): $(BUILD)/vmm/cli/jinx_test_cmd.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
+$(JINX): $(BUILD)/vmm/cli/jinx_test_cmd.o $(BUILD)/vmm/cli/jinx_test_run.o $(VMM_LIB) $(EXPLORER_LIB) $(LIB_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcapstone -ldl -lpthread $(LDLIBS)
 

@@ -115,7 +115,9 @@ static void *steps_thread(void *arg)
     return NULL;
 }
 
-static int mode_steps(void)
+/* The threads' accesses and the check of the adds; reports MODE and END. 0 or the
+ * exit status. */
+static int mode_steps_run(const char *mode, const char *end)
 {
     if (nthreads < 2)
         nthreads = 2;
@@ -137,13 +139,19 @@ static int mode_steps(void)
         pthread_join(t[i], NULL);
     uint64_t want = atomic_load(&steps_adds);
     uint64_t got = *(volatile uint64_t *)(steps_arena + 4096 - 64);
-    static const char *ends[] = {"exit", "write-block", "forged-handler", "tf-unarmed"};
     char extra[96];
     snprintf(extra, sizeof extra, " adds=%llu tf_seen=%d end=%s", (unsigned long long)got,
-             atomic_load(&steps_tf_seen), ends[seed % 4]);
-    report("steps", extra);
-    if (got != want || atomic_load(&steps_tf_seen))
-        return 1;
+             atomic_load(&steps_tf_seen), end);
+    report(mode, extra);
+    return got != want || atomic_load(&steps_tf_seen) ? 1 : 0;
+}
+
+static int mode_steps(void)
+{
+    static const char *ends[] = {"exit", "write-block", "forged-handler", "tf-unarmed"};
+    int rc = mode_steps_run("steps", ends[seed % 4]);
+    if (rc)
+        return rc;
     switch (seed % 4) {
     case 1: *(volatile uint64_t *)(KBASE + STEPS_PERCPU + STEPS_BLOCK) = 0x454E4F4450455453ULL; break;
     case 2: steps_forged_handler();
@@ -152,6 +160,58 @@ static int mode_steps(void)
         break;
     }
     return seed % 4 ? 4 : 0;
+}
+
+/* guestfuzz cues SEED ITERS THREADS: the same hostile accesses for memory cue points
+ * taken in the guest (vmm/sched/guest_cue.h: a per-vCPU block the VMM turns ON with a
+ * budget and a ring the agent fills), run with --guest-cue-points and a schedule of long
+ * segments. Main checks the locked adds as above, then, by SEED % 3: exits 0, writes the
+ * real cue block (supervisor-only: SIGSEGV), or runs the agent's #PF handler in user mode
+ * on a forged ON block with a budget, a page list naming the arena and a forged fault
+ * frame (it must fault: reading CR2 is privileged). Prints "guestfuzz: mode=cues seed=S
+ * syscalls=N adds=A end=E" first. The outcome must be the same with --no-guest-cues. */
+#define CUES_BLOCK 0x200ULL /* AGENT_CUE_OFF */
+
+static _Noreturn void cues_forged_handler(void)
+{
+    static uint8_t stack[4 * 8192] __attribute__((aligned(8192)));
+    uint64_t *blk = (uint64_t *)(stack + 8192 + CUES_BLOCK);
+    blk[0] = 0x4E4F455543584E4AULL; /* AGENT_CUE_ON */
+    blk[1] = 16;                     /* budget */
+    blk[2] = 0;                      /* n */
+    blk[3] = 16;                     /* cap */
+    blk[4] = 1;                      /* npages */
+    blk[16] = (uint64_t)steps_arena;  /* page[0]: va, "PTE" (user memory), values */
+    blk[17] = (uint64_t)steps_arena;
+    blk[18] = 0x7;
+    blk[19] = *(volatile uint64_t *)steps_arena;
+    uint64_t top = (uint64_t)(stack + 2 * 8192 - 128);
+    uint64_t *frame = (uint64_t *)top;
+    frame[0] = 0x6;                  /* error code: a user write to a page not present */
+    frame[1] = (uint64_t)steps_code; /* rip */
+    frame[2] = 0x23;                 /* user cs */
+    frame[3] = 0x202;
+    frame[4] = top;
+    frame[5] = 0x1b;
+    uint32_t stubs;
+    memcpy(&stubs, (const void *)(UVA_AGENT + 20), 4);
+    uint64_t target = UVA_AGENT + (stubs % 4096) + 14 * 16;
+    __asm__ volatile("mov %0, %%rsp; jmp *%1" :: "r"(top), "r"(target) : "memory");
+    __builtin_unreachable();
+}
+
+static int mode_cues(void)
+{
+    int end = (int)(seed % 3);
+    static const char *ends[] = {"exit", "write-block", "forged-handler"};
+    int rc = mode_steps_run("cues", ends[end]);
+    if (rc)
+        return rc;
+    switch (end) {
+    case 1: *(volatile uint64_t *)(KBASE + STEPS_PERCPU + CUES_BLOCK) = 0; break;
+    case 2: cues_forged_handler();
+    }
+    return end ? 4 : 0;
 }
 
 #endif

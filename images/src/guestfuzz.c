@@ -22,6 +22,7 @@
  *   mem       mmap/brk storms until ENOMEM, frees everything, allocates again (the memory
  *             must come back), then munmap/mmap of random sizes. Exits 0.
  *   steps     hostile single steps under --serial (guestfuzz-steps.h).
+ *   cues      the same for memory cue points taken in the guest (guestfuzz-steps.h).
  *   files     (SEED ITERS THREADS DIR) the read-only file layer: wild paths, huge
  *             lengths, bad flags, other threads' descriptors, files mapped past their
  *             end (guestfuzz-files.h).
@@ -579,7 +580,7 @@ static int mode_mem(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        say("usage: guestfuzz syscalls|fatal|threads|mem|steps SEED [ITERS [THREADS]] | files SEED ITERS THREADS DIR\n");
+        say("usage: guestfuzz syscalls|fatal|threads|mem|steps|cues SEED [ITERS [THREADS]] | files SEED ITERS THREADS DIR\n");
         return 2;
     }
     seed = strtoull(argv[2], NULL, 0);
@@ -601,6 +602,8 @@ int main(int argc, char **argv)
         return mode_mem();
     if (!strcmp(argv[1], "steps"))
         return mode_steps();
+    if (!strcmp(argv[1], "cues"))
+        return mode_cues();
     if (!strcmp(argv[1], "files")) {
         if (argc != 6) {
             say("usage: guestfuzz files SEED ITERS THREADS DIR\n");

@@ -32,6 +32,8 @@
  *                 TF, iretq; the load runs; the #DB handler traps the page again (PTE
  *                 write + invlpg), clears TF, iretq. No exit (jinx today: the #PF exits,
  *                 the #DB part is handled in the agent)
+ *   u-step-cr2    u-step-iret whose #PF handler also reads CR2 (the fault address the
+ *                 guest-agent's in-guest cue point needs)
  *   u-step-int3   u-step-iret with the step ended by an int3 instead of TF: the #PF
  *                 handler maps the page and writes 0xCC over the instruction after the
  *                 load; the #BP handler puts the byte back, backs rip up, traps the page
@@ -124,6 +126,10 @@ SNIP(g_h_pf_out, "outb %al, $0x12\n1: jmp 1b")
  * error code and one push: rip 8, cs 16, rflags 24); the #DB traps it again. */
 SNIP(g_h_pf_map, "addq $8, %rsp\n push %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
                  " movq $0x3FF007, (%rdx)\n orq $0x100, 24(%rsp)\n pop %rdx\n iretq")
+/* u-step-cr2: g_h_pf_map that also reads CR2 (the guest-agent's in-guest cue point
+ * needs the fault address). */
+SNIP(g_h_pf_map_cr2, "addq $8, %rsp\n push %rdx\n movq %cr2, %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
+                     " movq $0x3FF007, (%rdx)\n orq $0x100, 24(%rsp)\n pop %rdx\n iretq")
 SNIP(g_h_db_trap, "push %rdx\n movabs $0xFFFF80000000C000, %rdx\n movq $0x3FF006, (%rdx)\n"
                   " invlpg 0xA00000\n andq $~0x100, 24(%rsp)\n pop %rdx\n iretq")
 SNIP(g_h_pf_bp, "addq $8, %rsp\n push %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
@@ -219,6 +225,9 @@ static const struct probe probes[] = {
     {"u-step-iret", "user #PF maps+TF, #DB traps+invlpg, no exit", S(g_u_step_batch), true,
      false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_map), S(g_h_db_trap), KVM_EXIT_MMIO,
      0, 1},
+    {"u-step-cr2", "u-step-iret whose #PF handler also reads CR2", S(g_u_step_batch), true,
+     false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_map_cr2), S(g_h_db_trap),
+     KVM_EXIT_MMIO, 0, 1},
     {"u-step-int3", "user #PF maps+int3 after, #BP traps+invlpg, no exit", S(g_u_step_batch),
      true, false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_bp), S(g_h_bp_trap),
      KVM_EXIT_MMIO, 0, 3},

@@ -1,5 +1,6 @@
 /* Writes small, valid seed inputs for the fuzz harnesses (a 3-thread .jinxdump with a
- * FILES record, and a 3-page core with code, a stack and frame-pointer frames). Run once by
+ * FILES record, a 3-page core with code, a stack and frame-pointer frames, and the same
+ * core with a dynamic program's link map in its data page). Run once by
  * `make fuzz-seeds`; the output is committed under tests/fuzz/corpus/. */
 #include "dump/corefile.h"
 #include "dump/dumpfile.h"
@@ -19,6 +20,40 @@ static bool rd(void *ctx, uint64_t va, void *dst, size_t len)
         return false;
     memcpy(dst, mem + (va - 0x400000), len);
     return true;
+}
+
+static void put64(uint64_t va, uint64_t v)
+{
+    memcpy(mem + (va - 0x400000), &v, 8);
+}
+
+/* The data page as ld.so leaves it (fuzz_corefile takes the second segment for
+ * PT_DYNAMIC): DT_DEBUG -> r_debug -> link_map: the program (""), then "/lib" at a bias
+ * and "/lib" again, unaligned. */
+static int write_libs_core(const char *dir, struct core_desc *cd)
+{
+    put64(0x401000, 21 /* DT_DEBUG */);
+    put64(0x401008, 0x401100);
+    put64(0x401100, 1);
+    put64(0x401108, 0x401200);
+    const uint64_t lm[3][4] = {{0, 0x401300, 0, 0x401240},
+                               {0x7f0000000000, 0x401310, 0, 0x401280},
+                               {0x7f0000000010, 0x401310, 0, 0}};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 4; k++)
+            put64(0x401200 + 0x40 * (uint64_t)i + 8 * (uint64_t)k, lm[i][k]);
+    memcpy(mem + 0x1310, "/lib", 5);
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/seed-libs.core", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    uint8_t sha[SHA256_LEN];
+    uint64_t size;
+    if (fd < 0 || core_write(fd, cd, sha, &size, err, sizeof err) < 0) {
+        fprintf(stderr, "mkseeds: %s\n", fd < 0 ? path : err);
+        return 1;
+    }
+    close(fd);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -125,5 +160,5 @@ int main(int argc, char **argv)
         return 1;
     }
     dbuf_free(&b);
-    return 0;
+    return write_libs_core(argv[2], &cd);
 }

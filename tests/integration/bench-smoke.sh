@@ -12,7 +12,7 @@ ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
 have_gnuplot=0; command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
 
-for spec in time-to-bug round-cost overhead reset explore boot-dyn; do
+for spec in time-to-bug round-cost overhead reset explore boot-dyn jt-jobs; do
   s=${EPOCHREALTIME/./}
   out=$(scripts/bench/$spec.sh --quick 2>&1); st=$?
   secs=$(( (${EPOCHREALTIME/./} - s) / 1000000 ))

@@ -2,7 +2,7 @@
 # jinx-vmm under a hostile guest (images/bin/guestfuzz, docs/hardening.md): random
 # syscalls over many seeds, every fatal variant (wild jumps, privileged instructions,
 # writes to the page tables' and the agent's addresses, smashed stacks, deadlock, a crash
-# with a 64 TiB reservation to dump, ...), hostile single steps under --serial (steps),
+# with a 64 TiB reservation to dump, ...), hostile single steps under --serial (steps), cue points taken in the guest (cues),
 # thread and memory exhaustion. Whatever the
 # guest does, jinx-vmm must report a guest outcome - the one the mode or variant calls
 # for - within its time limit, with its JSON report, nothing on stderr that looks like a
@@ -91,6 +91,23 @@ for s in 1 2 3 4 5 6; do
   b="$(grep -E 'guestfuzz: mode=steps|exit status' "$tmp/err")"; n=$(sed -n 's/.*steps: [0-9]* single steps, \([0-9]*\) ended in the guest.*/\1/p' "$tmp/err")
   [ -n "$a" ] && [ "$a" = "$b" ] || bad "steps seed $s: in-guest and exit paths differ: '$a' vs '$b'"
   [ "${g:-0}" -gt 100 ] && [ "${n:-1}" = 0 ] || bad "steps seed $s: steps ended in the guest: ${g:-none} (want > 100), with --no-guest-cues ${n:-none} (want 0)"
+done
+
+# Memory cue points taken in the guest-agent (guestfuzz-steps.h "cues",
+# vmm/sched/guest_cue.h), under a schedule of long segments so that the agent has a
+# budget: the same hostile accesses, then by seed % 3 an exit, a write to the real cue
+# block (SIGSEGV) or the agent's #PF handler run in user mode on a forged ON block
+# (SIGSEGV). The same line and status with --no-guest-cues, and cue points really taken
+# in the guest.
+printf 'T1 x300\nT2 x300\nT3 x300\nT1 x300\nT2 x300\nT3 x300\nT1 x300\nT2 x300\nT3 x300\n' >"$tmp/segs.txt"
+want_cues=(0 139 139)
+for s in 3 4 5 6; do
+  run "cues seed $s --serial --guest-cue-points" "${want_cues[$((s % 3))]}" --serial --guest-cue-points --schedule "$tmp/segs.txt" --stats --seed "$s" -- cues "$s" 150 3
+  a="$(grep -E 'guestfuzz: mode=cues|exit status|rflags' "$tmp/err")"; g=$(sed -n 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p' "$tmp/err")
+  run "cues seed $s --serial --no-guest-cues" "${want_cues[$((s % 3))]}" --serial --guest-cue-points --no-guest-cues --schedule "$tmp/segs.txt" --stats --seed "$s" -- cues "$s" 150 3
+  b="$(grep -E 'guestfuzz: mode=cues|exit status|rflags' "$tmp/err")"; n=$(sed -n 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p' "$tmp/err")
+  [ -n "$a" ] && [ "$a" = "$b" ] || bad "cues seed $s: in-guest and exit paths differ: '$a' vs '$b'"
+  [ "${g:-0}" -gt 1000 ] && [ "${n:-1}" = 0 ] || bad "cues seed $s: cue points taken in the guest: ${g:-none} (want > 1000), with --no-guest-cues ${n:-none} (want 0)"
 done
 
 # Every fatal variant (the seed picks it): a signal, a deadlock or the variant's exit.

@@ -288,7 +288,8 @@ static bool fake_read(void *ctx, uint64_t va, void *dst, size_t len)
     return true;
 }
 
-static uint8_t *make_core(size_t *len, uint8_t sha[SHA256_LEN])
+static uint8_t *make_core_patched(size_t *len, uint8_t sha[SHA256_LEN],
+                                  const struct core_patch *patches, size_t npatches)
 {
     for (size_t i = 0; i < sizeof fake_mem; i++)
         fake_mem[i] = i < 4096 ? (uint8_t)(i * 7) : i < 8192 ? 0 : (uint8_t)i;
@@ -301,7 +302,8 @@ static uint8_t *make_core(size_t *len, uint8_t sha[SHA256_LEN])
     uint64_t auxv[4] = {9 /* AT_ENTRY */, 0x401000, 0, 0};
     struct core_desc cd = {.threads = th, .nthreads = 2, .segs = segs, .nsegs = 2,
                            .auxv = auxv, .nauxv = 4, .fname = "prog", .psargs = "prog a b",
-                           .pid = 1, .signo = 6, .si_code = -6, .read = fake_read};
+                           .pid = 1, .signo = 6, .si_code = -6, .read = fake_read,
+                           .patches = patches, .npatches = npatches};
     int fd = memfd_create("core", 0);
     assert_true(fd >= 0);
     uint64_t size;
@@ -315,6 +317,36 @@ static uint8_t *make_core(size_t *len, uint8_t sha[SHA256_LEN])
     sha256(buf, *len, check);
     assert_memory_equal(check, sha, SHA256_LEN); /* the streamed digest is the file's */
     return buf;
+}
+
+static uint8_t *make_core(size_t *len, uint8_t sha[SHA256_LEN])
+{
+    return make_core_patched(len, sha, NULL, 0);
+}
+
+/* A patch shows in the core, not in guest memory; one straddling into a zero page turns
+ * that page's bytes from a hole into data; one outside every segment or of a bad length
+ * changes nothing. */
+static void test_core_patches(void **state)
+{
+    (void)state;
+    struct core_patch p[3] = {{.va = 0x400ffc, .bytes = {1, 2, 3, 4, 5, 6, 7, 8}, .len = 8},
+                              {.va = 0x500000, .bytes = {9}, .len = 1},
+                              {.va = 0x400010, .bytes = {0xee}, .len = 9}};
+    size_t len;
+    uint8_t sha[SHA256_LEN];
+    uint8_t *buf = make_core_patched(&len, sha, p, 3);
+    struct corefile c;
+    char err[256];
+    assert_int_equal(core_parse(buf, len, &c, err, sizeof err), 0);
+    uint8_t out[3 * 4096], want[3 * 4096];
+    memcpy(want, fake_mem, sizeof want);
+    memcpy(want + 0xffc, p[0].bytes, 8);
+    assert_true(core_read(&c, 0x400000, out, sizeof out));
+    assert_memory_equal(out, want, sizeof want);
+    assert_int_equal(fake_mem[0x1000], 0); /* guest memory itself is untouched */
+    core_free(&c);
+    free(buf);
 }
 
 static void test_core_round_trip(void **state)
@@ -383,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_unknown_records),
         cmocka_unit_test(test_semantic_checks),
         cmocka_unit_test(test_core_round_trip),
+        cmocka_unit_test(test_core_patches),
         cmocka_unit_test(test_core_truncations_refused_or_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,15 @@ static void test_bad_section_tables(void **state)
     struct built b = build(0, 1);
     assert_int_equal(nsyms_of(&b), NSYMS_KEPT);
 
+    /* A stripped shared library keeps only .dynsym: read when there is no .symtab, and
+     * with the same checks (a bad one is ignored like a bad .symtab, just below). */
+    struct built dyn = build(0, 1);
+    SH(&dyn, SH_SYMTAB)->sh_type = SHT_DYNSYM;
+    assert_int_equal(nsyms_of(&dyn), NSYMS_KEPT);
+    SH(&dyn, SH_SYMTAB)->sh_entsize = 16;
+    assert_int_equal(nsyms_of(&dyn), 0);
+    free(dyn.d);
+
     /* each of these makes the symbols disappear, and nothing else */
 #define SYMS_IGNORED(stmt)                                   \
     do {                                                     \
@@ -114,7 +123,7 @@ static void test_bad_section_tables(void **state)
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_link = 0xffffffff);
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_link = 0); /* the null section: empty strtab */
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_entsize = 16);
-    SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_type = SHT_DYNSYM);
+    SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_type = SHT_PROGBITS);
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_offset = 0xffffffffffffff00ULL);
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_offset += 4); /* misaligned symbols */
     SYMS_IGNORED(SH(bp, SH_SYMTAB)->sh_size = UINT64_MAX - 0x2000);

@@ -158,6 +158,22 @@ static void test_done_without_the_write_is_trapped_by_the_vmm(void **state)
     assert_true(*f->pte == trapped());
 }
 
+/* A memory cue point the agent took after ending the step mapped the page again for its
+ * own step, still going when the vCPU left (guest_cue.h): the end of the first step must
+ * not trap it under that step (guest_cues_left names it in keep_pte). */
+static void test_page_mapped_again_by_an_in_guest_cue_point_stays(void **state)
+{
+    struct fx *f = *state;
+    guest_step_enter(&f->vm, &f->v);
+    agent_ends_step(f);
+    *f->pte = FRAME | FLAGS; /* the agent's #PF handler mapped it again */
+    f->vm.crew->cue[f->v.index].keep_pte = KVA((uint64_t)((uint8_t *)f->pte - f->vm.gm.host));
+    assert_null(left(f, false));
+    assert_false(f->vm.crew->step[f->v.index].on);
+    assert_int_equal(f->vm.crew->guest_steps, 1);
+    assert_true(*f->pte == (FRAME | FLAGS));
+}
+
 static void test_overwritten_block_is_an_error(void **state)
 {
     struct fx *f = *state;
@@ -205,6 +221,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_done_without_the_write_is_trapped_by_the_vmm, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_page_mapped_again_by_an_in_guest_cue_point_stays,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_overwritten_block_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_armed_when_off_or_not_plain, setup, teardown),
     };

@@ -60,6 +60,10 @@ static int run_jinx_test(const struct camp_task *t, const char *ddir, const char
     argv[k++] = "--dump-dir";
     argv[k++] = (char *)ddir;
     argv[k++] = "--json";
+    /* One run at a time: a campaign already runs its tasks side by side, one CPU each
+     * (jinx test's default of one run per CPU would oversubscribe every node). */
+    argv[k++] = "--jobs";
+    argv[k++] = "1";
     argv[k++] = "--";
     for (int i = 0; i < t->nargs; i++)
         argv[k++] = (char *)t->args[i];

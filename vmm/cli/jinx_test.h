@@ -39,7 +39,11 @@ struct result {
     /* Whole-run exploration (jinx-vmm run --explore), summed over the runs. */
     uint64_t schedules;         /* whole runs simulated */
     uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
-    double explore_seconds;     /* wall time spent on them */
+    double explore_seconds;     /* wall time spent on them, summed over the runs */
+    double explore_wall;        /* ... of the job that spent the most: with runs side by
+                                   side (--jobs), the wall time of exploration */
+    int jobs;                   /* runs at once (--jobs) */
+    int stopped;                /* runs stopped because another one decided */
     bool whole_run;             /* the bug was found by a whole run */
     bool reproduced;            /* ... and its live replay ended in the same bug */
     bool gave_up;               /* some run was too long for whole runs (rounds took over) */
@@ -68,6 +72,9 @@ struct result {
     int nnotes;
 };
 
+/* Whole-run schedules per second of exploration: all runs' schedules over the wall time
+ * the jobs explored side by side (one job: over its runs' time). */
+double jt_schedules_per_second(const struct result *r);
 /* The program's last stderr lines, indented, under the report. */
 void jt_print_tail(const char *tail, FILE *f);
 /* The limits as a JSON array. */
@@ -78,5 +85,25 @@ void jt_report_text(const char *image, const struct result *r, FILE *f);
 void jt_report_json(const char *image, const struct result *r, FILE *f);
 /* One JUnit test case for the image. 0, or -1 with errno. */
 int jt_write_junit(const char *path, const char *image, const struct result *r);
+
+/* The runs (cli/jinx_test_cmd.c builds and judges one; cli/jinx_test_run.c runs them as
+ * jobs). */
+struct run_opts;
+struct jt_files;
+struct jt_pool;
+/* seed's jinx-vmm command line, writing into f (jt_hooks.argv). */
+char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms,
+                   const struct jt_files *f);
+/* Judges a run that wrote into f into r (runs, verdict, sums): 0 nothing found (the next
+ * seed), 1 a verdict, 2 jinx-vmm could not run the image (JT_AGAIN, JT_DONE, JT_FAILED). */
+int jt_judge(struct result *r, const struct run_opts *ro, const struct jt_files *f,
+             uint64_t seed, int status, int killed);
+/* Adds a run's exploration summary from its log (schedules, seconds) to r. */
+void jt_read_explore_log(const char *log, struct result *r);
+/* Seeds first_seed..last_seed as jobs of p until a verdict or the end of the budget (then
+ * the search for a replayable dump of a bug met in free execution). r has the verdict;
+ * returns the pool's (JT_FAILED, JT_INTERRUPTED: no verdict). */
+int jt_run_jobs(struct result *r, const struct run_opts *ro, uint64_t first_seed,
+                uint64_t last_seed, uint64_t budget, struct jt_pool *p, uint64_t t0);
 
 #endif

@@ -1,7 +1,8 @@
 /* `jinx test IMAGE [--budget 60s] [--rate R] [--json] [--junit FILE] [--dump-dir DIR]
  * [--mem SIZE] [--vcpus N] [--cpu-model NAME] [-- ARGS]`: the CI command (options before or after IMAGE).
  * Runs IMAGE under `jinx-vmm run --attach R --dump-dir DIR --report ...` again and again
- * (seed 1, 2, ...) until a run fails or the budget is spent.
+ * (seed 1, 2, ...) until a run fails or the budget is spent; --jobs N of them at once
+ * (cli/jinx_test_run.c, cli/jinx_test_jobs.h: the first verdict stops the others).
  *
  * Exit status: 0 nothing found within the budget; 1 a bug was found (the dump's path and
  * a short report: outcome, thread, function, round, time to find, the program's last
@@ -28,6 +29,7 @@
 #include "dump/race_pair.h"
 #include "explorer/explorer.h"
 #include "cli/jinx_test.h"
+#include "cli/jinx_test_jobs.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -54,7 +56,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
-        "                 [--seeds FIRST-LAST] [--ro-dir DIR]... [--cpu-model NAME]\n"
+        "                 [--seeds FIRST-LAST] [--jobs N] [--ro-dir DIR]... [--cpu-model NAME]\n"
         "                 [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "       jinx hosts baseline [--uri URI] [--json] HOST.xml...\n"
@@ -75,6 +77,10 @@ static void usage(FILE *f)
         "                  --ro-dir; repeatable)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
         "  --seeds A-B     run only seeds A..B (default: 1, 2, ... until the budget is spent)\n"
+        "  --jobs N        runs at once, each its own jinx-vmm and seed (default 2 when 2 or\n"
+        "                  more CPUs may be used, else 1); the first to find a bug decides,\n"
+        "                  the others are stopped. Re-run a reported seed S alone with\n"
+        "                  --jobs 1 --seeds S-S\n"
         "  --cpu-model NAME  the CPU the guest sees (jinx-vmm run --cpu-model; default " CPU_MODEL_DEFAULT ")\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
@@ -111,26 +117,26 @@ struct run_opts {
     char **args;
 };
 
-/* One run; returns its exit status (or -1 when it could not be started). *killed is the
- * signal that killed jinx-vmm itself (0: it exited; its status may still be 128 + a
- * guest signal). */
-static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms, int *killed)
+/* Seed's jinx-vmm command line, writing into f (jt_hooks.argv: one malloc'd block, the
+ * numbers' strings after the pointers). */
+char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms,
+                   const struct jt_files *f)
 {
-    char seed_s[32], to_s[32], explore_s[32];
-    *killed = 0;
     /* Whole runs get most of what is left; the rest is for the live replay and the
      * dump, or for the program's free end when nothing was found. */
     uint64_t explore_ms = timeout_ms > 2000 ? timeout_ms - timeout_ms / 10 : timeout_ms / 2 + 1;
-    snprintf(explore_s, sizeof explore_s, "%llums", (unsigned long long)explore_ms);
-    snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
-    snprintf(to_s, sizeof to_s, "%llums", (unsigned long long)timeout_ms);
-    const char *fixed[] = {ro->vmm, "run", "--no-control", "--quiet", "--seed", seed_s,
-                           "--attach", ro->rate, "--dump-dir", ro->dir, "--timeout", to_s,
-                           "--report", ro->report};
-    size_t nf = sizeof fixed / sizeof fixed[0];
-    char **argv = calloc(nf + (size_t)ro->nargs + 2 * (size_t)ro->n_ro_dirs + 16, sizeof *argv);
+    size_t nptr = 40 + (size_t)ro->nargs + 2 * (size_t)ro->n_ro_dirs;
+    char **argv = calloc(1, nptr * sizeof *argv + 3 * 32);
     if (!argv)
-        return -1;
+        return NULL;
+    char *seed_s = (char *)(argv + nptr), *to_s = seed_s + 32, *explore_s = to_s + 32;
+    snprintf(explore_s, 32, "%llums", (unsigned long long)explore_ms);
+    snprintf(seed_s, 32, "%llu", (unsigned long long)seed);
+    snprintf(to_s, 32, "%llums", (unsigned long long)timeout_ms);
+    const char *fixed[] = {ro->vmm, "run", "--no-control", "--quiet", "--seed", seed_s,
+                           "--attach", ro->rate, "--dump-dir", f->dir, "--timeout", to_s,
+                           "--report", f->report};
+    size_t nf = sizeof fixed / sizeof fixed[0];
     for (size_t i = 0; i < nf; i++)
         argv[i] = (char *)fixed[i];
     size_t k = nf;
@@ -167,29 +173,7 @@ static int run_once(const struct run_opts *ro, uint64_t seed, uint64_t timeout_m
     argv[k++] = "--"; /* the program's arguments are its own, whatever they look like */
     for (int i = 0; i < ro->nargs; i++)
         argv[k++] = ro->args[i];
-    unlink(ro->report); /* a report that is there afterwards is this run's */
-    const char *vmm = ro->vmm, *log = ro->log;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (out < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(out, 2) < 0)
-            _exit(127);
-        execv(vmm, argv);
-        dprintf(2, "jinx test: cannot run %s: %s\n", vmm, strerror(errno));
-        _exit(127);
-    }
-    free(argv);
-    if (pid < 0)
-        return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    *killed = WTERMSIG(st);
-    return 128 + WTERMSIG(st);
+    return argv;
 }
 
 /* The limits and the last stderr lines from a run's --report JSON (written by jinx-vmm,
@@ -384,7 +368,7 @@ static void classify(int st, struct result *r)
         snprintf(r->outcome, sizeof r->outcome, "exit %d", st);
 }
 
-enum { RUN_AGAIN, RUN_DONE, RUN_FAILED };
+enum { RUN_AGAIN = JT_AGAIN, RUN_DONE = JT_DONE, RUN_FAILED = JT_FAILED };
 
 /* A failure after jinx's own limits (lim, nlim > 0): no verdict on the program; the
  * first limit is the reason, with the option that raises it. */
@@ -481,6 +465,7 @@ struct test_opts {
     const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall, *cpu_model;
     const char *ro_dirs[VM_MAX_RO_DIRS];
     int n_ro_dirs;
+    int jobs;                           /* runs at once (cli/jinx_test_jobs.h) */
     bool json;
     struct cli cl;
 };
@@ -495,10 +480,11 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"vcpus", required_argument, 0, 'v'}, {"fragment-wall", required_argument, 0, 'f'},
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
-        {"cpu-model", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cpu-model", required_argument, 0, 'c'}, {"jobs", required_argument, 0, 'J'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
-                            .rate = "5/s", .dir = "jinx-dumps"};
+                            .rate = "5/s", .dir = "jinx-dumps", .jobs = jt_default_jobs()};
     struct cli *cl = &t->cl;
     cli_init(cl, "test", argc, argv, posv);
     int c;
@@ -565,6 +551,14 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
             }
             t->cpu_model = optarg;
             break;
+        case 'J':
+            if (!parse_u64(optarg, &n) || n < 1 || n > JT_MAX_JOBS) {
+                jx_err("--jobs %s: expected a number from 1 to %d (runs at once; default %d "
+                       "here)", optarg, JT_MAX_JOBS, jt_default_jobs());
+                return -1;
+            }
+            t->jobs = (int)n;
+            break;
         case 'j': t->json = true; break;
         case 'u': t->junit = optarg; break;
         case 'd': t->dir = optarg; break;
@@ -591,46 +585,20 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
     return 0;
 }
 
-/* How long a bug met in free execution is looked for again from snapshots: at least
- * this, more if the budget has more left. */
-#define SEARCH_MIN_NS 10000000000ULL
-
-/* r is a bug met in free execution (its dump has no snapshot to replay from): run the
- * next seeds until one meets the same bug (outcome and function) with a dump that
- * replays, or until the time is up. On success r takes that run's dump and details. */
-static void search_replayable(struct result *r, const struct run_opts *ro, uint64_t deadline,
-                              uint64_t last_seed)
+/* judge_run for the jobs (cli/jinx_test_run.c): the run wrote into f. */
+int jt_judge(struct result *r, const struct run_opts *ro, const struct jt_files *f,
+             uint64_t seed, int status, int killed)
 {
-    static struct result s;
-    r->searched = true;
-    r->first_seed = r->seed;
-    snprintf(r->first_dump, sizeof r->first_dump, "%s", r->dump);
-    if (isatty(2))
-        fprintf(stderr, "\rjinx test: run %llu met %s in free execution (no replay): searching "
-                "from snapshots for it\n", (unsigned long long)r->seed, r->outcome);
-    for (uint64_t seed = r->seed + 1; seed <= last_seed && seed; seed++) {
-        uint64_t now = mono_ns();
-        if (now >= deadline)
-            return;
-        memset(&s, 0, sizeof s);
-        int killed;
-        int st = run_once(ro, seed, (deadline - now) / 1000000 + 1, &killed);
-        r->search_runs++;
-        if (judge_run(&s, ro, seed, st, killed) != RUN_DONE || !s.found || !s.replayable ||
-            strcmp(s.outcome, r->outcome) || strcmp(s.function, r->function))
-            continue;
-        int runs = r->runs + r->search_runs, search_runs = r->search_runs;
-        uint64_t first_seed = r->first_seed;
-        char first_dump[PATH_MAX];
-        memcpy(first_dump, r->first_dump, sizeof first_dump);
-        *r = s;
-        r->runs = runs;
-        r->searched = r->search_found = true;
-        r->search_runs = search_runs;
-        r->first_seed = first_seed;
-        memcpy(r->first_dump, first_dump, sizeof first_dump);
-        return;
-    }
+    struct run_opts o = *ro;
+    o.dir = f->dir;
+    o.log = f->log;
+    o.report = f->report;
+    return judge_run(r, &o, seed, status, killed);
+}
+
+void jt_read_explore_log(const char *log, struct result *r)
+{
+    read_log(log, r, true);
 }
 
 static int cmd_test(int argc, char **argv)
@@ -643,7 +611,6 @@ static int cmd_test(int argc, char **argv)
     struct cli cl = t.cl;
     const char *dir = t.dir, *junit = t.junit;
     bool json = t.json;
-    uint64_t budget = t.budget;
     if (cl.npos < 1) {
         jx_err("test: no IMAGE given");
         usage(stderr);
@@ -668,54 +635,33 @@ static int cmd_test(int argc, char **argv)
         jx_err("cannot find jinx-vmm at %s (set JINX_VMM to its path)", vmm);
         return EXIT_USAGE;
     }
-    char log[PATH_MAX], report[PATH_MAX];
-    if ((size_t)snprintf(log, sizeof log, "%s/jinx-test-last.log", dir) >= sizeof log ||
-        (size_t)snprintf(report, sizeof report, "%s/jinx-test-last.json", dir) >= sizeof report) {
-        jx_err("--dump-dir %s: path too long", dir);
-        return EXIT_USAGE;
-    }
-    struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir, .log = log,
-                          .report = report, .mem = t.mem, .vcpus = t.vcpus,
+    struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir,
+                          .mem = t.mem, .vcpus = t.vcpus,
                           .fragment_wall = t.fragment_wall, .strategy = t.strategy,
                           .depth = t.depth, .cpu_model = t.cpu_model, .ro_dirs = t.ro_dirs,
                           .n_ro_dirs = t.n_ro_dirs,
                           .nargs = cl.npos - 1,
                           .args = cl.pos + 1};
-    bool tty = isatty(2);
+    static struct jt_pool pool;
+    if (jt_pool_init(&pool, t.jobs, dir, err, sizeof err) < 0) {
+        jx_err("%s", err);
+        return EXIT_USAGE;
+    }
     static struct result r;
     memset(&r, 0, sizeof r);
-    uint64_t t0 = mono_ns(), last_line = 0;
-    for (uint64_t seed = t.first_seed; seed <= t.last_seed && seed; seed++) {
-        uint64_t now = mono_ns();
-        if (now - t0 >= budget)
-            break;
-        uint64_t left_ms = (budget - (now - t0)) / 1000000;
-        if (left_ms < 1)
-            left_ms = 1;
-        if (tty || now - last_line >= 5000000000ULL) {
-            fprintf(stderr, "%sjinx test: run %llu, %.1f s of %.0f s, nothing found yet%s",
-                    tty ? "\r" : "", (unsigned long long)seed, (now - t0) / 1e9, budget / 1e9,
-                    tty ? "   " : "\n");
-            last_line = now;
-        }
-        int killed;
-        int s = run_once(&ro, seed, left_ms, &killed);
-        int verdict = judge_run(&r, &ro, seed, s, killed);
-        if (verdict == RUN_AGAIN)
-            continue;
-        if (verdict == RUN_FAILED)
-            return EXIT_USAGE;
-        break;
-    }
-    if (r.found && !r.replayable && r.dump[0]) {
-        uint64_t deadline = t0 + budget, now = mono_ns();
-        if (deadline < now + SEARCH_MIN_NS)
-            deadline = now + SEARCH_MIN_NS;
-        search_replayable(&r, &ro, deadline, t.last_seed);
-    }
+    uint64_t t0 = mono_ns();
+    int v = jt_run_jobs(&r, &ro, t.first_seed, t.last_seed, t.budget, &pool, t0);
+    jt_pool_end(&pool);
     r.seconds = (mono_ns() - t0) / 1e9;
-    if (tty)
-        fprintf(stderr, "\r%*s\r", 70, "");
+    if (isatty(2))
+        fprintf(stderr, "\r%*s\r", 100, "");
+    if (v == JT_FAILED)
+        return EXIT_USAGE;
+    if (v == JT_INTERRUPTED) {
+        jx_err("test: interrupted by SIG%s after %.1f s: its runs were stopped, no verdict",
+               sigabbrev_np(pool.signo) ? sigabbrev_np(pool.signo) : "?", r.seconds);
+        return 128 + pool.signo;
+    }
     jt_report_text(image, &r, json ? stderr : stdout);
     if (json)
         jt_report_json(image, &r, stdout);

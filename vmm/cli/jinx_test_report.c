@@ -6,6 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+double jt_schedules_per_second(const struct result *r)
+{
+    double wall = r->explore_wall > 0 ? r->explore_wall : r->explore_seconds;
+    return wall > 0 ? r->schedules / wall : 0.0;
+}
+
 void jt_print_tail(const char *tail, FILE *f)
 {
     const char *p = tail;
@@ -80,10 +86,14 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         return;
     }
     if (!r->found) {
-        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu; %llu "
-                "whole-run schedules%s)\n", image, r->seconds, r->runs,
+        char jobs[32] = "";
+        if (r->jobs > 1)
+            snprintf(jobs, sizeof jobs, ", %d at once", r->jobs);
+        fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu%s; %llu "
+                "whole-run schedules, %.1f/s%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
-                (unsigned long long)r->seed, (unsigned long long)r->schedules,
+                (unsigned long long)r->seed, jobs, (unsigned long long)r->schedules,
+                jt_schedules_per_second(r),
                 r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
         for (int i = 0; i < r->nnotes; i++)
             fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
@@ -91,14 +101,18 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
                     r->notes[i].option[0] ? r->notes[i].option : "no option raises it");
         return;
     }
-    fprintf(f, "jinx test: %s: BUG FOUND after %.1f s (run %d, seed %llu%s", image, r->seconds,
-            r->runs, (unsigned long long)r->seed, r->round ? ", round " : ")\n");
+    char others[64] = "";
+    if (r->jobs > 1)
+        snprintf(others, sizeof others, "; %d at once, %d other run%s stopped", r->jobs,
+                 r->stopped, r->stopped == 1 ? "" : "s");
+    fprintf(f, "jinx test: %s: BUG FOUND after %.1f s (run %d, seed %llu%s%s", image, r->seconds,
+            r->runs, (unsigned long long)r->seed, others, r->round ? ", round " : ")\n");
     if (r->round)
         fprintf(f, "%llu)\n", (unsigned long long)r->round);
     if (r->whole_run)
         fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
                 (unsigned long long)r->schedules_to_bug, r->strategy,
-                r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+                jt_schedules_per_second(r),
                 r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
     fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
     if (r->thread)
@@ -136,9 +150,9 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
             r->found ? "true" : "false", r->could_not_test ? "true" : "false", r->runs,
             (unsigned long long)r->seed, r->seconds);
     fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
-            (unsigned long long)r->schedules,
-            r->explore_seconds > 0 ? r->schedules / r->explore_seconds : 0.0,
+            (unsigned long long)r->schedules, jt_schedules_per_second(r),
             r->gave_up ? "true" : "false");
+    fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d", r->jobs, r->stopped);
     if (r->could_not_test) {
         fprintf(f, ",\"reason\":");
         json_fput_str(f, r->reason, true);

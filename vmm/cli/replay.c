@@ -310,7 +310,7 @@ int cmd_replay(int argc, char **argv)
     outcome_print(&vm, &vm.out, stderr);
     status = outcome_exit_status(&vm.out);
     char sym[128];
-    vm_symbolize(&vm, vm.out.rip, sym, sizeof sym);
+    vm_symbolize_frame(&vm, vm.out.rip, false, sym, sizeof sym);
     if (same_outcome(&vm.out, &d.outcome) && trace_ok) {
         if (vm.out.kind == OUT_SIGNAL)
             fprintf(stderr, "jinx-vmm: replay reproduced the dump's crash: %s in thread %d at "

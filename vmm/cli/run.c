@@ -117,6 +117,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
         {"no-memory-cues", CLI_FLAG, &o->no_crew, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-answers", CLI_FLAG, &o->no_guest_answers, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-cues", CLI_FLAG, &o->no_guest_cues, 0, 0, 0, 0, NULL, NULL},
+        {"guest-cue-points", CLI_FLAG, &o->guest_cue_points, 0, 0, 0, 0, NULL, NULL},
         {"stats", CLI_FLAG, &o->stats, 0, 0, 0, 0, NULL, NULL},
         {"quiet", CLI_FLAG, &o->quiet, 0, 0, 0, 0, NULL, NULL},
         {"no-control", CLI_FLAG, &r->no_control, 0, 0, 0, 0, NULL, NULL},
@@ -460,6 +461,9 @@ static void report_and_free(struct run *r, struct vm *vm)
                 "kicks ran on to the handler's end)\n",
                 (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,
                 (unsigned long long)vm->crew->guest_busy);
+        fprintf(stderr, "jinx-vmm: guest cues: %llu memory cue points taken in the guest, %llu "
+                "runs allowed them\n", (unsigned long long)vm->crew->guest_cues,
+                (unsigned long long)vm->crew->guest_cue_runs);
         if (r->opt.trace_path) {
             FILE *tf = strcmp(r->opt.trace_path, "-") ? fopen(r->opt.trace_path, "w") : stdout;
             if (!tf)

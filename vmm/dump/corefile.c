@@ -131,6 +131,19 @@ static void thread_notes(struct notes *n, const struct core_desc *d, const struc
         note(n, NT_FPREGSET, t->fpregs, DUMP_FPREGS_LEN);
 }
 
+/* Lays the patches that overlap [va, va + PAGE) over the page read there. */
+static void apply_patches(const struct core_desc *d, uint64_t va, uint8_t *page)
+{
+    for (size_t i = 0; i < d->npatches; i++) {
+        const struct core_patch *p = &d->patches[i];
+        if (p->len == 0 || p->len > sizeof p->bytes)
+            continue;
+        for (uint32_t k = 0; k < p->len; k++)
+            if (p->va + k >= va && p->va + k - va < PAGE)
+                page[p->va + k - va] = p->bytes[k];
+    }
+}
+
 int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint64_t *size,
                char *err, size_t errlen)
 {
@@ -212,7 +225,10 @@ int core_write(int fd, const struct core_desc *d, uint8_t sha[SHA256_LEN], uint6
         const struct core_seg *s = &d->segs[i];
         uint64_t hole = 0;
         for (uint64_t a = s->vaddr; a < s->vaddr + s->size && !o.error; a += PAGE) {
-            if (!d->read(d->ctx, a, page, PAGE) || !memcmp(page, zero_page, PAGE)) {
+            bool mem = d->read(d->ctx, a, page, PAGE);
+            if (mem)
+                apply_patches(d, a, page);
+            if (!mem || !memcmp(page, zero_page, PAGE)) {
                 hole += PAGE;
                 continue;
             }

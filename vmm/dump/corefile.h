@@ -40,6 +40,16 @@ struct core_seg {
  * (the bytes are written as zeros). */
 typedef bool (*core_read_fn)(void *ctx, uint64_t va, void *dst, size_t len);
 
+/* Bytes the core shows at va instead of guest memory's: what the VMM itself changed in
+ * the program's loaded file (the raised PT_GNU_STACK p_memsz), so that the core's program
+ * headers equal the file's, which gdb requires to relocate a PIE and load its libraries.
+ * Applied only where the memory is in the core. */
+struct core_patch {
+    uint64_t va;
+    uint8_t bytes[8];
+    uint32_t len;                /* 1..8; anything else is ignored */
+};
+
 struct core_desc {
     const struct core_thread *threads;
     size_t nthreads;
@@ -53,6 +63,8 @@ struct core_desc {
     uint64_t fault_addr;
     core_read_fn read;
     void *ctx;
+    const struct core_patch *patches; /* may be NULL */
+    size_t npatches;
 };
 
 /* Writes the core to fd (an empty file, written from offset 0 on); stores the file's

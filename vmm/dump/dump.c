@@ -6,6 +6,7 @@
 #include "dump/cpuidrec.h"
 #include "dump/patchrec.h"
 #include "kvm/cpuidpatch.h"
+#include "linux/loader.h"
 #include "lib/util.h"
 #include <ctype.h>
 #include <errno.h>
@@ -269,6 +270,22 @@ static int collect_segments(struct vm *vm, struct core_seg **out, size_t *n)
     *out = s;
     *n = k;
     return 0;
+}
+
+/* The program's file as the core shows it: vm_load's raised PT_GNU_STACK p_memsz put back
+ * to the file's value (gdb relocates a PIE, and so finds its libraries, only when the
+ * program headers at AT_PHDR equal the file's). Left alone if the program changed those
+ * bytes itself. 1 with *p filled, or 0. */
+static size_t file_patches(struct vm *vm, struct core_patch *p)
+{
+    uint64_t va, was, now, cur;
+    if (!loader_stack_patch(vm, &va, &was, &now) || !copy_from_user(&vm->gm, &cur, va, 8) ||
+        cur != now)
+        return 0;
+    p->va = va;
+    p->len = 8;
+    memcpy(p->bytes, &was, 8);
+    return 1;
 }
 
 /* ---- the initial stack: argv and auxv ---------------------------------------------- */
@@ -543,6 +560,9 @@ int dump_write(struct vm *vm, const struct outcome *o, const char *dir,
                            .auxv = pi->auxv, .nauxv = pi->nauxv, .fname = base,
                            .psargs = pi->cmdline, .pid = 1, .read = read_guest_page,
                            .ctx = &vm->gm};
+    struct core_patch patch;
+    cd.npatches = file_patches(vm, &patch);
+    cd.patches = &patch;
     signal_info(&cd, o);
     if (tmp_open(dir, &core, err, errlen) < 0 ||
         core_write(core.fd, &cd, d.core.sha256, &d.core.size, err, errlen) < 0)

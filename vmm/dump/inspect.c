@@ -4,6 +4,7 @@
 #include "linux/backtrace.h"
 #include "dump/srcline.h"
 #include "dump/inspect_files.h"
+#include "dump/inspect_libs.h"
 #include "dump/corefile.h"
 #include "kvm/decode.h"
 #include "dump/dumpfile.h"
@@ -42,6 +43,7 @@ struct ictx {
     char image_path[4096];
     struct dump_round r;        /* the round that retired the bug, if the dump has one */
     struct cpuid_rec cpu;       /* the CPU model and table the guest saw, if recorded */
+    struct inspect_libs *libs;  /* its shared libraries, NULL for a static program */
 };
 
 static void usage(FILE *f)
@@ -94,7 +96,7 @@ static bool mem_is_text(void *ctx, uint64_t va)
         if ((s->prot & PROT_X) && va >= x->bias + s->vaddr && va - x->bias - s->vaddr < s->memsz)
             return true;
     }
-    return false;
+    return inspect_libs_text(x->libs, va);
 }
 
 /* Source lines of a backtrace (srcline.h): return addresses looked up one byte back, so
@@ -108,10 +110,10 @@ static void bt_lines(struct ictx *x, const uint64_t *bt, int nbt, char lines[][S
     srcline_resolve(x->image_path, a, (size_t)nbt, lines, err, sizeof err);
 }
 
-/* elf_format_addr over the dump's image. */
+/* Over the dump's image and its shared libraries. */
 static void symbolize(struct ictx *x, uint64_t addr, bool is_return, char *buf, size_t len)
 {
-    elf_format_addr(&x->img, x->bias, addr, is_return, buf, len);
+    inspect_libs_symbolize(x->libs, &x->img, x->bias, addr, is_return, buf, len);
 }
 
 /* ---- disassembly ------------------------------------------------------------------- */
@@ -270,11 +272,13 @@ static int load(struct ictx *x, const char *dump_path, const char *image_overrid
                       "to the right file with --image PATH", ip, got, want);
     }
     x->bias = x->d.image.bias;
+    x->libs = inspect_libs_open(&x->d, &x->core, &x->img, x->bias);
     return 0;
 }
 
 static void unload(struct ictx *x)
 {
+    inspect_libs_close(x->libs);
     dump_round_free(&x->r);
     cpuidrec_free(&x->cpu);
     dumpfile_free(&x->d);

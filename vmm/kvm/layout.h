@@ -109,4 +109,60 @@ struct agent_step {
 };
 #endif
 
+
+/* Memory cue points taken in the guest (guest-agent/agent.S, #PF; policy in
+ * vmm/sched/guest_cue.h): one block per vCPU at AGENT_CUE_OFF of its per-vCPU area, after
+ * the step block, supervisor-only like it. Before KVM_RUN the VMM writes the shared pages
+ * the agent may map (their PTE, present and trapped values), a budget of cue points the
+ * running thread may take without asking (the schedule's decision is known to be "this
+ * thread goes on") and ON; the agent maps the page, single-steps the access, logs the
+ * cue point in the ring and re-traps the page at the #DB. After KVM_RUN the VMM turns the
+ * block off and replays every entry as the cue point it would have made itself. */
+#define AGENT_CUE_OFF      0x200
+#define AGENT_CUE_ON       JX_ULL(0x4E4F455543584E4A) /* "JNXCUEON" */
+#define AGENT_CUE_PAGES    16
+#define AGENT_CUE_RING     16
+#define AGENT_CUE_BUDGET   8     /* offsetof(struct agent_cue, budget) */
+#define AGENT_CUE_N        16
+#define AGENT_CUE_CAP      24
+#define AGENT_CUE_NPAGES   32
+#define AGENT_CUE_SPTE     40    /* the pending step: PTE's KVA (0: none) */
+#define AGENT_CUE_SVALUE   48
+#define AGENT_CUE_SVA      56
+#define AGENT_CUE_SRIP     64
+#define AGENT_CUE_PAGE     128   /* offsetof(struct agent_cue, page) */
+#define AGENT_CUE_PSIZE    32
+#define AGENT_CUE_RINGOFF  640   /* offsetof(struct agent_cue, ring) */
+#define AGENT_CUE_ESIZE    192
+#ifndef __ASSEMBLER__
+struct agent_cue_entry {
+    unsigned long long rip, cr2, err, rflags, rsp;
+    /* The user's registers at the fault, in decode order: rax rcx rdx rbx rsp rbp rsi
+     * rdi r8..r15 (gpr[4] is rsp again). */
+    unsigned long long gpr[16];
+    /* 16 bytes of the page before the access, from min(cr2 & ~7, page end - 16). */
+    unsigned long long value[2];
+    unsigned long long pad;
+};
+struct agent_cue {
+    unsigned long long state;   /* 0 or AGENT_CUE_ON */
+    unsigned long long budget;  /* cue points the agent may still take */
+    unsigned long long n;       /* entries in ring */
+    unsigned long long cap;     /* <= AGENT_CUE_RING */
+    unsigned long long npages;  /* <= AGENT_CUE_PAGES */
+    unsigned long long step_pte, step_value, step_va, step_rip;
+    unsigned long long pml4;    /* reserved: the VMM writes 0 */
+    unsigned long long pad[6];
+    struct {
+        unsigned long long va, pte, present, trapped; /* pte: the PTE's KVA */
+    } page[AGENT_CUE_PAGES];
+    struct agent_cue_entry ring[AGENT_CUE_RING];
+};
+_Static_assert(sizeof(struct agent_cue_entry) == AGENT_CUE_ESIZE, "agent.S entry size");
+_Static_assert(__builtin_offsetof(struct agent_cue, page) == AGENT_CUE_PAGE, "agent.S");
+_Static_assert(__builtin_offsetof(struct agent_cue, ring) == AGENT_CUE_RINGOFF, "agent.S");
+_Static_assert(AGENT_CUE_OFF + sizeof(struct agent_cue) <= 0x1400, "room for the stack");
+_Static_assert(AGENT_STEP_OFF + sizeof(struct agent_step) <= AGENT_CUE_OFF, "blocks overlap");
+#endif
+
 #endif

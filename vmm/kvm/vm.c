@@ -1,7 +1,7 @@
 #include "kvm/vm.h"
 #include "linux/files.h"
 #include "linux/cpuidload.h"
-#include "linux/backtrace.h"
+#include "linux/vmlibs.h"
 #include "kvm/cpu.h"
 #include "kvm/cpuidpatch.h"
 #include "kvm/decode.h"
@@ -94,6 +94,7 @@ void vm_destroy(struct vm *vm)
     gm_destroy(&vm->gm);
     elf_free(&vm->img);
     elf_free(&vm->interp);
+    vmlibs_free(vm);
     if (vm->files) {
         files_destroy(vm->files);
         free(vm->files);
@@ -138,40 +139,21 @@ uint64_t vm_vtime(struct vm *vm)
 
 void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len)
 {
-    elf_format_addr(&vm->img, vm->bias, addr, is_return, buf, len);
+    if (!vmlibs_format(vm, addr, is_return, buf, len))
+        elf_format_addr(&vm->img, vm->bias, addr, is_return, buf, len);
 }
 
+/* The program's own symbols only: called for every traced event, where the libraries'
+ * link_map walk would cost too much. */
 void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len)
 {
-    vm_symbolize_frame(vm, addr, false, buf, len);
+    elf_format_addr(&vm->img, vm->bias, addr, false, buf, len);
 }
 
-static bool in_text(struct vm *vm, uint64_t addr)
-{
-    for (int i = 0; i < vm->img.nseg; i++) {
-        const struct elf_segment *sg = &vm->img.seg[i];
-        if ((sg->prot & PROT_X) && addr >= vm->bias + sg->vaddr &&
-            addr < vm->bias + sg->vaddr + sg->memsz)
-            return true;
-    }
-    return false;
-}
-
-static bool bt_read_live(void *ctx, uint64_t va, void *dst, size_t len)
-{
-    return copy_from_user(&((struct vm *)ctx)->gm, dst, va, len);
-}
-
-static bool bt_is_text_live(void *ctx, uint64_t va)
-{
-    return in_text(ctx, va);
-}
-
-/* The walk (backtrace.h) over the live guest's memory. */
+/* The walk (backtrace.h) over the live guest's memory, libraries included. */
 int vm_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out, int max)
 {
-    const struct bt_mem m = {.read = bt_read_live, .is_text = bt_is_text_live, .ctx = vm};
-    return bt_walk(&m, rip, rsp, rbp, out, max);
+    return vmlibs_backtrace(vm, rip, rsp, rbp, out, max);
 }
 
 /* ---- stopping and kicking ------------------------------------------------------- */

@@ -94,6 +94,7 @@ struct vm_options {
     bool no_crew;               /* serial without memory cue points */
     bool no_guest_answers;      /* --no-guest-answers: every syscall exits (kvm/answers.h) */
     bool no_guest_cues;         /* --no-guest-cues: every cue point's events exit (sched/guest_step.h) */
+    bool guest_cue_points;      /* --guest-cue-points: memory cue points taken in the guest (sched/guest_cue.h) */
     uint32_t spin_threshold;    /* --spin-threshold: identical reads that make a spinner */
     uint64_t after_ns, record_ns; /* --after / --record: one recorded fragment */
     int simulate;               /* --simulate N: N fragments from one snapshot */
@@ -136,6 +137,7 @@ struct vm {
     struct elf_image interp;    /* the program's interpreter (PT_INTERP), data NULL if none */
     uint64_t interp_bias;       /* where it was loaded */
     struct files *files;        /* the read-only file layer (linux/files.h), from vm_load */
+    struct libsyms *libsyms;    /* shared libraries' symbols for backtraces (linux/vmlibs.h) */
     struct agent_header agent;
     bool pvm;                   /* /dev/kvm is PVM: user SYSCALL stays in user mode */
     bool cpuid_faulting;        /* user-mode CPUID traps (#GP) and is answered by the VMM */
@@ -314,7 +316,8 @@ uint64_t vm_get_fs_base(struct vcpu *v);
 size_t vm_read_code(struct vm *vm, uint64_t rip, uint8_t *buf, size_t max);
 /* Link-time symbol for a guest address, "name+0x12" or "0x..." */
 void vm_symbolize(struct vm *vm, uint64_t addr, char *buf, size_t len);
-/* The same for backtrace frames: return addresses are looked up at addr-1. */
+/* The same for backtrace frames, the shared libraries' too ("libc.so.6!abort+0x2f"):
+ * return addresses are looked up at addr-1. */
 void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len);
 int vm_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, uint64_t *out, int max);
 

@@ -63,7 +63,7 @@ static bool holds(struct vm *vm, const uint8_t *data, uint64_t f, uint64_t lo, u
  * data[fo - WINDOW .. fo + 2) (clamped at lo, the mapping's first file offset; sites
  * already patched count as the file's). True when the site is patched (now or before). */
 static bool patch_site(struct vm *vm, const uint8_t *data, uint64_t fo, uint64_t lo,
-                       uint64_t va)
+                       uint64_t va) /* caller holds vm->gm.lock */
 {
     uint64_t from = fo - lo < WINDOW ? lo : fo - WINDOW;
     for (uint64_t f = from; f < fo + 2; f++)
@@ -90,12 +90,17 @@ static void patch_mapping(struct vm *vm, const char *name, const uint8_t *data, 
         return;
     }
     unsigned done = 0, left = r.unsure;
+    /* Under the page-table lock: another vCPU thread's munmap could otherwise free a
+     * frame between the check of its bytes and the patch, and the patch would land in
+     * whatever reuses the frame. The file scan above needs no lock. */
+    pthread_mutex_lock(&vm->gm.lock);
     for (size_t i = 0; i < r.n; i++) {
         if (patch_site(vm, data, r.sites[i], off, at + (r.sites[i] - off)))
             done++;
         else
             left++;
     }
+    pthread_mutex_unlock(&vm->gm.lock);
     if (done || left)
         cpuidpatch_note_file(vm->patches, name, at, done, left);
     cpuidscan_free(&r);

@@ -55,8 +55,11 @@ void elf_build_hash(const struct elf_image *img, uint8_t out[32])
     digest(img->data, img->size, out);
 }
 
-static void load_symbols(struct elf_image *img, const Elf64_Ehdr *eh)
+void elf_load_symbols(struct elf_image *img)
 {
+    const Elf64_Ehdr *eh = (const void *)img->data;
+    if (img->size < sizeof *eh)
+        return;
     const uint8_t *d = img->data;
     size_t size = img->size;
     if (eh->e_shoff == 0 || eh->e_shoff % 8 || eh->e_shnum == 0 ||
@@ -65,8 +68,13 @@ static void load_symbols(struct elf_image *img, const Elf64_Ehdr *eh)
     if (!fits(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
         return;
     const Elf64_Shdr *sh = (const void *)(d + eh->e_shoff);
+    /* .symtab; a stripped file (a shared library) still has its exported .dynsym. */
+    unsigned type = SHT_DYNSYM;
+    for (unsigned i = 0; i < eh->e_shnum; i++)
+        if (sh[i].sh_type == SHT_SYMTAB)
+            type = SHT_SYMTAB;
     for (unsigned i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_entsize != sizeof(Elf64_Sym))
+        if (sh[i].sh_type != type || sh[i].sh_entsize != sizeof(Elf64_Sym))
             continue;
         if (sh[i].sh_link >= eh->e_shnum)
             continue;
@@ -223,13 +231,12 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
         return jx_fail(err, errlen, "entry point 0x%llx is not inside an executable segment",
                     (unsigned long long)img->entry);
     img->phdr_vaddr = phdr_from_pt;
-    load_symbols(img, eh);
+    elf_load_symbols(img);
     return 0;
 }
 
-int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
+int elf_read_file(const char *path, uint8_t **out, size_t *outsize, char *err, size_t errlen)
 {
-    memset(img, 0, sizeof *img);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return jx_fail(err, errlen, "%s: %s", path, strerror(errno));
@@ -260,6 +267,18 @@ int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
         got += (size_t)r;
     }
     close(fd);
+    *out = data;
+    *outsize = size;
+    return 0;
+}
+
+int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    uint8_t *data;
+    size_t size;
+    if (elf_read_file(path, &data, &size, err, errlen) < 0)
+        return -1;
     char inner[400];
     if (elf_parse(data, size, img, inner, sizeof inner) < 0) {
         elf_free(img);
@@ -290,10 +309,12 @@ const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t add
     /* Among symbols at or below addr, take the nearest that contains it. */
     for (size_t i = lo; i-- > 0;) {
         const struct elf_symbol *s = &img->syms[i];
-        /* An unsized last symbol covers its one byte: compared as addr == s->addr, since
-         * s->addr + 1 wraps to 0 for a symbol at UINT64_MAX (found by fuzz_elf). */
+        /* An unsized symbol covers its own address (compared as addr == s->addr, since
+         * s->addr + 1 wraps to 0 for a symbol at UINT64_MAX), and up to the next one's
+         * (found by fuzz_elf: an unsized symbol followed by one at the same address whose
+         * size wraps was found by nothing). */
         bool in = s->size ? addr < s->addr + s->size
-                          : (i + 1 < img->nsyms ? addr < img->syms[i + 1].addr : addr == s->addr);
+                          : addr == s->addr || (i + 1 < img->nsyms && addr < img->syms[i + 1].addr);
         if (in) {
             if (off)
                 *off = addr - s->addr;

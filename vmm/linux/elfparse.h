@@ -53,6 +53,11 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
 /* Reads and parses PATH. */
 int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen);
 void elf_free(struct elf_image *img);
+/* The whole regular file PATH (at most ELF_MAX_FILE bytes) into *data (malloc'd). */
+int elf_read_file(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen);
+/* img->syms from img->data's .symtab, else its .dynsym (a stripped shared library keeps
+ * its exported symbols there); silently none when the section headers are unusable. */
+void elf_load_symbols(struct elf_image *img);
 
 /* Symbol containing link-time address addr (with *off set), or NULL. */
 const struct elf_symbol *elf_symbolize(const struct elf_image *img, uint64_t addr, uint64_t *off);

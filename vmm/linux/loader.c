@@ -6,6 +6,7 @@
 #include "linux/cpuidload.h"
 #include "linux/files.h"
 #include "linux/libdeps.h"
+#include "linux/loader.h"
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -60,23 +61,35 @@ static int load_segments(struct vm *vm, const struct elf_image *img, uint64_t bi
     return rc;
 }
 
+bool loader_stack_patch(const struct vm *vm, uint64_t *va, uint64_t *file_value,
+                        uint64_t *written)
+{
+    const struct elf_image *img = &vm->img;
+    if (!img->data || !img->stack_phdr_off || !img->phdr_vaddr ||
+        img->stack_size >= vm->opt.thread_stack)
+        return false;
+    const Elf64_Ehdr *eh = (const void *)img->data;
+    *va = vm->bias + img->phdr_vaddr + (img->stack_phdr_off - eh->e_phoff) +
+          offsetof(Elf64_Phdr, p_memsz);
+    *file_value = img->stack_size;
+    *written = vm->opt.thread_stack;
+    return true;
+}
+
 /* musl sizes new threads' stacks from PT_GNU_STACK's p_memsz (it reads the program
  * headers through AT_PHDR). Raising it in guest memory gives every thread a stack that
  * real programs do not overflow, without touching the file on disk. */
 static void raise_thread_stack(struct vm *vm)
 {
-    struct elf_image *img = &vm->img;
-    if (!img->stack_phdr_off || !img->phdr_vaddr || img->stack_size >= vm->opt.thread_stack)
+    uint64_t va, was, now;
+    if (!loader_stack_patch(vm, &va, &was, &now))
         return;
-    const Elf64_Ehdr *eh = (const void *)img->data;
-    uint64_t va = vm->bias + img->phdr_vaddr + (img->stack_phdr_off - eh->e_phoff) +
-                  offsetof(Elf64_Phdr, p_memsz);
     uint64_t *pte = gm_pte(&vm->gm, va, false);
     if (!pte || !(*pte & PTE_P))
         return;
     uint64_t *p = gm_ptr(&vm->gm, (*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1)));
     if ((va & (PAGE_SIZE - 1)) + 8 <= PAGE_SIZE) {
-        *p = vm->opt.thread_stack;
+        *p = now;
         gm_mark_dirty(&vm->gm, (*pte & PTE_ADDR));
     }
 }

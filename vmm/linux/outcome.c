@@ -55,7 +55,7 @@ void outcome_print(struct vm *vm, const struct outcome *o, FILE *f)
         fprintf(f, "%s program exited with status %d\n", P, o->status);
         break;
     case OUT_SIGNAL: {
-        vm_symbolize(vm, o->rip, sym, sizeof sym);
+        vm_symbolize_frame(vm, o->rip, false, sym, sizeof sym); /* a library's too */
         fprintf(f, "%s program killed by %s (signal %d) in thread %d at 0x%llx %s\n", P,
                 signal_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
         if (o->detail[0])
@@ -151,7 +151,7 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
         fprintf(f, ",\"status\":%d", o->status);
         break;
     case OUT_SIGNAL:
-        vm_symbolize(vm, o->rip, sym, sizeof sym);
+        vm_symbolize_frame(vm, o->rip, false, sym, sizeof sym); /* a library's too */
         fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%d,\"rip\":\"0x%llx\",\"symbol\":",
                 o->signal, signal_name(o->signal), o->thread, (unsigned long long)o->rip);
         json_fput_str(f, sym, false);

@@ -234,6 +234,16 @@ void crew_stop(struct vm *vm)
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
         v->acc_pending = false; /* the instruction runs again, on a present page */
+        if (c->cue[v->index].armed) {
+            /* Left armed by a vCPU stopped inside the agent's handler: off, so that
+             * nothing of it outlives the fragment (guest_cue.h). */
+            uint64_t gpa = GPA_PERCPU + (uint64_t)v->index * PERCPU_SIZE + AGENT_CUE_OFF;
+            struct agent_cue *d = gm_ptr(&vm->gm, gpa);
+            d->state = 0;
+            d->step_pte = 0;
+            gm_mark_dirty(&vm->gm, gpa & PAGE_MASK);
+            c->cue[v->index].armed = false;
+        }
         if (STEP(v)->on) {
             v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
             v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
@@ -390,9 +400,10 @@ static void step_add(struct vm *vm, struct vcpu *v, int slot, struct frame_batch
     s->slot[s->n++] = slot;
 }
 
-/* The access goes ahead: record it, settle ownership, map the page for the thread.
- * Returns true when the instruction must be single-stepped. Caller holds vm->lock. */
-static bool perform_locked(struct vm *vm, struct vcpu *v)
+/* v's access (ACC) as the cue point it is: its trace entry, its time, spin detection
+ * (value: what a read is about to get), ownership. Returns true when the page was claimed
+ * in this turn (stepped like a shared page). Caller holds vm->lock. */
+static bool record_locked(struct vm *vm, struct vcpu *v, uint64_t value)
 {
     struct crew *c = vm->crew;
     const struct crew_access *a = ACC(v);
@@ -405,11 +416,6 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
         memcpy(e->insn, a->insn, sizeof e->insn);
     }
     vm->ser->cues++;
-    /* Spin detection sees the value a read is about to get: nobody else runs before it. */
-    uint64_t value = 0;
-    size_t vlen = a->size < 8 ? a->size : 8;
-    if (a->addr >= pg->va && a->addr - pg->va + vlen <= PAGE_SIZE)
-        memcpy(&value, vm->gm.host + pg->frame + (a->addr - pg->va), vlen);
     ex_spin_observe(&vm->ser->spin, (uint32_t)v->xid, (enum ex_kind)a->kind, a->addr, a->size,
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
@@ -426,6 +432,22 @@ static bool perform_locked(struct vm *vm, struct vcpu *v)
     bool fresh = !pg->shared && vm->ser->turn_claims && pg->claim_turn == c->turn &&
                  !a->near_sp;
     c->fresh_accesses += fresh;
+    return fresh;
+}
+
+/* The access goes ahead: record it, settle ownership, map the page for the thread.
+ * Returns true when the instruction must be single-stepped. Caller holds vm->lock. */
+static bool perform_locked(struct vm *vm, struct vcpu *v)
+{
+    struct crew *c = vm->crew;
+    const struct crew_access *a = ACC(v);
+    struct crew_page *pg = &c->page[a->slot];
+    /* Spin detection sees the value a read is about to get: nobody else runs before it. */
+    uint64_t value = 0;
+    size_t vlen = a->size < 8 ? a->size : 8;
+    if (a->addr >= pg->va && a->addr - pg->va + vlen <= PAGE_SIZE)
+        memcpy(&value, vm->gm.host + pg->frame + (a->addr - pg->va), vlen);
+    bool fresh = record_locked(vm, v, value);
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
     grant(vm, a->slot);
@@ -506,13 +528,16 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
 
 /* A step is over: its pages are trapped again and taken from the running thread, the
  * step is cleared. Caller holds vm->lock; b collects the frames to flush. */
-static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b)
+static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b, uint64_t keep_pte)
 {
     struct crew *c = vm->crew;
     pthread_mutex_lock(&vm->gm.lock);
     for (size_t i = 0; i < STEP(v)->n; i++) {
         int slot = STEP(v)->slot[i];
-        revoke(vm, slot, b);
+        bool trapped;
+        uint64_t *pte = keep_pte ? slot_pte(vm, slot, &trapped) : NULL;
+        if (!pte || KVA((uint64_t)((uint8_t *)pte - vm->gm.host)) != keep_pte)
+            revoke(vm, slot, b);
         for (size_t j = 0; j < c->nowned; j++)
             if (c->owned[j] == slot) {
                 c->owned[j] = c->owned[--c->nowned];
@@ -553,7 +578,7 @@ bool crew_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kv
         }
     }
     struct frame_batch b = {0};
-    step_end_locked(vm, v, &b);
+    step_end_locked(vm, v, &b, 0);
     pthread_mutex_unlock(&vm->lock);
     batch_flush(&vm->gm, &b);
     return true;
@@ -566,7 +591,10 @@ void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v)
     vm->crew->step_traps++;
     vm->crew->guest_steps++;
     struct frame_batch b = {0};
-    step_end_locked(vm, v, &b); /* the agent trapped the pages: normally nothing to flush */
+    /* The agent trapped the pages: normally nothing to flush. But a cue point it took
+     * after this step's end may have mapped one again, whose own step is still going
+     * (keep_pte, guest_cue.c): that one stays. */
+    step_end_locked(vm, v, &b, vm->crew->cue[v->index].keep_pte);
     batch_flush(&vm->gm, &b);
 }
 
@@ -633,4 +661,108 @@ void crew_each_shared(struct vm *vm, void (*fn)(void *ctx, uint64_t page), void 
         if (c->page[slot].shared)
             fn(ctx, c->page[slot].va);
     pthread_mutex_unlock(&vm->lock);
+}
+
+int crew_cue_pages(struct vm *vm, struct agent_cue *d, int *slots, int max)
+{
+    struct crew *c = vm->crew;
+    int n = 0;
+    pthread_mutex_lock(&vm->gm.lock);
+    for (size_t slot = 0; c->on && slot < c->npage && n < max; slot++) {
+        bool trapped;
+        /* Present ones too: those of v's step, trapped again when it ends (the agent
+         * maps only a page whose PTE is the trapped value). */
+        uint64_t *pte = c->page[slot].shared ? slot_pte(vm, (int)slot, &trapped) : NULL;
+        if (!pte)
+            continue;
+        uint64_t present = c->page[slot].frame | c->page[slot].flags;
+        d->page[n].va = c->page[slot].va;
+        d->page[n].pte = KVA((uint64_t)((uint8_t *)pte - vm->gm.host));
+        d->page[n].present = present;
+        d->page[n].trapped = trapped_pte(present);
+        slots[n++] = (int)slot;
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    return n;
+}
+
+int crew_cue_page_state(struct vm *vm, int slot)
+{
+    bool trapped;
+    pthread_mutex_lock(&vm->gm.lock);
+    int st = slot >= 0 && (size_t)slot < vm->crew->npage && slot_pte(vm, slot, &trapped)
+                 ? trapped : -1;
+    pthread_mutex_unlock(&vm->gm.lock);
+    return st;
+}
+
+/* The 16 bytes an in-guest cue point's entry carries start here (agent.S). */
+static uint64_t value_window(uint64_t cr2)
+{
+    uint64_t w = cr2 & ~7ULL;
+    return (w & ~PAGE_MASK) > PAGE_SIZE - 16 ? (cr2 & PAGE_MASK) + PAGE_SIZE - 16 : w;
+}
+
+const char *crew_guest_cue_locked(struct vm *vm, struct vcpu *v, int slot,
+                                  const struct agent_cue_entry *e, bool pending)
+{
+    struct crew *c = vm->crew;
+    if (!c->on || slot < 0 || (size_t)slot >= c->npage || !c->page[slot].shared ||
+        (e->cr2 & PAGE_MASK) != c->page[slot].va)
+        return "an in-guest cue point names a page that is not a shared page it was given";
+    struct kvm_regs r = {.rax = e->gpr[0], .rcx = e->gpr[1], .rdx = e->gpr[2],
+                         .rbx = e->gpr[3], .rsp = e->rsp, .rbp = e->gpr[5], .rsi = e->gpr[6],
+                         .rdi = e->gpr[7], .r8 = e->gpr[8], .r9 = e->gpr[9], .r10 = e->gpr[10],
+                         .r11 = e->gpr[11], .r12 = e->gpr[12], .r13 = e->gpr[13],
+                         .r14 = e->gpr[14], .r15 = e->gpr[15], .rip = e->rip,
+                         .rflags = e->rflags};
+    struct insn_info info;
+    struct crew_access *a = ACC(v);
+    describe(vm, e->cr2, e->err, e->rip, e->rsp, &r, &v->run->s.regs.sregs, a, &info);
+    if (info.rep || info.pushf)
+        return "the guest-agent took a rep string or pushf cue point (the VMM must step those)";
+    a->slot = slot;
+    a->rep = false;
+    a->pushf = false;
+    a->len = (uint8_t)info.len;
+    a->esz = (uint8_t)(info.mem_size > 0 && info.mem_size <= 8 ? info.mem_size : 0);
+    a->near_sp = false; /* decides only a claim's step: a shared page steps anyway */
+    /* The pick the VMM would have made at the fault: the budget said it is v again. */
+    v->acc_pending = true;
+    int next = serialize_pick_locked(vm, v->tid);
+    v->acc_pending = false;
+    if (next != v->tid)
+        return "an in-guest cue point's budget was wrong: the schedule picked another thread";
+    uint64_t w = value_window(e->cr2), value = 0;
+    size_t vlen = a->size < 8 ? a->size : 8;
+    if (a->addr < w || a->addr + vlen > w + 16)
+        return "an in-guest cue point's access lies outside the bytes the agent kept";
+    memcpy(&value, (const uint8_t *)e->value + (a->addr - w), vlen);
+    record_locked(vm, v, value); /* shared: no claim, ownership unchanged */
+    c->guest_cues++;
+    if (!pending) { /* the agent stepped it and trapped the page again */
+        c->steps++;
+        c->step_traps++;
+        c->guest_steps++;
+        return NULL;
+    }
+    /* Its step goes on (v left the guest before the #DB): the VMM's from now on, as if
+     * perform_locked had set it up. The page is mapped: v owns it until the step ends. */
+    struct crew_step *st = STEP(v);
+    st->on = true;
+    st->rip = a->rip;
+    st->rep = st->pushf = false;
+    st->len = a->len;
+    st->esz = a->esz;
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    step_add(vm, v, slot, &b);
+    bool owned = false;
+    for (size_t i = 0; i < c->nowned && !owned; i++)
+        owned = c->owned[i] == slot;
+    if (!owned)
+        c->owned[c->nowned++] = slot;
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
+    return NULL;
 }

@@ -96,6 +96,16 @@ struct crew_step {
     bool armed;             /* the agent may end it in the guest (sched/guest_step.h) */
 };
 
+/* Per vCPU: what the VMM allowed the agent (guest_cue.h), kept host-side to check the
+ * block against when it is read back. */
+struct crew_cue {
+    bool armed;
+    uint32_t budget, npages;
+    int slot[AGENT_CUE_PAGES];
+    uint64_t va[AGENT_CUE_PAGES], pte[AGENT_CUE_PAGES];
+    uint64_t keep_pte;      /* while the run is read back: the PTE of a pending step */
+};
+
 struct crew {
     bool on;
     struct crew_page *page; /* indexed by slot */
@@ -106,6 +116,9 @@ struct crew {
     uint64_t accesses, shared_pages, steps, step_traps;
     uint64_t guest_steps;   /* steps whose end the agent handled in the guest */
     uint64_t guest_busy;    /* kicks that found a vCPU inside that handler (run on; atomic) */
+    uint64_t guest_cues;    /* memory cue points the agent took in the guest (guest_cue.h) */
+    uint64_t guest_cue_runs; /* KVM_RUNs with cue points allowed in the guest */
+    struct crew_cue cue[MAX_VCPUS];
     size_t watched;         /* slots made in all, over every fragment (the summary's count) */
     /* Turn claims (serializer.turn_claims): a page claimed during the running thread's
      * turn keeps trapping (each access a cue point, stepped like a shared page) until
@@ -171,6 +184,19 @@ void crew_free(struct vm *vm);
  * Caller holds vm->lock. */
 int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d);
 void crew_step_ended_in_guest_locked(struct vm *vm, struct vcpu *v);
+
+/* Cue points taken in the guest (sched/guest_cue.h), on v's thread.
+ * crew_cue_pages lists in d->page (and their slots in slots) up to max shared pages, the
+ * pages the agent may map when trapped; caller holds vm->lock. crew_cue_page_state
+ * says whether slot's page is trapped (1), present (0) or no longer the slot's (-1).
+ * crew_guest_cue_locked replays one validated ring entry as crew_fault and perform_locked
+ * would have made it (the pick, which must choose v, the trace entry, time, spin
+ * detection); pending: the step had not ended in the guest, and is the VMM's from now on.
+ * NULL, or what is wrong with the entry. Caller holds vm->lock. */
+int crew_cue_pages(struct vm *vm, struct agent_cue *d, int *slots, int max);
+int crew_cue_page_state(struct vm *vm, int slot);
+const char *crew_guest_cue_locked(struct vm *vm, struct vcpu *v, int slot,
+                                  const struct agent_cue_entry *e, bool pending);
 
 /* Pages (page-aligned addresses) that are shared from their first touch in every fragment
  * from now on, as if a second thread had touched them already: every access to them is a

@@ -35,7 +35,7 @@ void guest_step_enter(struct vm *vm, struct vcpu *v)
 /* Whether v stopped inside the agent's #DB handler: then it may be half-way through the
  * PTE writes, and must finish before anyone changes the step (a pause followed by the
  * end of the fragment would otherwise let the handler trap pages in free execution). */
-static bool in_handler(struct vm *vm, struct vcpu *v)
+bool guest_step_in_handler(struct vm *vm, struct vcpu *v)
 {
     struct kvm_regs r;
     if (ioctl(v->fd, KVM_GET_REGS, &r) < 0)
@@ -51,7 +51,7 @@ const char *guest_step_left(struct vm *vm, struct vcpu *v, bool interrupted, boo
         return NULL;
     struct agent_step *d = block_of(vm, v);
     if (interrupted && __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == AGENT_STEP_ARMED &&
-        in_handler(vm, v)) {
+        guest_step_in_handler(vm, v)) {
         *busy = true; /* left armed: the handler goes on where it was */
         __atomic_fetch_add(&vm->crew->guest_busy, 1, __ATOMIC_RELAXED);
         return NULL;

@@ -28,5 +28,7 @@ struct vcpu;
 /* vm_mode_ops.guest_enter / guest_left (kvm/vm.h), on v's own thread, no lock held. */
 void guest_step_enter(struct vm *vm, struct vcpu *v);
 const char *guest_step_left(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy);
+/* Whether v stopped inside the agent's #DB or #PF handler (KVM_GET_REGS). */
+bool guest_step_in_handler(struct vm *vm, struct vcpu *v);
 
 #endif

@@ -1,6 +1,8 @@
 #include "sched/serialize.h"
 #include "sched/crew.h"
+#include "sched/guard_report.h"
 #include "sched/simdiff.h"
+#include "sched/stall.h"
 #include "linux/futex.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #define SCHEDULE_MAX_FILE (16u << 20)
+#define STALL_MAX_LEARN 4 /* stalls learnt per --simulate (each costs the 5 s guard) */
 
 int serialize_init(struct vm *vm, const char *schedule_path, bool roundrobin,
                 uint32_t spin_threshold, char *err, size_t errlen)
@@ -130,16 +133,29 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
     serialize_pick_locked(vm, tid);
 }
 
+static void enabled_locked(struct vm *vm, struct ex_tidset *enabled)
+{
+    ex_tidset_clear(enabled);
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (w->tid && w->state == T_RUNNING && w->xid > 0)
+            ex_tidset_add(enabled, (uint32_t)w->xid);
+    }
+}
+
 int serialize_pick_locked(struct vm *vm, int tid)
 {
     struct serializer *s = vm->ser;
     struct ex_tidset enabled;
-    ex_tidset_clear(&enabled);
     futex_expire_locked(vm); /* virtual time moved with this cue point */
-    for (int i = 0; i < vm->nvcpus; i++) {
-        struct vcpu *w = vm->vcpus[i];
-        if (w->tid && w->state == T_RUNNING && w->xid > 0)
-            ex_tidset_add(&enabled, (uint32_t)w->xid);
+    enabled_locked(vm, &enabled);
+    if (ex_tidset_empty(&enabled) && vm->live > 0) {
+        /* Nobody can run and nobody will until virtual time moves, and under it no host
+         * thread expires its own deadline: skip to the earliest one now, as when the
+         * last thread blocks (or report the deadlock), never hand the turn to nobody
+         * while a sleeper waits for a time that does not come. */
+        futex_check_all_blocked(vm);
+        enabled_locked(vm, &enabled);
     }
     if (s->notify_at && s->cues == s->notify_at)
         pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run_from's budget starts */
@@ -237,6 +253,7 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     /* A sleeper whose deadline came while the VM was paused (its host thread had not
      * yet looked) runs from the first cue point, in every simulation alike. */
     futex_expire_locked(vm);
+    futex_check_all_blocked(vm); /* every thread waiting: skip to the earliest deadline */
     thread_xids_reset_locked(vm);
     for (int i = 0; i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid && vm->vcpus[i]->state == T_RUNNING &&
@@ -285,6 +302,7 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
         if (now >= hard) {
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
+            vm->ser->guard_turn = vm->ser->current;
             vm->ser->current = -1;
             vm->ser->stopped = true;
             break;
@@ -342,6 +360,11 @@ int serialize_record_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
     uint64_t t0 = mono_ns();
     serialize_fragment_begin(vm, 0);
     serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
+    if (vm->ser->stopped && !atomic_load(&vm->stopping)) {
+        fprintf(stderr, "jinx-vmm: the fragment was stopped by the %.0f s wall guard with no cue "
+                "point to stop at; at the stop:\n", SERIALIZE_WALL_GUARD_NS / 1e9);
+        guard_report(vm, stderr, "jinx-vmm:   ");
+    }
     serialize_fragment_end(vm);
     uint64_t wall = mono_ns() - t0;
     vm_resume(vm);
@@ -406,21 +429,50 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
         return -1;
     }
     uint64_t first_trace = 0, first_mem = 0;
-    int same = 0, told = 0, ran = 0, guarded = 0;
+    int same = 0, told = 0, ran = 0, guarded = 0, stalls = 0;
     struct simdiff ref; /* where a simulation differs from the first (a few are told) */
     simdiff_init(&ref);
+    struct stall_set stall; /* pages of stalled threads, shared from their first touch */
+    stall_set_init(&stall);
     for (int i = 1; i <= n && !atomic_load(&vm->stopping); i++) {
         uint64_t t0 = mono_ns();
         serialize_fragment_begin(vm, snap.vtime); /* the same clock every time */
         serialize_fragment_run(vm, record_ns / SERIALIZE_CUE_NS, 0);
         if (atomic_load(&vm->stopping))
             break; /* the simulation ended the program: that is the outcome */
-        crew_stop(vm);
+        int learnt = vm->ser->stopped && stalls < STALL_MAX_LEARN ? stall_learn(vm, &stall) : 0;
+        if (learnt > 0) {
+            /* A spin on its own pages (stall.h): every simulation of this snapshot would
+             * stall alike, 5 s each. Start again with those pages shared, so that all
+             * the simulations compared run under the same pre-shared pages. */
+            fprintf(stderr, "jinx-vmm: simulation %d: thread %d made no cue point for %.0f s, "
+                    "spinning on pages only it had touched: %d of its pages shared from their "
+                    "first touch, simulations start again; at the stop:\n", i,
+                    vm->ser->guard_turn, SERIALIZE_WALL_GUARD_NS / 1e9, learnt);
+            guard_report(vm, stderr, "jinx-vmm:   ");
+            stalls++;
+            crew_stop(vm);
+            pthread_mutex_lock(&vm->lock);
+            vm->ser->on = false;
+            pthread_mutex_unlock(&vm->lock);
+            if (snapshot_restore(&snap, NULL, err, sizeof err) < 0) {
+                jx_err("simulate: %s", err);
+                break;
+            }
+            same = told = ran = guarded = 0;
+            simdiff_free(&ref);
+            simdiff_init(&ref);
+            i = 0;
+            continue;
+        }
         ran++;
-        if (vm->ser->stopped && guarded++ < 3) /* where it stopped depends on wall time */
+        if (vm->ser->stopped && guarded++ < 3) { /* where it stopped depends on wall time */
             fprintf(stderr, "jinx-vmm: simulation %d: stopped by the %.0f s wall guard with no cue "
-                    "point to stop at (a thread computing privately): its end is not "
-                    "reproducible\n", i, SERIALIZE_WALL_GUARD_NS / 1e9);
+                    "point to stop at: its end is not reproducible; at the stop:\n", i,
+                    SERIALIZE_WALL_GUARD_NS / 1e9);
+            guard_report(vm, stderr, "jinx-vmm:   "); /* before crew_stop drops waiting accesses */
+        }
+        crew_stop(vm);
         uint64_t th = trace_hash(&vm->ser->trace), mh = memory_hash(vm);
         uint64_t cues = vm->ser->cues;
         if (i == 1) {
@@ -450,7 +502,13 @@ int serialize_repeat_fragment(struct vm *vm, uint64_t after_ns, uint64_t record_
     fprintf(stderr, "jinx-vmm: simulations: %d of %d identical to the first", same, n);
     if (ran < n) /* stopped (a signal, a timeout, the program's end): not a difference */
         fprintf(stderr, " (only %d ran: the program was stopped)", ran);
+    if (stalls)
+        fprintf(stderr, " (after %d stall%s: %zu pages shared from their first touch)", stalls,
+                stalls > 1 ? "s" : "", stall.n);
     fprintf(stderr, "\n");
+    if (stall.n)
+        crew_preshare(vm, NULL, 0); /* free execution and later fragments as ever */
+    stall_set_free(&stall);
     simdiff_free(&ref);
     snapshot_free(&snap);
     if (!atomic_load(&vm->stopping))

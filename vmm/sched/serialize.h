@@ -40,6 +40,7 @@ struct serializer {
     uint64_t notify_at;     /* wake serialize_fragment_run at this cue point (0: never) */
     bool cut;               /* the wall budget ended the fragment */
     bool stopped;           /* ...and no cue point came within five budgets: stopped mid-way */
+    int guard_turn;         /* `current` when it was stopped (sched/guard_report.h) */
     /* Whole-run exploration (explore.h) chooses at cue points instead of the cursor
      * when set: the enabled threads and the spinners to keep away from (may be NULL).
      * Called with vm->lock held. */

@@ -4,7 +4,7 @@
  * checks, so the synchronization is exactly what it was: only the routing changed. */
 #include "kvm/vm.h"
 #include "sched/crew.h"
-#include "sched/guest_step.h"
+#include "sched/guest_cue.h"
 #include "sched/serialize.h"
 #include <stdlib.h>
 
@@ -80,8 +80,8 @@ static const struct vm_mode_ops serialize_ops = {
     .after_syscall = ser_after_syscall,
     .mapped = crew_watch_range,
     .destroy = ser_destroy,
-    .guest_enter = guest_step_enter,
-    .guest_left = guest_step_left,
+    .guest_enter = guest_cues_enter,
+    .guest_left = guest_cues_left,
 };
 
 int serialize_mode_install(struct vm *vm)
