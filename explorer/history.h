@@ -71,6 +71,7 @@ struct ex_history {
     uint64_t traced;        /* runs added with a trace */
     struct ex_flips flips;  /* races to flip (flip.h; ex_history_learn_flips) */
     uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
+    bool nest_chain;        /* some run showed a lock chain (online.h, "portfolio") */
 };
 
 void ex_history_init(struct ex_history *h);

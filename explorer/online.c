@@ -12,6 +12,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_WINDOW] = "window",
     [EX_ONLINE_FLIP] = "flip",
     [EX_ONLINE_PORTFOLIO] = "portfolio",
+    [EX_ONLINE_NEST] = "nest",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -257,9 +258,12 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
     o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
     o->flip.cand = -1;
+    if (o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
+        (o->cycle % 8 == 1 || o->cycle % 8 == 6))
+        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
     if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
         o->kind = EX_ONLINE_FLIP;
-    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW)
+    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
@@ -322,6 +326,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     switch (o->kind) {
     case EX_ONLINE_PCT:
     case EX_ONLINE_WINDOW:
+    case EX_ONLINE_NEST:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
@@ -342,6 +347,11 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     if (!ex_tidset_has(&en, t))
         t = lowest(&en); /* cannot happen; keeps the contract if it ever did */
     o->windows += ex_online_window(o, &pend, &en, t);
+    if (ex_online_nested(o, &pend, &en, t)) {
+        o->nested++;
+        ex_online_nest_edge(o, &pend, t);
+    }
+    ex_online_nest_note(o, &pend, t);
     bool racy = ex_online_racy(o, &pend, &en, t);
     o->racy += racy;
     /* A racy step at a DATA variable opens a window: t's next step. */
@@ -383,7 +393,10 @@ int ex_online_schedule(const struct ex_online *o, struct ex_schedule *s)
 
 static void describe_pct(const struct ex_online *o, char *buf, size_t len, size_t *at)
 {
-    int w = o->pct.windows
+    int w = o->pct.nest
+                ? snprintf(buf + *at, len - *at, " nested=%" PRIu64 " lowered=%" PRIu32 "%s",
+                           o->nested, o->pct.nfired, o->pct.nest_coin ? "(coin)" : "")
+            : o->pct.windows
                 ? snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " windows=%" PRIu64,
                            o->p.depth, o->pct.k, o->windows)
                 : snprintf(buf + *at, len - *at, " d=%" PRIu32 " k=%" PRIu64 " racy=%" PRIu64 "%s",
@@ -408,7 +421,7 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (w < 0)
         return buf;
     at = (size_t)w < len ? (size_t)w : len - 1;
-    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW) {
+    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
         snprintf(buf + at, len - at, " racy=data");

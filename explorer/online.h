@@ -100,12 +100,24 @@
  *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
  *            With no untried flip (or its parent's choice not enabled before
  *            e1: flip.diverged) it is pos.
+ *   "nest"   lock-order deadlocks (online_nest.c). PCT's random priorities,
+ *            no change points: instead a thread about to make a NESTED LOCK
+ *            STEP (an RMW of a SYNC variable other than those it holds, while
+ *            it holds one; it holds a SYNC word from its RMW of it until its
+ *            next RMW or store of it) is lowered below every priority, with at
+ *            least two threads enabled: at every such step on even schedules
+ *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
+ *            The lowered thread keeps its first lock while the others take
+ *            theirs: a cycle of n locks needs n-1 such preemptions.
  *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
  *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
  *            The others use, by their place in the cycle (index minus the flip
  *            schedules so far, mod 8): pct, random, pos, window, pct, random,
  *            pos, rf (the pct ones alternate all racy steps and data races
- *            only).
+ *            only). Once a run showed a LOCK CHAIN (thread A took lock Y while
+ *            holding X, another thread took Z while holding Y, both by the same
+ *            instruction: the start of a lock-order cycle of one kind of lock),
+ *            the first random slot and the second pos slot are nest.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -150,11 +162,12 @@ enum ex_online_kind {
     EX_ONLINE_WINDOW,
     EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
+    EX_ONLINE_NEST,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "portfolio". Returns 0 or -1. */
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest". Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
@@ -177,6 +190,10 @@ void ex_online_params_sanitize(struct ex_online_params *p);
  * join and other sync events have no address and race with nothing. */
 bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
 
+/* Lock words a thread is taken to hold, at most (the oldest is forgotten). */
+#define EX_NEST_HELD 4
+#define EX_NEST_EDGES 32
+
 struct ex_online {
     uint8_t asked;              /* enum ex_online_kind given to begin */
     uint8_t kind;               /* what this schedule uses (portfolio resolved) */
@@ -192,6 +209,17 @@ struct ex_online {
     struct ex_u64map conflict;  /* the history's conflict variables, copied at begin */
     uint64_t racy;              /* racy steps chosen so far */
     uint64_t windows;           /* window steps chosen so far (ex_online_window) */
+    uint64_t nested;            /* nested lock steps chosen so far (ex_online_nested) */
+    struct {
+        struct {
+            uint64_t held, taken;   /* a nested lock step: the word held, the one taken */
+            uint64_t rip;           /* its instruction (0: unknown) */
+            uint32_t tid;
+        } edge[EX_NEST_EDGES];      /* this run's distinct ones, the first EX_NEST_EDGES */
+        uint32_t nedges;
+        uint64_t held[EX_MAX_TID + 1][EX_NEST_HELD]; /* SYNC words each thread took */
+        uint8_t nheld[EX_MAX_TID + 1];
+    } nest;
     struct ex_tidset after;     /* threads whose last step was a racy DATA access */
     uint8_t racy_classes;       /* EX_CONFLICT_* that make a step racy */
     struct ex_u64map lastacc;   /* address -> tid | 1 << 32 if read: its last access */
@@ -201,6 +229,8 @@ struct ex_online {
         uint64_t k;             /* racy-step estimate */
         bool data_only;         /* racy steps: DATA variables only (odd PCT schedules) */
         bool windows;           /* change points count window steps ("window") */
+        bool nest;              /* lowered at nested lock steps ("nest"), no change points */
+        bool nest_coin;         /* nest: at each with probability 1/2 (else at every one) */
         uint32_t order[EX_MAX_TID + 1]; /* seen threads, highest priority first */
         uint32_t nthreads, nhigh;       /* order[0..nhigh) were never lowered */
         uint32_t nchange;

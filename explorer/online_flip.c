@@ -126,6 +126,7 @@ long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o)
     if (!h || !o)
         return 0;
     long used = o->kind == EX_ONLINE_FLIP ? o->flip.cand : -1;
+    ex_history_learn_nested(h, o);
     if (used >= 0 && h->traced > 0 && h->total_racy >= h->last_racy &&
         h->total_racy_data >= h->last_racy_data && h->total_windows >= h->last_windows) {
         /* PCT's and window's k describe the runs they make: a flip run's hold
@@ -148,7 +149,10 @@ bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index)
 {
     /* While untried flips remain: three in four of the first EX_FLIP_DENSE
      * schedules, every other one up to EX_FLIP_EARLY, one in EX_FLIP_LATE_EVERY
-     * after. A bug one race reversal away is met by the first few flips (the
+     * after. Index 1's flip is one of run 0's races, libc's own, but its run is
+     * the parent of the flips that found pre3-chain's chain (a random walk
+     * there instead: seed 1 not found in 60 s, after 7 schedules before). A
+     * bug one race reversal away is met by the first few flips (the
      * newest variables come first; the first run's are musl's own, its pages
      * not yet pre-shared); bugs that need two or three preemptions, or a start
      * order, need the cycle's random schedules in numbers, which flips must

@@ -36,6 +36,17 @@ bool ex_online_racy(const struct ex_online *o, const ex_pending_table *pend,
 bool ex_online_window(const struct ex_online *o, const ex_pending_table *pend,
                       const struct ex_tidset *enabled, uint32_t t);
 
+/* Whether running t now is a nested lock step (online_nest.c): t's pending event is an
+ * RMW of a SYNC word while t holds another one, and another thread is enabled. */
+bool ex_online_nested(const struct ex_online *o, const ex_pending_table *pend,
+                      const struct ex_tidset *enabled, uint32_t t);
+/* After t performed its pending event: the SYNC words it holds. */
+void ex_online_nest_note(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
+/* After a run: whether its nested lock steps chain (online.h), for the portfolio. */
+void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o);
+/* Records t's nested lock step (online_nest.c): its last held word, the word it takes. */
+void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
+
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,

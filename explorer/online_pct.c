@@ -15,6 +15,11 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
      * are there, and libc's internal locks would otherwise take most of k. */
     uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO ? o->cycle / 4 : o->index;
     o->pct.windows = o->kind == EX_ONLINE_WINDOW;
+    o->pct.nest = o->kind == EX_ONLINE_NEST;
+    if (o->pct.nest) {
+        o->pct.nest_coin = (nth & 1) != 0;
+        return;
+    }
     o->pct.data_only = o->pct.windows || (nth & 1) != 0;
     if (o->pct.data_only)
         o->racy_classes = EX_CONFLICT_DATA;
@@ -94,15 +99,22 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
         }
     uint32_t t = highest_awake(o, enabled, pend);
     /* Change points count racy steps only (window steps for "window"): a
-     * preemption anywhere else orders nothing differently. */
-    bool at_change = o->pct.nfired < o->pct.nchange &&
-                     (o->pct.windows ? o->pct.change[o->pct.nfired] == o->windows + 1 &&
+     * preemption anywhere else orders nothing differently. "nest" lowers a
+     * thread at every nested lock step instead (every other schedule at each
+     * with probability 1/2): a cycle of n locks needs n-1 of them, and the
+     * lowered threads keep their first locks while the others take theirs. */
+    bool at_change = (o->pct.nest || o->pct.nfired < o->pct.nchange) &&
+                     (o->pct.nest      ? ex_online_nested(o, pend, enabled, t) &&
+                                           (!o->pct.nest_coin || ex_rng_below(&o->rng, 2) == 0)
+                      : o->pct.windows ? o->pct.change[o->pct.nfired] == o->windows + 1 &&
                                            ex_online_window(o, pend, enabled, t)
                                      : o->pct.change[o->pct.nfired] == o->racy + 1 &&
                                            ex_online_racy(o, pend, enabled, t));
     if (at_change) {
-        o->pct.fired_step[o->pct.nfired] = o->steps + 1;
-        o->pct.fired_tid[o->pct.nfired] = t;
+        if (o->pct.nfired < EX_PCT_MAX_DEPTH) {
+            o->pct.fired_step[o->pct.nfired] = o->steps + 1;
+            o->pct.fired_tid[o->pct.nfired] = t;
+        }
         o->pct.nfired++;
         lower(o, t);
         t = highest_awake(o, enabled, pend);

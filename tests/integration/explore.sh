@@ -4,7 +4,8 @@
 # (threads living well under a millisecond, which rounds never reach), the bug run is
 # replayed live (the program really crashes, dump written) and `jinx-vmm replay`
 # reproduces it; the same seed finds it at the same schedule with the same choices; a
-# deadlock replays too; a bug-free twin runs many schedules and reports nothing; a
+# deadlock replays too, and the nest strategy meets a three-lock cycle within a few runs;
+# a bug-free twin runs many schedules and reports nothing; a
 # program without threads has nothing to explore and just ends; a program too long for
 # whole runs hands over to simulation rounds; a bug met in free execution is searched
 # for again from snapshots before it is reported; `jinx test --strategy/--depth` (options
@@ -66,6 +67,19 @@ if [ "$st" = 123 ] && [ -n "$d3" ]; then
     { bad "deadlock replay: status $rst"; tail -3 "$tmp/dr.err"; }
 else
   bad "deadlock-abba: status $st, dump '$d3'"; tail -5 "$tmp/dl.err"
+fi
+
+# 3b. nest: a three-lock cycle within a few runs (pct/portfolio took 25-117 before it);
+# the first run knows no lock words yet, the next ones preempt at nested locks.
+"$VMM" run --no-control --quiet --seed 3 --explore 30s --explore-strategy nest \
+  --dump-dir "$tmp/d3b" "$C/dl-cycle3" 2>"$tmp/nest.err"; st=$?
+d3b=$(dump_of "$tmp/nest.err")
+if [ "$st" = 123 ] && [ -n "$d3b" ] && [ "$(xget "$tmp/nest.err" "d['schedules_to_bug'] <= 8")" = True ]; then
+  "$VMM" replay "$d3b" >/dev/null 2>"$tmp/nr.err"; rst=$?
+  [ "$rst" = 123 ] && ok "dl-cycle3 --explore-strategy nest: deadlock at schedule $(xget "$tmp/nest.err" "d['schedules_to_bug']") ($(xget "$tmp/nest.err" "d['note']")), replayed" ||
+    { bad "dl-cycle3 nest replay: status $rst"; tail -3 "$tmp/nr.err"; }
+else
+  bad "dl-cycle3 nest: status $st, $(xjson "$tmp/nest.err")"; tail -3 "$tmp/nest.err"
 fi
 
 # 4. A bug-free twin: many schedules, nothing reported.

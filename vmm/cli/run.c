@@ -167,7 +167,8 @@ static int parse_special(struct run *r, int c, const char *name)
         return 0;
     case OPT_EXPLORE_STRATEGY:
         if (ex_online_from_name(optarg, &r->ecfg.strategy) < 0) {
-            jx_err("--explore-strategy %s: expected portfolio, pct, pos, random, rf, window or flip", optarg);
+            jx_err("--explore-strategy %s: expected portfolio, pct, pos, random, rf, window, "
+                   "flip or nest", optarg);
             return -1;
         }
         r->explore_strategy_given = true;
