@@ -53,16 +53,18 @@ cat >"$tmp/fake-vmm" <<FAKE
 while [ \$# -gt 0 ]; do
   case \$1 in --seed) seed=\$2;; --report) rep=\$2;; --dump-dir) dd=\$2;; esac; shift
 done
-echo \$\$ >"$tmp/pid.\$seed"; : >"$tmp/up.\$seed"
 mode=\$(cat "$tmp/mode.\$seed" 2>/dev/null || echo "ok 1")
+# Marked only once its signal handling is in place: a SIGTERM between the two would kill
+# it by default and leave up.<seed> behind (seen once in CI).
+mark() { echo \$\$ >"$tmp/pid.\$seed"; : >"$tmp/up.\$seed"; }
 xl() { echo "jinx-vmm: explore: {\"snapshot\":true,\"schedules\":\$1,\"schedules_to_bug\":\$2,\"seconds\":\$3,\"reproduced\":true,\"gave_up\":false,\"limited\":false,\"strategy\":\"pct\",\"note\":\"x\"}" >&2; }
 report() { printf '{"outcome":"%s","exit_status":%d,"limits":[],"stderr_tail":"%s"}' "\$1" "\$2" "\$3" >"\$rep"; }
 case \$mode in
-  ok*) sleep \${mode#ok }; report exit 0 ""; xl 7 0 2.0; rm -f "$tmp/up.\$seed"; exit 0;;
-  bug*) sleep \${mode#bug }; report signal 134 "check failed: seed \$seed"; : >"\$dd/fake.core"
+  ok*) mark; sleep \${mode#ok }; report exit 0 ""; xl 7 0 2.0; rm -f "$tmp/up.\$seed"; exit 0;;
+  bug*) mark; sleep \${mode#bug }; report signal 134 "check failed: seed \$seed"; : >"\$dd/fake.core"
         xl 3 2 1.0; rm -f "$tmp/up.\$seed"; exit 134;;
-  long) trap 'xl 5 0 4.0; rm -f "$tmp/up.\$seed"; exit 143' TERM; while :; do sleep 0.1; done;;
-  stubborn) trap '' TERM; while :; do sleep 0.1; done;;
+  long) trap 'xl 5 0 4.0; rm -f "$tmp/up.\$seed"; exit 143' TERM; mark; while :; do sleep 0.1; done;;
+  stubborn) trap '' TERM; mark; while :; do sleep 0.1; done;;
 esac
 FAKE
 chmod +x "$tmp/fake-vmm"
@@ -75,7 +77,7 @@ fake() { # NAME WANT_STATUS -- jinx test args; JSON in $tmp/out, stderr in $tmp/
 }
 alive() { [ -f "$tmp/pid.$1" ] && kill -0 "$(cat "$tmp/pid.$1")" 2>/dev/null; }
 
-reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo "ok 2" >"$tmp/mode.1"; echo "ok 2" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo "ok 2" >"$tmp/mode.1"; echo "ok 2" >"$tmp/mode.2"
 if fake "two runs of 2 s, --jobs 2" 0 -- "$C/lw-flag-ok" --jobs 2 --seeds 1-2 --budget 30s --dump-dir "$tmp/f1"; then
   got=$(jget "$tmp/out" '(d["runs"], d["schedules"], d["schedules_per_second"], d["jobs"])')
   if [ "$got" = "(2, 14, 7.0, 2)" ] && [ "$el" -lt 3800 ]; then
@@ -91,7 +93,7 @@ if fake "the same with --jobs 1" 0 -- --jobs 1 --seeds 1-2 --budget 30s --dump-d
   else bad "--jobs 1: $got in $el ms, wanted (2, 14, 3.5, 1) in >= 4000 ms"; fi
 fi
 
-reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo long >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
 if fake "a bug in seed 2 while seed 1 runs on" 1 -- "$C/lw-flag-ok" --jobs 2 --budget 40s --dump-dir "$tmp/f3"; then
   got=$(jget "$tmp/out" '(d["seed"], d["runs"], d["runs_stopped"], d["schedules"], d["outcome"])')
   if [ "$got" = "(2, 1, 1, 8, 'SIGABRT')" ] && [ "$el" -lt 8000 ]; then
@@ -104,13 +106,13 @@ if fake "a bug in seed 2 while seed 1 runs on" 1 -- "$C/lw-flag-ok" --jobs 2 --b
     bad "jinx-test-last.json: $(cat "$tmp/f3/jinx-test-last.json")"
 fi
 
-reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo stubborn >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo stubborn >"$tmp/mode.1"; echo "bug 1" >"$tmp/mode.2"
 if fake "a run that ignores SIGTERM" 1 -- "$C/lw-flag-ok" --jobs 2 --budget 40s --dump-dir "$tmp/f4"; then
   if [ "$el" -ge 5000 ] && [ "$el" -lt 15000 ] && ! alive 1; then ok "a run that ignores SIGTERM is killed after the 5 s grace ($el ms)"
   else bad "stubborn run: $el ms, alive: $(alive 1 && echo yes || echo no)"; fi
 fi
 
-reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
 JINX_VMM="$tmp/fake-vmm" setsid "$JINX" test "$C/lw-flag-ok" --jobs 2 --budget 60s --dump-dir "$tmp/f5" \
   >"$tmp/out" 2>"$tmp/err" & jp=$!
 for _ in $(seq 50); do [ -f "$tmp/pid.1" ] && [ -f "$tmp/pid.2" ] && break; sleep 0.1; done
@@ -121,7 +123,7 @@ else bad "SIGTERM to jinx test: status $st, runs alive: $(alive 1 && echo 1) $(a
 
 # SIGKILL to jinx test (nothing can be cleaned up): its runs still get SIGTERM
 # (PR_SET_PDEATHSIG) and end, instead of exploring on to their timeout as orphans.
-reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
 JINX_VMM="$tmp/fake-vmm" "$JINX" test "$C/lw-flag-ok" --jobs 2 --budget 60s --dump-dir "$tmp/f6" \
   >"$tmp/out" 2>"$tmp/err" & jp=$!
 for _ in $(seq 50); do [ -f "$tmp/pid.1" ] && [ -f "$tmp/pid.2" ] && break; sleep 0.1; done
