@@ -110,6 +110,45 @@ static void test_a_runnable_thread_keeps_time_as_it_is(void **state)
     assert_int_equal(serialize_vtime(&vm), now);
 }
 
+/* A deadlock ends a simulated fragment (current -1). The thread whose futex wait made it
+ * then reports that wait as a cue point, in a later lock hold: the cue must neither
+ * count nor hand the turn to nobody (current 0), or the fragment's waiter, if it had not
+ * woken in between, waited for the 5 s wall guard (dl-cycle3's runs: 0.7 s or 10.6 s). */
+static void test_a_cue_after_the_fragment_ended_changes_nothing(void **state)
+{
+    (void)state;
+    static struct kvm_run run;
+    vc[0].run = &run;
+    vm.ser->current = -1;
+    uint64_t cues = vm.ser->cues;
+    pthread_mutex_lock(&vm.lock);
+    serialize_cue_locked(&vm, &vc[0], 1, EX_FUTEX_WAIT, 0x1000, 0, 0);
+    pthread_mutex_unlock(&vm.lock);
+    assert_int_equal(vm.ser->current, -1);
+    assert_int_equal(vm.ser->cues, cues);
+    vc[0].run = NULL;
+}
+
+/* A pick that finds a deadlock (nobody runnable, no deadline) ends the fragment and
+ * leaves it ended. */
+static void test_a_deadlock_found_by_the_pick_ends_the_fragment(void **state)
+{
+    (void)state;
+    char err[128];
+    assert_int_equal(gm_init(&vm.gm, 16ULL << 20, err, sizeof err), 0); /* deadlock's backtraces */
+    vm.sandbox = true;
+    block(0, 0x1000, NO_DEADLINE);
+    block(1, 0x2000, NO_DEADLINE);
+    pthread_mutex_lock(&vm.lock);
+    int next = serialize_pick_locked(&vm, 2);
+    pthread_mutex_unlock(&vm.lock);
+    assert_int_equal(next, -1);
+    assert_int_equal(vm.ser->current, -1);
+    assert_true(vm.sim_ended);
+    assert_int_equal(vm.sim_out.kind, OUT_DEADLOCK);
+    gm_destroy(&vm.gm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +158,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_a_runnable_thread_keeps_time_as_it_is, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_a_cue_after_the_fragment_ended_changes_nothing,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_deadlock_found_by_the_pick_ends_the_fragment,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

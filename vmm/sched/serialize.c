@@ -119,6 +119,10 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
     struct serializer *s = vm->ser;
     if (!s->on)
         return;
+    if (s->current < 0)
+        return; /* the fragment is over (a bug, a deadlock, its limit): a cue point made
+                 * after that, by the thread whose syscall ended it, would count or not
+                 * depending on whether the fragment's waiter had already taken its trace */
     s->cues++;
     /* v->xid: also after a thread's exit (tid 0 by now), until the vCPU is reused. */
     uint32_t x = v->xid > 0 ? (uint32_t)v->xid : 0;
@@ -155,6 +159,8 @@ int serialize_pick_locked(struct vm *vm, int tid)
          * last thread blocks (or report the deadlock), never hand the turn to nobody
          * while a sleeper waits for a time that does not come. */
         futex_check_all_blocked(vm);
+        if (s->current < 0)
+            return -1; /* it found a deadlock: the fragment is over, keep it so */
         enabled_locked(vm, &enabled);
     }
     if (s->notify_at && s->cues == s->notify_at)
