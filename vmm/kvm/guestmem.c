@@ -62,6 +62,8 @@ int gm_init(struct guestmem *gm, uint64_t size, char *err, size_t errlen)
 void gm_destroy(struct guestmem *gm)
 {
     free(gm->vmm_dirty);
+    free(gm->vmm_dirty_sum);
+    gm->vmm_dirty_sum = NULL;
     free(gm->remapped);
     free(gm->table_level);
     free(gm->table_bitmap);
@@ -88,6 +90,7 @@ uint64_t gm_alloc_frame(struct guestmem *gm)
             continue;
         gm->bitmap[f / 64] |= bit;
         gm->used++;
+        gm_mark_dirty(gm, f * PAGE_SIZE); /* a restore finds the changed bitmap word */
         return f * PAGE_SIZE; /* zero: never touched, or zapped when freed */
     }
     atomic_fetch_add(&gm->exhausted, 1);

@@ -52,6 +52,10 @@ struct guestmem {
      * translations a restore must drop). Off until the first snapshot. */
     bool track;
     uint64_t *vmm_dirty;     /* bitmap over frames */
+    uint64_t *vmm_dirty_sum; /* 1 bit per word of vmm_dirty: the words worth reading */
+    /* The snapshot whose frame bitmap `bitmap` equals, but in frames allocated or freed
+     * since (all marked dirty): a restore to it updates only the dirty words. */
+    const void *bitmap_of;
     uint64_t *remapped;      /* frames that became mapped or changed mapping */
     size_t nremapped, capremapped;
     bool remap_overflow;     /* too many to list: a restore drops every translation */
@@ -71,12 +75,16 @@ void gm_free_frame(struct guestmem *gm, uint64_t gpa);
  * whatever the run's length. Caller holds gm->lock and frees before allocating again. */
 void gm_free_frames(struct guestmem *gm, uint64_t *gpas, size_t n);
 
-/* Records that the VMM wrote the frame at gpa (for snapshot restore). */
+/* Records that the VMM wrote the frame at gpa (for snapshot restore). The summary bit
+ * is set after the frame's, with release order: a reader that takes the summary word
+ * (acquire) then sees every frame bit it stands for. */
 static inline void gm_mark_dirty(struct guestmem *gm, uint64_t gpa)
 {
-    if (gm->track && gpa < gm->size)
-        __atomic_fetch_or(&gm->vmm_dirty[gpa / 4096 / 64], 1ULL << ((gpa / 4096) % 64),
-                          __ATOMIC_RELAXED);
+    if (gm->track && gpa < gm->size) {
+        uint64_t w = gpa / 4096 / 64;
+        __atomic_fetch_or(&gm->vmm_dirty[w], 1ULL << ((gpa / 4096) % 64), __ATOMIC_RELAXED);
+        __atomic_fetch_or(&gm->vmm_dirty_sum[w / 64], 1ULL << (w % 64), __ATOMIC_RELEASE);
+    }
 }
 /* Writes a page-table entry: marks its table dirty and, while a snapshot is active,
  * remembers the frame it now maps. All PTE writes go through here. */

@@ -11,6 +11,7 @@
  * Both take a paused VM (vm_pause). */
 #ifndef JINX_SNAPSHOT_H
 #define JINX_SNAPSHOT_H
+#include "kvm/dirtylog.h"
 #include "kvm/vm.h"
 
 struct snap_vcpu;
@@ -32,6 +33,7 @@ struct snapshot {
     uint64_t *frame_bitmap;
     uint64_t frames_used, frames_next;
     uint64_t *changed;          /* snapshot_track_changes: frames taken since the last sync */
+    struct dirtyset dirty;      /* scratch for take and restore: the frames to copy */
     struct files_state *files;  /* the descriptor table and offsets (linux/files.h) */
 };
 
