@@ -42,6 +42,7 @@ struct files {
     char cwd[PATHCONF_MAX];
     char exe[PATHCONF_MAX];            /* /proc/self/exe's answer */
     struct fdent fd[FILES_MAX];
+    int hi;                            /* fd[hi..] have never been used: saves and restores stop there */
     struct opened_file *opened;
     size_t nopened;
 };
@@ -49,6 +50,7 @@ struct files {
 /* A saved descriptor table (a snapshot's). */
 struct files_state {
     struct fdent fd[FILES_MAX];
+    int hi;                            /* fd[hi..] are free */
     char cwd[PATHCONF_MAX];
 };
 
