@@ -1,5 +1,6 @@
 #include "sched/selftest.h"
 #include "kvm/snapshot.h"
+#include "linux/files.h"
 #include "lib/util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,32 @@ static int read_state(struct vcpu *v, struct kvm_regs *r, struct kvm_sregs *s, s
         return 0;
     }
     return ioctl(v->fd, KVM_GET_XSAVE, x) < 0 ? -1 : 0;
+}
+
+/* The VMM state a restore brings back where it takes shortcuts: the frame bitmap (redone
+ * only in the words with dirty frames) and its count, and the descriptor table (copied
+ * up to its high-water mark). The number of mismatches, each named on stderr. */
+static int vmm_state_diffs(struct vm *vm, const struct snapshot *s, int round)
+{
+    struct guestmem *gm = &vm->gm;
+    uint64_t used = 0, words = 0;
+    for (uint64_t w = 0; w < (gm->nframes + 63) / 64; w++) {
+        words += gm->bitmap[w] != (s->frame_bitmap[w] | gm->table_bitmap[w]);
+        used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
+    }
+    int fds = 0;
+    for (int i = 0; vm->files && s->files && i < FILES_MAX; i++) {
+        const struct fdent *a = &vm->files->fd[i], *b = &s->files->fd[i];
+        fds += a->f != b->f || a->off != b->off || a->cloexec != b->cloexec;
+    }
+    bool cwd = vm->files && s->files && strcmp(vm->files->cwd, s->files->cwd) != 0;
+    if (words || used != gm->used || fds || cwd)
+        fprintf(stderr, "jinx-vmm: selftest round %d: after restore, %llu frame-bitmap words "
+                "differ from the snapshot's, %llu frames counted in use for %llu set, %d "
+                "descriptors differ%s\n", round, (unsigned long long)words,
+                (unsigned long long)gm->used, (unsigned long long)used, fds,
+                cwd ? ", the cwd differs" : "");
+    return (words != 0) + (used != gm->used) + (fds != 0) + cwd;
 }
 
 static bool running(struct vm *vm) { return !atomic_load(&vm->stopping); }
@@ -130,7 +157,8 @@ int selftest_run(struct vm *vm, int rounds, uint64_t interval_ns)
             fprintf(stderr, "jinx-vmm: selftest round %d: virtual time %llu after restore, "
                     "snapshot had %llu\n", round, (unsigned long long)vt,
                     (unsigned long long)snap.vtime);
-        if (diff_pages || diff_vcpus || !time_ok)
+        int diff_state = vmm_state_diffs(vm, &snap, round);
+        if (diff_pages || diff_vcpus || diff_state || !time_ok)
             failed++;
         fprintf(stderr,
                 "jinx-vmm: selftest round %d: snapshot %.1f us; restore %.1f us (dirty log %.1f, "
