@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Snapshot/restore exactness while real programs run: N times, snapshot, run on, restore,
 # compare every page and every vCPU's registers, system registers and XSAVE state with a
-# full reference copy; then the program must still finish correctly from the restored
-# state (correct programs exit 0 after being rewound again and again).
+# full reference copy, and the VMM's frame bitmap and descriptor table with the
+# snapshot's (fdchurn moves descriptors up and down the table meanwhile); then the
+# program must still finish correctly from the restored state (correct programs exit 0
+# after being rewound again and again).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
 pass=0; fail=0
@@ -21,6 +23,7 @@ check throughput 2 --snapshot-selftest 10 --selftest-interval 2ms images/bin/thr
 check pingpong   2 --snapshot-selftest 10 --selftest-interval 1ms images/bin/throughput pingpong 5000
 check threads-60 2 --snapshot-selftest 20 --selftest-interval 300us $G/threads 60
 check dirty-1000 2 --snapshot-selftest 5 --selftest-interval 5ms $G/dirty 1000 4 500
+check fdchurn    2 --snapshot-selftest 10 --selftest-interval 1ms $G/fdchurn 300
 # Short programs: whatever rounds fit must be exact, and the program must still pass.
 check futex      0 --snapshot-selftest 10 --selftest-interval 1ms $G/futex
 check syscalls   0 --snapshot-selftest 10 --selftest-interval 1ms $G/syscalls alpha beta
