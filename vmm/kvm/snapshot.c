@@ -168,6 +168,7 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
         s->have_mem = true;
     } else {
         const struct dirtyset *d = &s->dirty;
+        gm->bitmap_of = NULL; /* the logs are taken: until s has the bitmap, none does */
         if (dirtylog_collect(vm, &s->dirty) < 0) {
             snprintf(err, errlen, "snapshot: KVM_GET_DIRTY_LOG: %s", strerror(errno));
             return -1;
