@@ -198,8 +198,10 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
     if (vm->files) {
         if (!s->files)
             s->files = calloc(1, sizeof *s->files);
-        if (!s->files)
+        if (!s->files) {
+            pthread_mutex_unlock(&vm->lock);
             return jx_fail(err, errlen, "out of memory (snapshot of the descriptor table)");
+        }
         files_save(vm->files, s->files);
     }
     pthread_mutex_lock(&gm->lock);
