@@ -69,6 +69,7 @@ struct ex_flips {
     size_t n, cap;
     struct {
         uint32_t *choices;
+        struct ex_step *steps;  /* the event of each choice (a flip run follows them) */
         size_t n;
     } parents[EX_FLIPS_MAX_PARENTS];
     size_t nparents;
@@ -76,6 +77,7 @@ struct ex_flips {
     struct ex_u64map orders; /* ex_flips_order_key(x, y): code y met a variable right
                                 after another thread's block at it began or ended at x */
     struct ex_u64map born;  /* variable -> the run that first showed it racing */
+    struct ex_u64map vars;  /* variable -> the run that first accessed it */
     uint64_t runs;          /* runs learnt */
     uint64_t tried;         /* flips handed out and run */
     uint64_t flipruns;      /* runs learnt that made a flip */
@@ -99,5 +101,17 @@ long ex_flips_next(const struct ex_flips *f);
  * been noted; the store stays usable). */
 long ex_flips_learn(struct ex_flips *f, long used, const uint32_t *choices,
                     const struct ex_step *steps, size_t n, const struct ex_u64map *conflict);
+
+/* The same for a flip run that reversed its race (`opened`): besides the
+ * conflict variables, the variables no earlier run accessed count as DATA for
+ * its flips when two threads accessed them and one wrote, whatever their class
+ * (not atomically: the reversed race sent a thread down a branch no run took,
+ * and the next preemption of a relay is at a variable of that branch; its
+ * accesses are often ordered by chance, by musl's thread-list lock at a
+ * thread's exit, so no data race classes them yet). Their flips are the
+ * newest, so they come next: a chain of flips goes depth first. */
+long ex_flips_learn_opened(struct ex_flips *f, long used, bool opened, const uint32_t *choices,
+                           const struct ex_step *steps, size_t n,
+                           const struct ex_u64map *conflict);
 
 #endif

@@ -253,8 +253,15 @@ struct ex_online {
     struct {
         long cand;              /* the history's flip this run makes (-1: none, it is pos) */
         uint32_t *prefix;       /* a copy of the parent's choices */
+        struct ex_step *psteps; /* and of the events they made (NULL: follow tids only) */
         size_t nprefix;
-        uint64_t at;            /* the step where t1 is held */
+        uint64_t *pnext;        /* per parent step: its thread's next step (nprefix: none) */
+        uint64_t pj;            /* follow: the parent's step to make next */
+        uint32_t cur;           /* the thread of the parent's step made last (0: none) */
+        uint64_t curj;          /* that step */
+        uint64_t extra;         /* extra steps in a row (run_extra) */
+        uint64_t extras;        /* such steps in all: cue points the parent did not have */
+        uint64_t at;            /* the parent's step where t1 is held */
         uint32_t t1;
         struct ex_pending e1;   /* t1's access held there */
         uint8_t phase;          /* 0 follow the parent, 1 hold t1, 2 release it, 3 pos */
