@@ -43,9 +43,12 @@ long ex_flips_next(const struct ex_flips *f)
             continue;
         bool covered =
             ex_u64map_get(&f->orders, ex_flips_order_key(x->rip2, x->rip1, x->addr)) != NULL;
-        /* Smallest key first: uncovered, DATA, newest variable; ties in learnt order. */
+        /* Smallest key first: uncovered, DATA, newest variable, then (a race
+         * learnt since run 1, at a DATA variable) the block's last end first:
+         * inside a window; ties in learnt order. */
+        bool inside_first = x->from > 0 && !(x->rank & 1) && !x->last_end;
         uint64_t key = (uint64_t)covered << 41 | (uint64_t)(x->rank & 1) << 33 |
-                       (uint64_t)(0xffffffffu - (x->born & 0xffffffffu)) << 1 | !x->last_end;
+                       (uint64_t)(0xffffffffu - (x->born & 0xffffffffu)) << 1 | inside_first;
         if (best < 0 || key < best_key)
             best = (long)i, best_key = key;
     }
@@ -85,10 +88,12 @@ static int note(struct ex_flips *f, const struct ex_step *steps, uint64_t at,
     bool fresh = false;
     if (f->n >= EX_FLIPS_MAX || f->nparents >= EX_FLIPS_MAX_PARENTS)
         return 0; /* the orders are still learnt */
-    if (!ex_u64map_put(&f->keys, key, 1, &fresh))
+    uint64_t *from = ex_u64map_put(&f->keys, key, f->runs, &fresh);
+    if (!from)
         return -1;
-    if (!fresh)
+    if (!fresh && (*from > 0 || f->runs == 0))
         return 0;
+    *from = f->runs; /* a race run 0 showed, met again: once more, followed faithfully */
     if (f->n == f->cap) {
         size_t ncap = f->cap ? f->cap * 2 : 64;
         struct ex_flip *nv = realloc(f->v, ncap * sizeof *nv);
@@ -101,7 +106,7 @@ static int note(struct ex_flips *f, const struct ex_step *steps, uint64_t at,
     f->v[f->n++] = (struct ex_flip){.born = born ? *born : f->runs, .parent = parent,
                                     .step = at, .t1 = e1->tid, .t2 = e2->tid,
                                     .addr = e1->addr, .kind = e1->kind, .size = e1->size,
-                                    .rip1 = rip1, .rip2 = rip2, .rank = rank,
+                                    .rip1 = rip1, .rip2 = rip2, .rank = rank, .from = f->runs,
                                     .last_end = last_end};
     (*added)++;
     return 0;
@@ -119,7 +124,7 @@ static int rank_of(const struct ex_step *e, const struct ex_u64map *opened,
     return -1;
 }
 
-/* Notes the run's accesses (code and variable) in f->vars; with `opened`, the
+/* Notes the code of the run's accesses in f->vars; with `opened`, the
  * variables that code no earlier run executed accessed go into *out. */
 static int note_code(struct ex_flips *f, const struct ex_step *steps, size_t n,
                      const struct ex_flip *opened, struct ex_u64map *out)
@@ -129,10 +134,12 @@ static int note_code(struct ex_flips *f, const struct ex_step *steps, size_t n,
         if (!is_access(e->kind) || e->tid == 0)
             continue;
         bool fresh = false;
-        if (!ex_u64map_put(&f->vars, ex_hash2(e->rip, e->addr), f->runs, &fresh))
-            return -1;
-        /* The reversed race's two threads took the new branch; run 1 is the
-         * first with pre-shared pages, where all their code looks new. */
+        if (!e->rip || !ex_u64map_put(&f->vars, e->rip, f->runs, &fresh))
+            return e->rip ? -1 : 0;
+        /* Code no run executed, by the reversed race's two threads: the new
+         * branch (not old code at new addresses: a thread's stack, musl's
+         * structures of a thread that ended sooner). Run 1 is the first with
+         * pre-shared pages, where much old code looks new. */
         if (fresh && opened && f->runs >= 2 && (e->tid == opened->t1 || e->tid == opened->t2) &&
             !ex_u64map_put(out, e->addr, 1, NULL))
             return -1;
@@ -221,7 +228,9 @@ long ex_flips_learn_opened(struct ex_flips *f, long used, bool opened, const uin
     uint32_t parent = (uint32_t)f->nparents;
     struct ex_u64map fresh; /* variables new code accessed (opened runs) */
     ex_u64map_init(&fresh);
-    const struct ex_flip *made = opened && used >= 0 && (size_t)used < f->n ? &f->v[used] : NULL;
+    /* A reversed lock (SYNC) sends threads down musl's wait paths, not the program's. */
+    const struct ex_flip *made =
+        opened && used >= 0 && (size_t)used < f->n && f->v[used].rank == 0 ? &f->v[used] : NULL;
     int rc = note_code(f, steps, n, made, &fresh);
     if (rc == 0)
         rc = find_flips(f, steps, n, made ? &fresh : NULL, conflict, parent, &added);

@@ -58,6 +58,7 @@ struct ex_flip {
     uint8_t rank;       /* 0 DATA, 1 SYNC */
     bool last_end;      /* e1 ends T1's block (else it begins it) */
     uint64_t born;      /* the run (0-based) that first showed the variable racing */
+    uint64_t from;      /* the run (0-based) it was learnt from */
     bool tried;
 };
 
@@ -77,7 +78,7 @@ struct ex_flips {
     struct ex_u64map orders; /* ex_flips_order_key(x, y): code y met a variable right
                                 after another thread's block at it began or ended at x */
     struct ex_u64map born;  /* variable -> the run that first showed it racing */
-    struct ex_u64map vars;  /* variable -> the run that first accessed it */
+    struct ex_u64map vars;  /* code (rip) of an access -> the first run that made it */
     uint64_t runs;          /* runs learnt */
     uint64_t tried;         /* flips handed out and run */
     uint64_t flipruns;      /* runs learnt that made a flip */

@@ -22,6 +22,8 @@ int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h)
     const struct ex_flip *fl = &h->flips.v[c];
     const uint32_t *pc = h->flips.parents[fl->parent].choices;
     const struct ex_step *ps = h->flips.parents[fl->parent].steps;
+    if (fl->from == 0)
+        ps = NULL; /* run 0 had no pre-shared pages: its steps by index, as they come */
     size_t pn = h->flips.parents[fl->parent].n;
     if (!pc || fl->step >= pn)
         return 0;
@@ -79,8 +81,8 @@ static bool extra_due(const struct ex_online *o, uint64_t j, const struct ex_tid
                       const ex_pending_table *pend, uint32_t u)
 {
     return o->flip.psteps && j < o->flip.nprefix && ex_tidset_has(can, u) &&
-           o->flip.extra < EX_FLIP_EXTRA && !made_there(o, j, pend, u) &&
-           !ex_online_spinning(o, pend, u);
+           o->flip.extra < EX_FLIP_EXTRA && o->flip.extras < o->flip.limit &&
+           !made_there(o, j, pend, u) && !ex_online_spinning(o, pend, u);
 }
 
 /* Following the parent up to its step j (prefix[j] next): a flip run meets cue
@@ -96,6 +98,8 @@ static uint32_t extra_pick(struct ex_online *o, uint64_t j, const struct ex_tids
                            const ex_pending_table *pend)
 {
     uint32_t u = o->flip.cur, t = 0;
+    if (!o->flip.psteps)
+        return 0;
     if (u && extra_due(o, o->flip.pnext[o->flip.curj], can, pend, u))
         t = u;
     else if (o->flip.cur = 0, j < o->flip.nprefix && extra_due(o, j, can, pend, o->flip.prefix[j]))
@@ -230,8 +234,8 @@ long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o)
     const uint32_t *ch = ex_online_choices(o, &n);
     bool ok = !o->reclost && ch && o->nrec == n;
     return ex_flips_learn_opened(&h->flips, used, used >= 0 && o->flip.reversed,
-                                     ok ? ch : NULL, ok ? o->rec : NULL, ok ? n : 0,
-                                     &h->conflict);
+                                 ok ? ch : NULL, ok ? o->rec : NULL, ok ? n : 0,
+                                 &h->conflict);
 }
 
 bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index)
