@@ -61,16 +61,22 @@ int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h)
     return 0;
 }
 
+static bool an_access(uint8_t kind)
+{
+    return kind == EX_READ || kind == EX_WRITE || kind == EX_RMW;
+}
+
 /* Whether t's pending event is the one the parent's thread made at step j: the
- * same access (kind, variable, code), or both not an access the VMM showed (a
- * system call's cue point: those are cue points in every run). */
+ * same access (kind, variable, code), or both no memory access (a system call's
+ * cue point, which the VMM shows as unknown: one in every run). */
 static bool made_there(const struct ex_online *o, uint64_t j, const ex_pending_table *pend,
                        uint32_t t)
 {
     const struct ex_step *w = &o->flip.psteps[j];
-    bool known = ex_tidset_has(&pend->listed, t) && pend->ev[t]->known;
-    if (!known || w->kind == 0)
-        return !known && w->kind == 0;
+    bool acc = ex_tidset_has(&pend->listed, t) && pend->ev[t]->known &&
+               an_access(pend->ev[t]->kind);
+    if (!acc || !an_access(w->kind))
+        return !acc && !an_access(w->kind);
     const struct ex_pending *e = pend->ev[t];
     return e->kind == w->kind && e->addr == w->addr && (!e->rip || !w->rip || e->rip == w->rip);
 }
