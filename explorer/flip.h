@@ -22,13 +22,17 @@
  * some run already showed comes after every flip whose reversal is new: that
  * interleaving was explored (musl's own benign races, met both ways within a
  * few runs, stop costing schedules). A flip is keyed by the code of its two accesses (e1's and e2's rip
- * and which end of the block), and a key is noted once per snapshot: the same
- * race met again in a later run is not tried again. The untried flips are
- * handed out DATA before SYNC, then in the order they were learnt (runs
- * first, then steps): a breadth-first search over flipped races, where a
- * flipped run that reaches new code (a branch taken only when the race went
- * the other way) contributes new flips of its own (a relay of two or three
- * preemptions is found as a chain of flips).
+ * and which end of the block), and a key is noted once per snapshot (the same
+ * race met again in a later run is not tried again), except that a race run 0
+ * showed is noted once more by the next run that shows it: run 0 had no
+ * pre-shared pages, so its flips cannot be followed faithfully (online.h). The
+ * untried flips are handed out DATA before SYNC, newest variable first; among
+ * equals, a DATA flip learnt since run 1 at its block's first end comes after
+ * the others (inside a window first: the relay's and the atomicity
+ * violation's preemption), the rest in the order they were learnt. A flipped
+ * run that reaches new code (a branch taken only when the race went the other
+ * way) contributes new flips of its own, first (a relay of two or three
+ * preemptions is found as a chain of flips, depth first).
  *
  * Pure data, no KVM; deterministic: the same runs learnt in the same order
  * give the same flips. */
@@ -91,8 +95,9 @@ void ex_flips_free(struct ex_flips *f);
 
 /* The untried flip to run next, or -1: one whose reversed order (e2's code
  * right before e1's, at the same variable) no run has shown yet before one
- * some run has (that order was explored already), DATA before SYNC, then in
- * the order they were learnt. */
+ * some run has (that order was explored already), DATA before SYNC, newest
+ * variable first, a DATA flip learnt since run 1 at its block's first end
+ * after the others, then in the order they were learnt. */
 long ex_flips_next(const struct ex_flips *f);
 
 /* Learns from one run: marks flip `used` (>= 0) tried, then notes the run's new

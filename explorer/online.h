@@ -98,6 +98,20 @@
  *            it runs out) until one of them is chosen with a pending access that
  *            races with e1 (counted in flip.reversed), or until nobody but T1
  *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
+ *            Following is FAITHFUL for a flip learnt since run 1: the flip run
+ *            meets cue points its parent did not have (pages pre-shared since),
+ *            and a thread whose pending event is not the one it made at its
+ *            next parent step (same kind, variable and code, or both no memory
+ *            access) runs on through them, right after its last followed step
+ *            (serial execution: that is what the parent did within one step),
+ *            at most EX_FLIP_EXTRA in a row and never a spin's re-read; T1 is
+ *            held exactly at e1 (flip.extras counts such steps). Run 0's flips
+ *            follow the parent's thread ids by index, as they come (its run had
+ *            no pre-shared pages; the same race met again later is learnt once
+ *            more, faithfully: flip.h). After a flip run that reversed a race
+ *            at a DATA variable, the variables its two threads reached with code
+ *            no run executed are flip candidates too (flip.h), newest first:
+ *            a relay of two or three preemptions is a chain of flips.
  *            With no untried flip (or its parent's choice not enabled before
  *            e1: flip.diverged) it is pos.
  *   "nest"   lock-order deadlocks (online_nest.c). PCT's random priorities,
