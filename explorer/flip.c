@@ -131,11 +131,11 @@ static int note_code(struct ex_flips *f, const struct ex_step *steps, size_t n,
 {
     for (size_t i = 0; i < n; i++) {
         const struct ex_step *e = &steps[i];
-        if (!is_access(e->kind) || e->tid == 0)
+        if (!is_access(e->kind) || e->tid == 0 || !e->rip)
             continue;
         bool fresh = false;
-        if (!e->rip || !ex_u64map_put(&f->vars, e->rip, f->runs, &fresh))
-            return e->rip ? -1 : 0;
+        if (!ex_u64map_put(&f->vars, e->rip, f->runs, &fresh))
+            return -1;
         /* Code no run executed, by the reversed race's two threads: the new
          * branch (not old code at new addresses: a thread's stack, musl's
          * structures of a thread that ended sooner). Run 1 is the first with
