@@ -22,13 +22,17 @@
  * some run already showed comes after every flip whose reversal is new: that
  * interleaving was explored (musl's own benign races, met both ways within a
  * few runs, stop costing schedules). A flip is keyed by the code of its two accesses (e1's and e2's rip
- * and which end of the block), and a key is noted once per snapshot: the same
- * race met again in a later run is not tried again. The untried flips are
- * handed out DATA before SYNC, then in the order they were learnt (runs
- * first, then steps): a breadth-first search over flipped races, where a
- * flipped run that reaches new code (a branch taken only when the race went
- * the other way) contributes new flips of its own (a relay of two or three
- * preemptions is found as a chain of flips).
+ * and which end of the block), and a key is noted once per snapshot (the same
+ * race met again in a later run is not tried again), except that a race run 0
+ * showed is noted once more by the next run that shows it: run 0 had no
+ * pre-shared pages, so its flips cannot be followed faithfully (online.h). The
+ * untried flips are handed out DATA before SYNC, newest variable first; among
+ * equals, a DATA flip learnt since run 1 at its block's first end comes after
+ * the others (inside a window first: the relay's and the atomicity
+ * violation's preemption), the rest in the order they were learnt. A flipped
+ * run that reaches new code (a branch taken only when the race went the other
+ * way) contributes new flips of its own, first (a relay of two or three
+ * preemptions is found as a chain of flips, depth first).
  *
  * Pure data, no KVM; deterministic: the same runs learnt in the same order
  * give the same flips. */
@@ -58,6 +62,7 @@ struct ex_flip {
     uint8_t rank;       /* 0 DATA, 1 SYNC */
     bool last_end;      /* e1 ends T1's block (else it begins it) */
     uint64_t born;      /* the run (0-based) that first showed the variable racing */
+    uint64_t from;      /* the run (0-based) it was learnt from */
     bool tried;
 };
 
@@ -69,6 +74,7 @@ struct ex_flips {
     size_t n, cap;
     struct {
         uint32_t *choices;
+        struct ex_step *steps;  /* the event of each choice (a flip run follows them) */
         size_t n;
     } parents[EX_FLIPS_MAX_PARENTS];
     size_t nparents;
@@ -76,6 +82,7 @@ struct ex_flips {
     struct ex_u64map orders; /* ex_flips_order_key(x, y): code y met a variable right
                                 after another thread's block at it began or ended at x */
     struct ex_u64map born;  /* variable -> the run that first showed it racing */
+    struct ex_u64map vars;  /* code (rip) of an access -> the first run that made it */
     uint64_t runs;          /* runs learnt */
     uint64_t tried;         /* flips handed out and run */
     uint64_t flipruns;      /* runs learnt that made a flip */
@@ -88,8 +95,9 @@ void ex_flips_free(struct ex_flips *f);
 
 /* The untried flip to run next, or -1: one whose reversed order (e2's code
  * right before e1's, at the same variable) no run has shown yet before one
- * some run has (that order was explored already), DATA before SYNC, then in
- * the order they were learnt. */
+ * some run has (that order was explored already), DATA before SYNC, newest
+ * variable first, a DATA flip learnt since run 1 at its block's first end
+ * after the others, then in the order they were learnt. */
 long ex_flips_next(const struct ex_flips *f);
 
 /* Learns from one run: marks flip `used` (>= 0) tried, then notes the run's new
@@ -99,5 +107,17 @@ long ex_flips_next(const struct ex_flips *f);
  * been noted; the store stays usable). */
 long ex_flips_learn(struct ex_flips *f, long used, const uint32_t *choices,
                     const struct ex_step *steps, size_t n, const struct ex_u64map *conflict);
+
+/* The same for a flip run that reversed its race (`opened`): besides the
+ * conflict variables, the variables no earlier run accessed count as DATA for
+ * its flips when two threads accessed them and one wrote, whatever their class
+ * (not atomically: the reversed race sent a thread down a branch no run took,
+ * and the next preemption of a relay is at a variable of that branch; its
+ * accesses are often ordered by chance, by musl's thread-list lock at a
+ * thread's exit, so no data race classes them yet). Their flips are the
+ * newest, so they come next: a chain of flips goes depth first. */
+long ex_flips_learn_opened(struct ex_flips *f, long used, bool opened, const uint32_t *choices,
+                           const struct ex_step *steps, size_t n,
+                           const struct ex_u64map *conflict);
 
 #endif

@@ -433,8 +433,9 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
         snprintf(buf + at, len - at, " corpus=empty(pos)");
     } else if (o->kind == EX_ONLINE_FLIP && o->flip.cand >= 0) {
         snprintf(buf + at, len - at, " flip=%ld hold=t%" PRIu32 "@%" PRIu64 " addr=0x%" PRIx64
-                 "%s%s", o->flip.cand, o->flip.t1, o->flip.at, o->flip.e1.addr,
-                 o->flip.reversed ? " reversed" : "", o->flip.diverged ? " diverged" : "");
+                 " extra=%" PRIu64 "%s%s", o->flip.cand, o->flip.t1, o->flip.at, o->flip.e1.addr,
+                 o->flip.extras, o->flip.reversed ? " reversed" : "",
+                 o->flip.diverged ? " diverged" : "");
     } else if (o->kind == EX_ONLINE_FLIP) {
         snprintf(buf + at, len - at, " none-left(pos)");
     }

@@ -98,6 +98,20 @@
  *            it runs out) until one of them is chosen with a pending access that
  *            races with e1 (counted in flip.reversed), or until nobody but T1
  *            can go (or EX_FLIP_HOLD steps); T1 runs right after, then pos.
+ *            Following is FAITHFUL for a flip learnt since run 1: the flip run
+ *            meets cue points its parent did not have (pages pre-shared since),
+ *            and a thread whose pending event is not the one it made at its
+ *            next parent step (same kind, variable and code, or both no memory
+ *            access) runs on through them, right after its last followed step
+ *            (serial execution: that is what the parent did within one step),
+ *            at most EX_FLIP_EXTRA in a row and never a spin's re-read; T1 is
+ *            held exactly at e1 (flip.extras counts such steps). Run 0's flips
+ *            follow the parent's thread ids by index, as they come (its run had
+ *            no pre-shared pages; the same race met again later is learnt once
+ *            more, faithfully: flip.h). After a flip run that reversed a race
+ *            at a DATA variable, the variables its two threads reached with code
+ *            no run executed are flip candidates too (flip.h), newest first:
+ *            a relay of two or three preemptions is a chain of flips.
  *            With no untried flip (or its parent's choice not enabled before
  *            e1: flip.diverged) it is pos.
  *   "nest"   lock-order deadlocks (online_nest.c). PCT's random priorities,
@@ -253,8 +267,15 @@ struct ex_online {
     struct {
         long cand;              /* the history's flip this run makes (-1: none, it is pos) */
         uint32_t *prefix;       /* a copy of the parent's choices */
+        struct ex_step *psteps; /* and of the events they made (NULL: follow tids only) */
         size_t nprefix;
-        uint64_t at;            /* the step where t1 is held */
+        uint64_t *pnext;        /* per parent step: its thread's next step (nprefix: none) */
+        uint64_t pj;            /* follow: the parent's step to make next */
+        uint32_t cur;           /* the thread of the parent's step made last (0: none) */
+        uint64_t curj;          /* that step */
+        uint64_t extra;         /* extra steps in a row (run_extra) */
+        uint64_t extras;        /* such steps in all: cue points the parent did not have */
+        uint64_t at;            /* the parent's step where t1 is held */
         uint32_t t1;
         struct ex_pending e1;   /* t1's access held there */
         uint8_t phase;          /* 0 follow the parent, 1 hold t1, 2 release it, 3 pos */
