@@ -13,6 +13,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_FLIP] = "flip",
     [EX_ONLINE_PORTFOLIO] = "portfolio",
     [EX_ONLINE_NEST] = "nest",
+    [EX_ONLINE_SWEEP] = "sweep",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -28,6 +29,12 @@ int ex_online_from_name(const char *name, enum ex_online_kind *out)
             return 0;
         }
     return -1;
+}
+
+bool ex_online_portfolio_sweeps(uint64_t index)
+{
+    (void)index;
+    return false;
 }
 
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
@@ -222,6 +229,20 @@ void ex_online_free(struct ex_online *o)
     ex_online_init(o);
 }
 
+/* The sweep's schedule count so far, from the first schedule that knew a DATA
+ * variable (earlier ones have no target: they count as 0). */
+static uint64_t sweep_ordinal(const struct ex_online *o, const struct ex_history *h)
+{
+    uint64_t first = ex_online_sweep_first(h), n = 0;
+    if (o->index < first || first == UINT64_MAX)
+        return 0;
+    if (o->asked != EX_ONLINE_PORTFOLIO)
+        return o->index - first;
+    for (uint64_t i = first; i < o->index; i++)
+        n += ex_online_portfolio_sweeps(i);
+    return n;
+}
+
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index)
@@ -265,6 +286,8 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
         o->kind = EX_ONLINE_FLIP;
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
         ex_online_pct_begin(o, h);
+    if (o->kind == EX_ONLINE_SWEEP)
+        ex_online_sweep_begin(o, h, sweep_ordinal(o, h));
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
@@ -327,6 +350,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     case EX_ONLINE_PCT:
     case EX_ONLINE_WINDOW:
     case EX_ONLINE_NEST:
+    case EX_ONLINE_SWEEP:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
@@ -356,10 +380,15 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     o->racy += racy;
     /* A racy step at a DATA variable opens a window: t's next step. */
     const uint64_t *cls = racy ? ex_u64map_get(&o->conflict, pend.ev[t]->addr) : NULL;
-    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t]))
+    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t])) {
         ex_tidset_add(&o->after, t);
-    else
+        if (t <= EX_MAX_TID) {
+            o->sweep.open_var[t] = pend.ev[t]->addr;
+            o->sweep.open_write[t] = pend.ev[t]->kind != EX_READ;
+        }
+    } else {
         ex_tidset_del(&o->after, t);
+    }
     note_access(o, &pend, t);
     o->steps++;
     record(o, t);
@@ -421,7 +450,14 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (w < 0)
         return buf;
     at = (size_t)w < len ? (size_t)w : len - 1;
-    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
+    if (o->kind == EX_ONLINE_SWEEP && o->sweep.any) {
+        snprintf(buf + at, len - at, " window=%" PRIu64 " k=%" PRIu64 " windows=%" PRIu64 "%s",
+                 o->pct.change[0], o->pct.k, o->windows, o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_SWEEP) {
+        snprintf(buf + at, len - at, " after-%s=0x%" PRIx64 " windows=%" PRIu64 "%s",
+                 o->sweep.write ? "write" : "read", o->sweep.var, o->windows,
+                 o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
         snprintf(buf + at, len - at, " racy=data");

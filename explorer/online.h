@@ -163,11 +163,13 @@ enum ex_online_kind {
     EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NEST,
+    EX_ONLINE_SWEEP,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest". Returns 0 or -1. */
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep".
+ * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
@@ -247,6 +249,13 @@ struct ex_online {
         uint32_t last;          /* random: the thread chosen last */
         bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
     } walk;
+    struct {
+        uint64_t var;           /* the target: the first window opened by an access */
+        bool write;             /* to var, a write or RMW (else a read) ... */
+        bool any;               /* ... or no target: the n-th window of the run (pct.change[0]) */
+        uint64_t open_var[EX_MAX_TID + 1];  /* the racy DATA access that opened each */
+        bool open_write[EX_MAX_TID + 1];    /* thread's window (valid while in o->after) */
+    } sweep;
     struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
     size_t nrec, caprec;
     bool reclost;               /* recording them failed for lack of memory */

@@ -52,6 +52,19 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
                             const struct ex_tidset *fresh, const ex_pending_table *pend);
 
+/* The sweep (online_sweep.c). Variables it targets by name, at most; windows it
+ * counts through, at most (a run with hundreds: the first ones). */
+#define EX_SWEEP_VARS 8u
+#define EX_SWEEP_MAX_K 64u
+/* The first schedule index whose history knew a DATA variable (UINT64_MAX: none
+ * yet): the sweep's ordinals count from there. */
+uint64_t ex_online_sweep_first(const struct ex_history *h);
+/* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
+void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+/* Whether running t now is the sweep's preemption: t's window is the target. */
+bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pend,
+                           const struct ex_tidset *enabled, uint32_t t);
+
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
 /* After thread t was chosen to perform its pending event. */
@@ -72,6 +85,8 @@ uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enable
 #define EX_FLIP_DENSE 8u
 #define EX_FLIP_EARLY 16u
 #define EX_FLIP_LATE_EVERY 8u
+/* Whether the portfolio's schedule `index` is a sweep (online.h). */
+bool ex_online_portfolio_sweeps(uint64_t index);
 /* Whether the portfolio's schedule `index` is a flip (online.h). */
 bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
 /* Appends t's pending event (the one it performs now) to o->rec. */

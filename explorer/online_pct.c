@@ -103,7 +103,8 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
      * thread at every nested lock step instead (every other schedule at each
      * with probability 1/2): a cycle of n locks needs n-1 of them, and the
      * lowered threads keep their first locks while the others take theirs. */
-    bool at_change = (o->pct.nest || o->pct.nfired < o->pct.nchange) &&
+    bool at_change = o->kind == EX_ONLINE_SWEEP ? ex_online_sweep_fires(o, pend, enabled, t) :
+                     (o->pct.nest || o->pct.nfired < o->pct.nchange) &&
                      (o->pct.nest      ? ex_online_nested(o, pend, enabled, t) &&
                                            (!o->pct.nest_coin || ex_rng_below(&o->rng, 2) == 0)
                       : o->pct.windows ? o->pct.change[o->pct.nfired] == o->windows + 1 &&
