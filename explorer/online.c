@@ -31,12 +31,6 @@ int ex_online_from_name(const char *name, enum ex_online_kind *out)
     return -1;
 }
 
-bool ex_online_portfolio_sweeps(uint64_t index)
-{
-    (void)index;
-    return false;
-}
-
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
 {
     /* By what each found on the corpus (docs/explorer.md): the racy-step
@@ -229,18 +223,30 @@ void ex_online_free(struct ex_online *o)
     ex_online_init(o);
 }
 
-/* The sweep's schedule count so far, from the first schedule that knew a DATA
- * variable (earlier ones have no target: they count as 0). */
-static uint64_t sweep_ordinal(const struct ex_online *o, const struct ex_history *h)
+/* What the portfolio runs as schedule o->index (online.h): a sweep in the sweep
+ * slots (nest instead once a lock chain was seen), else the schedule the
+ * portfolio without sweeps gives its VIRTUAL index, o->index minus the sweeps
+ * before it: a flip in the flip slots, the cycle (resumed where it left) in the
+ * others. *sweep = the sweep's ordinal. */
+static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint64_t *sweep)
 {
-    uint64_t first = ex_online_sweep_first(h), n = 0;
-    if (o->index < first || first == UINT64_MAX)
-        return 0;
-    if (o->asked != EX_ONLINE_PORTFOLIO)
-        return o->index - first;
-    for (uint64_t i = first; i < o->index; i++)
-        n += ex_online_portfolio_sweeps(i);
-    return n;
+    uint64_t before = ex_online_portfolio_sweeps_before(h, o->index);
+    if (ex_online_portfolio_sweeps(h, o->index)) {
+        *sweep = before;
+        /* A lock-order cycle may be near: nest lowers at every nested step
+         * (cycle 0: no coin), the sweep's windows are no lock steps. */
+        o->kind = h->nest_chain ? EX_ONLINE_NEST : EX_ONLINE_SWEEP;
+        o->cycle = 0;
+        return;
+    }
+    uint64_t v = o->index - before;
+    /* The cycle goes on where the last non-flip schedule left it. */
+    o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
+    o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);
+    if (h && h->nest_chain && (o->cycle % 8 == 1 || o->cycle % 8 == 6))
+        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
+    if (ex_online_portfolio_flips(h, v))
+        o->kind = EX_ONLINE_FLIP;
 }
 
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
@@ -275,19 +281,20 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
-    /* The cycle goes on where the last non-flip schedule left it. */
-    o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
-    o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
     o->flip.cand = -1;
-    if (o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
-        (o->cycle % 8 == 1 || o->cycle % 8 == 6))
-        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
-    if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
-        o->kind = EX_ONLINE_FLIP;
+    uint64_t sweep = 0; /* the sweep's schedule count (its ordinal) */
+    if (o->asked == EX_ONLINE_PORTFOLIO)
+        portfolio_kind(o, h, &sweep);
+    else
+        o->kind = (uint8_t)o->asked;
+    if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {
+        uint64_t first = ex_online_sweep_first(h);
+        sweep = index >= first ? index - first : 0;
+    }
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_SWEEP)
-        ex_online_sweep_begin(o, h, sweep_ordinal(o, h));
+        ex_online_sweep_begin(o, h, sweep);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)

@@ -85,9 +85,12 @@ uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enable
 #define EX_FLIP_DENSE 8u
 #define EX_FLIP_EARLY 16u
 #define EX_FLIP_LATE_EVERY 8u
-/* Whether the portfolio's schedule `index` is a sweep (online.h). */
-bool ex_online_portfolio_sweeps(uint64_t index);
-/* Whether the portfolio's schedule `index` is a flip (online.h). */
+/* Whether the portfolio's schedule `index` is a sweep slot (online.h), and how
+ * many of its schedules before `index` were. */
+bool ex_online_portfolio_sweeps(const struct ex_history *h, uint64_t index);
+uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t index);
+/* Whether the portfolio's schedule `index` is a flip (online.h); `index` is
+ * the virtual one, without the sweep slots before it. */
 bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
 /* Appends t's pending event (the one it performs now) to o->rec. */
 void ex_online_record_step(struct ex_online *o, const ex_pending_table *pend, uint32_t t);

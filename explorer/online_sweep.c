@@ -55,12 +55,38 @@ static size_t sweep_vars(const struct ex_history *h, uint64_t out[][2])
 
 uint64_t ex_online_sweep_first(const struct ex_history *h)
 {
-    uint64_t v[EX_SWEEP_VARS][2];
-    size_t n = sweep_vars(h, v);
     uint64_t oldest = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
-        oldest = v[i][0] < oldest ? v[i][0] : oldest;
-    return n ? oldest + 1 : UINT64_MAX;
+    for (size_t i = 0; h && i < h->conflict.cap; i++) {
+        if (!h->conflict.used[i] || !(h->conflict.vals[i] & EX_CONFLICT_DATA))
+            continue;
+        const uint64_t *born = ex_u64map_get(&h->flips.born, h->conflict.keys[i]);
+        uint64_t b = born ? *born : 0;
+        oldest = b < oldest ? b : oldest;
+    }
+    return oldest == UINT64_MAX ? oldest : oldest + 1;
+}
+
+/* The slots the portfolio gives the sweep (online.h): index 2 and every 8th
+ * from 6 on, once a DATA variable is known; and, once a lock chain is known,
+ * the first schedule after it (a nest: a lock-order deadlock is then near). */
+static bool sweep_slot(const struct ex_history *h, uint64_t first, uint64_t index)
+{
+    if (h && h->nest_chain && index == h->nest_chain_from && index > 0)
+        return true;
+    return index >= first && (index == 2 || index % 8 == 6);
+}
+
+bool ex_online_portfolio_sweeps(const struct ex_history *h, uint64_t index)
+{
+    return sweep_slot(h, ex_online_sweep_first(h), index);
+}
+
+uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t index)
+{
+    uint64_t first = ex_online_sweep_first(h), n = 0;
+    for (uint64_t i = 0; i < index; i++)
+        n += sweep_slot(h, first, i);
+    return n;
 }
 
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal)
