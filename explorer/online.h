@@ -299,6 +299,11 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index);
 
+/* The first schedule index whose history knew a DATA variable (UINT64_MAX:
+ * none yet): the run after the one that first showed one racing. The sweep
+ * counts its schedules from there. */
+uint64_t ex_online_sweep_first(const struct ex_history *h);
+
 /* After ex_history_add_run: the run's flips (flip.h) join h's, and the flip
  * this run made (if it was a "flip" schedule) counts as tried. Returns the
  * number of new flips, or -1 on no memory (h stays usable). */

@@ -56,9 +56,6 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
  * counts through, at most (a run with hundreds: the first ones). */
 #define EX_SWEEP_VARS 8u
 #define EX_SWEEP_MAX_K 64u
-/* The first schedule index whose history knew a DATA variable (UINT64_MAX: none
- * yet): the sweep's ordinals count from there. */
-uint64_t ex_online_sweep_first(const struct ex_history *h);
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
 /* Whether running t now is the sweep's preemption: t's window is the target. */
