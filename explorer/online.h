@@ -109,15 +109,36 @@
  *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
  *            The lowered thread keeps its first lock while the others take
  *            theirs: a cycle of n locks needs n-1 such preemptions.
- *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
- *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
- *            The others use, by their place in the cycle (index minus the flip
- *            schedules so far, mod 8): pct, random, pos, window, pct, random,
- *            pos, rf (the pct ones alternate all racy steps and data races
- *            only). Once a run showed a LOCK CHAIN (thread A took lock Y while
- *            holding X, another thread took Z while holding Y, both by the same
- *            instruction: the start of a lock-order cycle of one kind of lock),
- *            the first random slot and the second pos slot are nest.
+ *   "sweep"  the window sweep (online_sweep.c): PCT's random priorities and one
+ *            preemption, at a window chosen by the schedule's ordinal j (its
+ *            count among the sweep's schedules since the first whose history
+ *            knew a DATA variable: ex_online_sweep_first). The targets, in
+ *            order: for each of the history's DATA variables, newest first (the
+ *            run that first showed it racing, flip.h's born; then by address;
+ *            at most EX_SWEEP_VARS), the first window opened by a read of it,
+ *            then the first opened by a write or RMW of it; then the n-th
+ *            window of the run, n = 1..K (K = ex_history_window_estimate, at
+ *            most EX_SWEEP_MAX_K); then over again. The thread about to close
+ *            the target window drops below every priority: it stays inside its
+ *            window until every other thread blocked or ended. No target met:
+ *            no preemption (the run is PCT with d = 1).
+ *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
+ *            (index >= ex_online_sweep_first), index 2 and every index % 8 == 6
+ *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
+ *            while holding X, another thread took Z while holding Y, both by
+ *            the same instruction: the start of a lock-order cycle of one kind
+ *            of lock), those slots and the first schedule after the chain was
+ *            learnt (h->nest_chain_from) are nest instead (at every nested
+ *            step). Every other index runs what the portfolio gives its
+ *            VIRTUAL index v = index minus the sweep slots before it: while
+ *            the history holds an untried flip, v = 1-3 and 5-7, the odd ones
+ *            from 8 to 15 and v % 8 == 1 after are flips. The others use, by
+ *            their place in the cycle (v minus the flip schedules so far,
+ *            mod 8): pct, random, pos, window, pct, random, pos, rf (the pct
+ *            ones alternate all racy steps and data races only); with a lock
+ *            chain, the first random slot and the second pos slot are nest.
+ *            So a program without DATA variables or chains runs exactly the
+ *            schedules it ran before the sweep.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
