@@ -118,12 +118,17 @@
  *            at most EX_SWEEP_VARS), the first window opened by a read of it,
  *            then the first opened by a write or RMW of it; then the n-th
  *            window of the run, n = 1..K (K = ex_history_window_estimate, at
- *            most EX_SWEEP_MAX_K); then over again. The thread about to close
+ *            most EX_SWEEP_MAX_K); then over again. A DATA variable in the same
+ *            8-byte word as a SYNC or atomic one (a lock's or condition
+ *            variable's field) comes after the others. The thread about to close
  *            the target window drops below every priority: it stays inside its
- *            window until every other thread blocked or ended. No target met:
- *            no preemption (the run is PCT with d = 1).
+ *            window until every other thread blocked or ended. Until a read
+ *            target fired, a thread about to write or RMW its variable drops
+ *            below every priority too (with another thread enabled): the read
+ *            comes before the write it races with. No target met: no
+ *            preemption (the run is PCT with d = 1).
  *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
- *            (index >= ex_online_sweep_first), index 2 and every index % 8 == 6
+ *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
  *            while holding X, another thread took Z while holding Y, both by
  *            the same instruction: the start of a lock-order cycle of one kind

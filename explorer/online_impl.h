@@ -58,6 +58,10 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 #define EX_SWEEP_MAX_K 64u
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+/* Whether t must wait for the sweep's read target (t is about to write its
+ * variable, the target has not fired, another thread is enabled). */
+bool ex_online_sweep_defers(const struct ex_online *o, const ex_pending_table *pend,
+                            const struct ex_tidset *enabled, uint32_t t);
 /* Whether running t now is the sweep's preemption: t's window is the target. */
 bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pend,
                            const struct ex_tidset *enabled, uint32_t t);

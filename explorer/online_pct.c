@@ -98,6 +98,14 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             o->pct.nhigh++;
         }
     uint32_t t = highest_awake(o, enabled, pend);
+    /* The sweep's read target: a thread about to write the variable waits (drops
+     * below every priority) until the target fired, so the read it races with
+     * comes first. At most once per thread and step. */
+    for (uint32_t i = 0; o->kind == EX_ONLINE_SWEEP && i < o->pct.nthreads &&
+                         ex_online_sweep_defers(o, pend, enabled, t); i++) {
+        lower(o, t);
+        t = highest_awake(o, enabled, pend);
+    }
     /* Change points count racy steps only (window steps for "window"): a
      * preemption anywhere else orders nothing differently. "nest" lowers a
      * thread at every nested lock step instead (every other schedule at each
