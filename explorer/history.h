@@ -72,6 +72,7 @@ struct ex_history {
     struct ex_flips flips;  /* races to flip (flip.h; ex_history_learn_flips) */
     uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
     bool nest_chain;        /* some run showed a lock chain (online.h, "portfolio") */
+    uint64_t nest_chain_from; /* the first schedule index that knew it (runs added then) */
 };
 
 void ex_history_init(struct ex_history *h);

@@ -13,6 +13,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_FLIP] = "flip",
     [EX_ONLINE_PORTFOLIO] = "portfolio",
     [EX_ONLINE_NEST] = "nest",
+    [EX_ONLINE_SWEEP] = "sweep",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -222,6 +223,32 @@ void ex_online_free(struct ex_online *o)
     ex_online_init(o);
 }
 
+/* What the portfolio runs as schedule o->index (online.h): a sweep in the sweep
+ * slots (nest instead once a lock chain was seen), else the schedule the
+ * portfolio without sweeps gives its VIRTUAL index, o->index minus the sweeps
+ * before it: a flip in the flip slots, the cycle (resumed where it left) in the
+ * others. *sweep = the sweep's ordinal. */
+static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint64_t *sweep)
+{
+    uint64_t before = ex_online_portfolio_sweeps_before(h, o->index);
+    if (ex_online_portfolio_sweeps(h, o->index)) {
+        *sweep = before;
+        /* A lock-order cycle may be near: nest lowers at every nested step
+         * (cycle 0: no coin), the sweep's windows are no lock steps. */
+        o->kind = h->nest_chain ? EX_ONLINE_NEST : EX_ONLINE_SWEEP;
+        o->cycle = 0;
+        return;
+    }
+    uint64_t v = o->index - before;
+    /* The cycle goes on where the last non-flip schedule left it. */
+    o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
+    o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);
+    if (h && h->nest_chain && (o->cycle % 8 == 1 || o->cycle % 8 == 6))
+        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
+    if (ex_online_portfolio_flips(h, v))
+        o->kind = EX_ONLINE_FLIP;
+}
+
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index)
@@ -254,17 +281,20 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
     bool known = (unsigned)kind < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
-    /* The cycle goes on where the last non-flip schedule left it. */
-    o->cycle = h && index >= h->flips.flipruns ? index - h->flips.flipruns : index;
-    o->kind = (uint8_t)ex_online_resolve((enum ex_online_kind)o->asked, o->cycle);
     o->flip.cand = -1;
-    if (o->asked == EX_ONLINE_PORTFOLIO && h && h->nest_chain &&
-        (o->cycle % 8 == 1 || o->cycle % 8 == 6))
-        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
-    if (o->asked == EX_ONLINE_PORTFOLIO && ex_online_portfolio_flips(h, index))
-        o->kind = EX_ONLINE_FLIP;
+    uint64_t sweep = 0; /* the sweep's schedule count (its ordinal) */
+    if (o->asked == EX_ONLINE_PORTFOLIO)
+        portfolio_kind(o, h, &sweep);
+    else
+        o->kind = (uint8_t)o->asked;
+    if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {
+        uint64_t first = ex_online_sweep_first(h);
+        sweep = index >= first ? index - first : 0;
+    }
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
         ex_online_pct_begin(o, h);
+    if (o->kind == EX_ONLINE_SWEEP)
+        ex_online_sweep_begin(o, h, sweep);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
@@ -327,6 +357,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     case EX_ONLINE_PCT:
     case EX_ONLINE_WINDOW:
     case EX_ONLINE_NEST:
+    case EX_ONLINE_SWEEP:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
@@ -356,10 +387,15 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     o->racy += racy;
     /* A racy step at a DATA variable opens a window: t's next step. */
     const uint64_t *cls = racy ? ex_u64map_get(&o->conflict, pend.ev[t]->addr) : NULL;
-    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t]))
+    if (cls && (*cls & EX_CONFLICT_DATA) && is_access(pend.ev[t])) {
         ex_tidset_add(&o->after, t);
-    else
+        if (t <= EX_MAX_TID) {
+            o->sweep.open_var[t] = pend.ev[t]->addr;
+            o->sweep.open_write[t] = pend.ev[t]->kind != EX_READ;
+        }
+    } else {
         ex_tidset_del(&o->after, t);
+    }
     note_access(o, &pend, t);
     o->steps++;
     record(o, t);
@@ -421,7 +457,14 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (w < 0)
         return buf;
     at = (size_t)w < len ? (size_t)w : len - 1;
-    if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
+    if (o->kind == EX_ONLINE_SWEEP && o->sweep.any) {
+        snprintf(buf + at, len - at, " window=%" PRIu64 " k=%" PRIu64 " windows=%" PRIu64 "%s",
+                 o->pct.change[0], o->pct.k, o->windows, o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_SWEEP) {
+        snprintf(buf + at, len - at, " after-%s=0x%" PRIx64 " windows=%" PRIu64 "%s",
+                 o->sweep.write ? "write" : "read", o->sweep.var, o->windows,
+                 o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {
         snprintf(buf + at, len - at, " racy=data");

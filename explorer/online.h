@@ -123,15 +123,41 @@
  *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
  *            The lowered thread keeps its first lock while the others take
  *            theirs: a cycle of n locks needs n-1 such preemptions.
- *   "portfolio" while the history holds an untried flip: indexes 1-3 and 5-7,
- *            the odd ones from 8 to 15 and index % 8 == 1 after are flips.
- *            The others use, by their place in the cycle (index minus the flip
- *            schedules so far, mod 8): pct, random, pos, window, pct, random,
- *            pos, rf (the pct ones alternate all racy steps and data races
- *            only). Once a run showed a LOCK CHAIN (thread A took lock Y while
- *            holding X, another thread took Z while holding Y, both by the same
- *            instruction: the start of a lock-order cycle of one kind of lock),
- *            the first random slot and the second pos slot are nest.
+ *   "sweep"  the window sweep (online_sweep.c): PCT's random priorities and one
+ *            preemption, at a window chosen by the schedule's ordinal j (its
+ *            count among the sweep's schedules since the first whose history
+ *            knew a DATA variable: ex_online_sweep_first). The targets, in
+ *            order: for each of the history's DATA variables, newest first (the
+ *            run that first showed it racing, flip.h's born; then by address;
+ *            at most EX_SWEEP_VARS), the first window opened by a read of it,
+ *            then the first opened by a write or RMW of it; then the n-th
+ *            window of the run, n = 1..K (K = ex_history_window_estimate, at
+ *            most EX_SWEEP_MAX_K); then over again. A DATA variable in the same
+ *            8-byte word as a SYNC or atomic one (a lock's or condition
+ *            variable's field) comes after the others. The thread about to close
+ *            the target window drops below every priority: it stays inside its
+ *            window until every other thread blocked or ended. Until a read
+ *            target fired, a thread about to write or RMW its variable drops
+ *            below every priority too (with another thread enabled): the read
+ *            comes before the write it races with. No target met: no
+ *            preemption (the run is PCT with d = 1).
+ *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
+ *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
+ *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
+ *            while holding X, another thread took Z while holding Y, both by
+ *            the same instruction: the start of a lock-order cycle of one kind
+ *            of lock), those slots and the first schedule after the chain was
+ *            learnt (h->nest_chain_from) are nest instead (at every nested
+ *            step). Every other index runs what the portfolio gives its
+ *            VIRTUAL index v = index minus the sweep slots before it: while
+ *            the history holds an untried flip, v = 1-3 and 5-7, the odd ones
+ *            from 8 to 15 and v % 8 == 1 after are flips. The others use, by
+ *            their place in the cycle (v minus the flip schedules so far,
+ *            mod 8): pct, random, pos, window, pct, random, pos, rf (the pct
+ *            ones alternate all racy steps and data races only); with a lock
+ *            chain, the first random slot and the second pos slot are nest.
+ *            So a program without DATA variables or chains runs exactly the
+ *            schedules it ran before the sweep.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -177,11 +203,13 @@ enum ex_online_kind {
     EX_ONLINE_FLIP,
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NEST,
+    EX_ONLINE_SWEEP,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest". Returns 0 or -1. */
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep".
+ * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
 enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index);
@@ -261,6 +289,13 @@ struct ex_online {
         uint32_t last;          /* random: the thread chosen last */
         bool data_only;         /* racy steps: DATA variables only (a coin per schedule) */
     } walk;
+    struct {
+        uint64_t var;           /* the target: the first window opened by an access */
+        bool write;             /* to var, a write or RMW (else a read) ... */
+        bool any;               /* ... or no target: the n-th window of the run (pct.change[0]) */
+        uint64_t open_var[EX_MAX_TID + 1];  /* the racy DATA access that opened each */
+        bool open_write[EX_MAX_TID + 1];    /* thread's window (valid while in o->after) */
+    } sweep;
     struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
     size_t nrec, caprec;
     bool reclost;               /* recording them failed for lack of memory */
@@ -310,6 +345,11 @@ void ex_online_free(struct ex_online *o);
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index);
+
+/* The first schedule index whose history knew a DATA variable (UINT64_MAX:
+ * none yet): the run after the one that first showed one racing. The sweep
+ * counts its schedules from there. */
+uint64_t ex_online_sweep_first(const struct ex_history *h);
 
 /* After ex_history_add_run: the run's flips (flip.h) join h's, and the flip
  * this run made (if it was a "flip" schedule) counts as tried. Returns the

@@ -52,6 +52,20 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
                             const struct ex_tidset *fresh, const ex_pending_table *pend);
 
+/* The sweep (online_sweep.c). Variables it targets by name, at most; windows it
+ * counts through, at most (a run with hundreds: the first ones). */
+#define EX_SWEEP_VARS 8u
+#define EX_SWEEP_MAX_K 64u
+/* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
+void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+/* Whether t must wait for the sweep's read target (t is about to write its
+ * variable, the target has not fired, another thread is enabled). */
+bool ex_online_sweep_defers(const struct ex_online *o, const ex_pending_table *pend,
+                            const struct ex_tidset *enabled, uint32_t t);
+/* Whether running t now is the sweep's preemption: t's window is the target. */
+bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pend,
+                           const struct ex_tidset *enabled, uint32_t t);
+
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
 /* After thread t was chosen to perform its pending event. */
@@ -72,7 +86,12 @@ uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enable
 #define EX_FLIP_DENSE 8u
 #define EX_FLIP_EARLY 16u
 #define EX_FLIP_LATE_EVERY 8u
-/* Whether the portfolio's schedule `index` is a flip (online.h). */
+/* Whether the portfolio's schedule `index` is a sweep slot (online.h), and how
+ * many of its schedules before `index` were. */
+bool ex_online_portfolio_sweeps(const struct ex_history *h, uint64_t index);
+uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t index);
+/* Whether the portfolio's schedule `index` is a flip (online.h); `index` is
+ * the virtual one, without the sweep slots before it. */
 bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
 /* Appends t's pending event (the one it performs now) to o->rec. */
 void ex_online_record_step(struct ex_online *o, const ex_pending_table *pend, uint32_t t);

@@ -95,6 +95,7 @@ void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
                 o->nest.edge[i].taken == o->nest.edge[j].held &&
                 o->nest.edge[i].rip == o->nest.edge[j].rip) {
                 h->nest_chain = true;
+                h->nest_chain_from = h->runs; /* the next schedule's index */
                 break;
             }
 }

@@ -98,12 +98,21 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             o->pct.nhigh++;
         }
     uint32_t t = highest_awake(o, enabled, pend);
+    /* The sweep's read target: a thread about to write the variable waits (drops
+     * below every priority) until the target fired, so the read it races with
+     * comes first. At most once per thread and step. */
+    for (uint32_t i = 0; o->kind == EX_ONLINE_SWEEP && i < o->pct.nthreads &&
+                         ex_online_sweep_defers(o, pend, enabled, t); i++) {
+        lower(o, t);
+        t = highest_awake(o, enabled, pend);
+    }
     /* Change points count racy steps only (window steps for "window"): a
      * preemption anywhere else orders nothing differently. "nest" lowers a
      * thread at every nested lock step instead (every other schedule at each
      * with probability 1/2): a cycle of n locks needs n-1 of them, and the
      * lowered threads keep their first locks while the others take theirs. */
-    bool at_change = (o->pct.nest || o->pct.nfired < o->pct.nchange) &&
+    bool at_change = o->kind == EX_ONLINE_SWEEP ? ex_online_sweep_fires(o, pend, enabled, t) :
+                     (o->pct.nest || o->pct.nfired < o->pct.nchange) &&
                      (o->pct.nest      ? ex_online_nested(o, pend, enabled, t) &&
                                            (!o->pct.nest_coin || ex_rng_below(&o->rng, 2) == 0)
                       : o->pct.windows ? o->pct.change[o->pct.nfired] == o->windows + 1 &&

@@ -10,7 +10,7 @@
 #                            [--budget DUR] [--replays N] [--no-native] [--no-twins] [--quick]
 #
 #   --programs LIST    default: every buggy corpus program (images/bin/corpus/, not *-ok)
-#   --strategies LIST  default portfolio,pct,pos,random,rf,window,flip,nest
+#   --strategies LIST  default portfolio,pct,pos,random,rf,window,flip,nest,sweep
 #   --reps N           seeds 1..N per program and mode (default 10)
 #   --budget DUR       per repetition (default 60s)
 #   --replays N        replays of each dump found (default 3; the issue's bar is 20)
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . scripts/bench/lib.sh
 export BIN=${BIN:-bin}
 
-programs=""; strats=portfolio,pct,pos,random,rf,window,flip,nest; reps=10; budget=60; replays=3
+programs=""; strats=portfolio,pct,pos,random,rf,window,flip,nest,sweep; reps=10; budget=60; replays=3
 native=1; twins=1; ntwins=0; twin_budget=20
 parse_dur() { case "$1" in *[!0-9sm]*|''|s|m) return 1 ;; *m) echo $(( ${1%m} * 60 )) ;;
   *s) echo "${1%s}" ;; *) echo "$1" ;; esac; }
@@ -58,7 +58,7 @@ fi
 IFS=, read -r -a progs <<<"$programs"
 IFS=, read -r -a modes <<<"$strats"
 for s in "${modes[@]}"; do
-  case $s in portfolio|pct|pos|random|rf|window|flip|nest) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest)" ;; esac
+  case $s in portfolio|pct|pos|random|rf|window|flip|nest|sweep) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest, sweep)" ;; esac
 done
 for p in "${progs[@]}"; do [ -f "$C/$p" ] && [ -x "$C/$p" ] || bench_die "no program $C/$p (make builds the corpus)"; done
 [ "$native" = 1 ] && modes+=(native)

@@ -5,6 +5,7 @@
 # replayed live (the program really crashes, dump written) and `jinx-vmm replay`
 # reproduces it; the same seed finds it at the same schedule with the same choices; a
 # deadlock replays too, and the nest strategy meets a three-lock cycle within a few runs;
+# the portfolio's window sweep meets lw-flag's lost wakeup within 5 schedules;
 # a bug-free twin runs many schedules and reports nothing; a
 # program without threads has nothing to explore and just ends; a program too long for
 # whole runs hands over to simulation rounds; a bug met in free execution is searched
@@ -80,6 +81,21 @@ if [ "$st" = 123 ] && [ -n "$d3b" ] && [ "$(xget "$tmp/nest.err" "d['schedules_t
     { bad "dl-cycle3 nest replay: status $rst"; tail -3 "$tmp/nr.err"; }
 else
   bad "dl-cycle3 nest: status $st, $(xjson "$tmp/nest.err")"; tail -3 "$tmp/nest.err"
+fi
+
+# 3c. sweep in the portfolio: lw-flag's lost wakeup needs the waiter preempted right
+# after its unlocked check of `ready` until the setter signalled: the sweep's first
+# target (index 4) is that read, the setter's write waits for it (before: 25 9 25).
+"$VMM" run --no-control --quiet --seed 1 --explore 30s --dump-dir "$tmp/d3c" "$C/lw-flag" \
+  2>"$tmp/sw.err"; st=$?
+d3c=$(dump_of "$tmp/sw.err")
+if [ "$st" = 123 ] && [ -n "$d3c" ] &&
+   [ "$(xget "$tmp/sw.err" "d['schedules_to_bug'] <= 5 and d['strategy'] == 'sweep'")" = True ]; then
+  "$VMM" replay "$d3c" >/dev/null 2>"$tmp/swr.err"; rst=$?
+  [ "$rst" = 123 ] && ok "lw-flag portfolio: lost wakeup at schedule $(xget "$tmp/sw.err" "d['schedules_to_bug']") ($(xget "$tmp/sw.err" "d['note']")), replayed" ||
+    { bad "lw-flag sweep replay: status $rst"; tail -3 "$tmp/swr.err"; }
+else
+  bad "lw-flag portfolio: status $st, $(xjson "$tmp/sw.err")"; tail -3 "$tmp/sw.err"
 fi
 
 # 4. A bug-free twin: many schedules, nothing reported.
