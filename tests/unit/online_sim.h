@@ -176,6 +176,27 @@ static inline void sim_run_online(struct sim_run *r, struct ex_online *o, sim_ob
     sim_check_end(r);
 }
 
+/* sim_run_online with each pending event's instruction shown, as the VMM shows
+ * it (the flip and chain rules compare them; the plain simulator leaves it 0). */
+static inline void sim_run_coded(struct sim_run *r, struct ex_online *o)
+{
+    struct ex_pending pend[SIM_MAX_THREADS];
+    for (uint64_t step = 0;; step++) {
+        struct ex_tidset en;
+        sim_enabled(r, &en);
+        size_t n = sim_pending(r, pend);
+        for (size_t i = 0; i < n; i++)
+            pend[i].rip = sim_next_ev(r, pend[i].tid)->rip;
+        struct ex_view v = { &en, pend, n, step };
+        uint32_t t = ex_online_next(o, &v);
+        if (ex_tidset_empty(&en))
+            break;
+        assert_true(ex_tidset_has(&en, t));
+        sim_step(r, t);
+    }
+    sim_check_end(r);
+}
+
 /* Runs the program under a schedule with the cursor, as a replay does. */
 static inline void sim_run_cursor(struct sim_run *r, const struct ex_schedule *s)
 {

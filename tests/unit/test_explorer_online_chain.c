@@ -31,26 +31,6 @@ static void data_map(struct ex_u64map *m, uint64_t data, uint64_t sync)
         assert_non_null(ex_u64map_put(m, sync, EX_CONFLICT_SYNC | EX_CONFLICT_ATOMIC, NULL));
 }
 
-/* Runs the simulated program under o, each pending event with its code. */
-static void run_coded(struct sim_run *r, struct ex_online *o)
-{
-    struct ex_pending pend[SIM_MAX_THREADS];
-    for (uint64_t step = 0;; step++) {
-        struct ex_tidset en;
-        sim_enabled(r, &en);
-        size_t n = sim_pending(r, pend);
-        for (size_t i = 0; i < n; i++)
-            pend[i].rip = sim_next_ev(r, pend[i].tid)->rip;
-        struct ex_view v = { &en, pend, n, step };
-        uint32_t t = ex_online_next(o, &v);
-        if (ex_tidset_empty(&en))
-            break;
-        assert_true(ex_tidset_has(&en, t));
-        sim_step(r, t);
-    }
-    sim_check_end(r);
-}
-
 /* The reader checks X, writes Y twice (a page only it touched: no cue points in
  * the parent), then uses X; the closer, created after, writes X. */
 static const struct sim_ev ch_main[] = { { OP_CREATE, 0, 0x100, 2 }, { OP_CREATE, 0, 0x101, 3 },
@@ -118,7 +98,7 @@ static void test_flip_follows_extra_cue_points(void **state)
         assert_int_equal(fl->rip1, 0x12);
         struct sim_run r;
         sim_init(&r, &p);
-        run_coded(&r, &o);
+        sim_run_coded(&r, &o);
         assert_true(o.flip.reversed);
         uint64_t rips[8];
         size_t n = reader_before_write(&r.tr, rips, 8);

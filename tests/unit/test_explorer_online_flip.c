@@ -126,26 +126,6 @@ static void test_flips_next_order(void **state)
     ex_u64map_free(&cm);
 }
 
-/* The simulator with each pending event's code known (online_sim.h leaves it 0). */
-static void run_with_rips(struct sim_run *r, struct ex_online *o)
-{
-    struct ex_pending pend[SIM_MAX_THREADS];
-    for (uint64_t step = 0;; step++) {
-        struct ex_tidset en;
-        sim_enabled(r, &en);
-        size_t n = sim_pending(r, pend);
-        for (size_t i = 0; i < n; i++)
-            pend[i].rip = sim_next_ev(r, pend[i].tid)->rip;
-        struct ex_view v = { &en, pend, n, step };
-        uint32_t t = ex_online_next(o, &v);
-        if (ex_tidset_empty(&en))
-            break;
-        assert_true(ex_tidset_has(&en, t));
-        sim_step(r, t);
-    }
-    sim_check_end(r);
-}
-
 /* Check then use: T2 reads X twice, T3 (created by T1 after T2) writes it. */
 static const struct sim_ev cu_main[] = { { OP_CREATE, 0, 0x100, 2 }, { OP_CREATE, 0, 0x101, 3 },
                                          { OP_JOIN, 0, 0x102, 2 }, { OP_JOIN, 0, 0x103, 3 } };
@@ -182,7 +162,7 @@ static void test_flip_reverses_race(void **state)
         for (;; idx++) {
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_POS, NULL, &h, seed, idx), 0);
             sim_init(&r, &p);
-            run_with_rips(&r, &o);
+            sim_run_coded(&r, &o);
             long r2 = sim_index_of(&r.tr, 0x12), w = sim_index_of(&r.tr, 0x20);
             if (r2 < w)
                 break;
@@ -199,7 +179,7 @@ static void test_flip_reverses_race(void **state)
             assert_int_equal(ex_online_begin(&o, EX_ONLINE_FLIP, NULL, &h, seed, ++idx), 0);
             assert_true(o.flip.cand >= 0);
             sim_init(&r, &p);
-            run_with_rips(&r, &o);
+            sim_run_coded(&r, &o);
             found = write_between_reads(&r.tr);
             if (found) {
                 assert_true(o.flip.reversed);
@@ -263,7 +243,7 @@ static void test_flip_hold_gives_way(void **state)
         assert_true(c >= 0);
         struct sim_run r;
         sim_init(&r, &p);
-        run_with_rips(&r, &o);
+        sim_run_coded(&r, &o);
         assert_false(r.deadlock);
         if (h.flips.v[c].last_end) {
             /* Held at its unlock, T1 owns L1: T2 cannot lock; T1 goes on. */

@@ -135,27 +135,6 @@ static void observe_nest(void *ctx, const struct ex_online *o, const struct ex_t
     }
 }
 
-/* sim_run_online with each pending event's instruction shown, as the VMM does
- * (the chain rule compares them). */
-static void run_with_rips(struct sim_run *r, struct ex_online *o)
-{
-    struct ex_pending pend[SIM_MAX_THREADS];
-    for (uint64_t step = 0;; step++) {
-        struct ex_tidset en;
-        sim_enabled(r, &en);
-        size_t n = sim_pending(r, pend);
-        for (size_t i = 0; i < n; i++)
-            pend[i].rip = sim_next_ev(r, pend[i].tid)->rip;
-        struct ex_view v = { &en, pend, n, step };
-        uint32_t t = ex_online_next(o, &v);
-        if (ex_tidset_empty(&en))
-            break;
-        assert_true(ex_tidset_has(&en, t));
-        sim_step(r, t);
-    }
-    sim_check_end(r);
-}
-
 static void learn_runs(struct ex_history *h, struct ex_online *o, const struct sim_prog *p,
                        enum ex_online_kind kind, unsigned runs)
 {
@@ -163,7 +142,7 @@ static void learn_runs(struct ex_history *h, struct ex_online *o, const struct s
         struct sim_run r;
         sim_init(&r, p);
         ex_online_begin(o, kind, NULL, h, 1, idx);
-        run_with_rips(&r, o);
+        sim_run_coded(&r, o);
         size_t n;
         const uint32_t *ch = ex_online_choices(o, &n);
         assert_int_equal(ex_history_add_run(h, ch, n, &r.tr,
