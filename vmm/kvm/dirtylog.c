@@ -4,12 +4,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-static uint64_t bitmap_words(const struct guestmem *gm) { return (gm->nframes + 63) / 64; }
-
 int dirtyset_init(struct dirtyset *d, struct vm *vm)
 {
     struct guestmem *gm = &vm->gm;
-    uint64_t words = bitmap_words(gm);
+    uint64_t words = gm_bitmap_words(gm);
     memset(d, 0, sizeof *d);
     d->bits = calloc(words, 8);
     d->words = calloc(words, sizeof *d->words);
@@ -39,7 +37,7 @@ int dirtylog_enable(struct vm *vm)
 int dirtylog_collect(struct vm *vm, struct dirtyset *d)
 {
     struct guestmem *gm = &vm->gm;
-    uint64_t words = bitmap_words(gm), *out = d->bits;
+    uint64_t words = gm_bitmap_words(gm), *out = d->bits;
     /* KVM writes the whole bitmap: nothing to clear first. */
     struct kvm_dirty_log log = {.slot = 0, .dirty_bitmap = out};
     d->nwords = 0;

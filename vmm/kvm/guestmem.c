@@ -25,7 +25,7 @@ int gm_init(struct guestmem *gm, uint64_t size, char *err, size_t errlen)
     madvise(gm->host, size, MADV_NOHUGEPAGE);
     gm->size = size;
     gm->nframes = size / PAGE_SIZE;
-    gm->bitmap = calloc((gm->nframes + 63) / 64, 8);
+    gm->bitmap = calloc(gm_bitmap_words(gm), 8);
     if (!gm->bitmap) {
         snprintf(err, errlen, "out of host memory");
         return -1;
@@ -36,7 +36,7 @@ int gm_init(struct guestmem *gm, uint64_t size, char *err, size_t errlen)
     gm->next = GPA_POOL / PAGE_SIZE;
     gm->used = GPA_POOL / PAGE_SIZE;
     gm->table_level = calloc(gm->nframes, 1);
-    gm->table_bitmap = calloc((gm->nframes + 63) / 64, 8);
+    gm->table_bitmap = calloc(gm_bitmap_words(gm), 8);
     gm->table_cursor = gm->nframes;
     if (!gm->table_level || !gm->table_bitmap) {
         snprintf(err, errlen, "out of host memory");

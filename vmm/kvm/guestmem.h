@@ -75,6 +75,9 @@ void gm_free_frame(struct guestmem *gm, uint64_t gpa);
  * whatever the run's length. Caller holds gm->lock and frees before allocating again. */
 void gm_free_frames(struct guestmem *gm, uint64_t *gpas, size_t n);
 
+/* Words of a bitmap over gm's frames (the frame bitmaps, the dirty logs). */
+static inline uint64_t gm_bitmap_words(const struct guestmem *gm) { return (gm->nframes + 63) / 64; }
+
 /* Records that the VMM wrote the frame at gpa (for snapshot restore). The summary bit
  * is set after the frame's, with release order: a reader that takes the summary word
  * (acquire) then sees every frame bit it stands for. */

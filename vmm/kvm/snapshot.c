@@ -29,8 +29,6 @@ struct snap_vcpu {
     struct kvm_xsave *start_xsave; /* NULL: none */
 };
 
-static uint64_t bitmap_words(const struct guestmem *gm) { return (gm->nframes + 63) / 64; }
-
 int snapshot_init(struct snapshot *s, struct vm *vm, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
@@ -43,7 +41,7 @@ int snapshot_init(struct snapshot *s, struct vm *vm, char *err, size_t errlen)
         return -1;
     }
     s->v = calloc(MAX_VCPUS, sizeof *s->v);
-    s->frame_bitmap = calloc(bitmap_words(&vm->gm), 8);
+    s->frame_bitmap = calloc(gm_bitmap_words(&vm->gm), 8);
     if (dirtyset_init(&s->dirty, vm) < 0 || !s->v || !s->frame_bitmap) {
         snprintf(err, errlen, "snapshot: out of host memory");
         return -1;
@@ -152,7 +150,7 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
         snprintf(err, errlen, "snapshot: cannot complete a blocked thread's syscall");
         return -1;
     }
-    uint64_t words = bitmap_words(gm);
+    uint64_t words = gm_bitmap_words(gm);
     if (!s->have_mem) {
         if (dirtylog_enable(vm) < 0) {
             snprintf(err, errlen, "snapshot: KVM dirty logging: %s", strerror(errno));
@@ -319,7 +317,7 @@ static void apply_frame_bitmap(struct vm *vm, const struct snapshot *s, bool col
         return;
     }
     uint64_t used = 0;
-    for (uint64_t w = 0; w < bitmap_words(gm); w++) {
+    for (uint64_t w = 0; w < gm_bitmap_words(gm); w++) {
         gm->bitmap[w] = s->frame_bitmap[w] | gm->table_bitmap[w];
         used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
     }
@@ -437,7 +435,7 @@ int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err,
         snprintf(err, errlen, "snapshot: none taken");
         return -1;
     }
-    uint64_t words = bitmap_words(gm), pool = GPA_POOL / PAGE_SIZE;
+    uint64_t words = gm_bitmap_words(gm), pool = GPA_POOL / PAGE_SIZE;
     img->mem = gm->size;
     img->nvcpus = (uint32_t)s->nvcpus;
     img->v = calloc((size_t)s->nvcpus + 1, sizeof *img->v);
@@ -569,7 +567,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     atomic_store(&vm->paused, true); /* the vCPU threads created below wait */
     if (!vm->start_ns)
         vm->start_ns = mono_ns();
-    uint64_t words = bitmap_words(gm);
+    uint64_t words = gm_bitmap_words(gm);
 
     /* Memory: everything above the agent's area becomes the image's. */
     pthread_mutex_lock(&gm->lock);
@@ -668,7 +666,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
 
 int snapshot_track_changes(struct snapshot *s)
 {
-    uint64_t words = bitmap_words(&s->vm->gm);
+    uint64_t words = gm_bitmap_words(&s->vm->gm);
     if (!s->changed && !(s->changed = calloc(words, 8)))
         return -1;
     memset(s->changed, 0, words * 8);
@@ -706,7 +704,7 @@ int snapshot_sync(struct vm *dst, struct snapshot *src, uint64_t *pages, char *e
         return 1;
     if (vm_add_vcpus(dst, src->nvcpus, err, errlen) < 0)
         return -1;
-    uint64_t words = bitmap_words(gm);
+    uint64_t words = gm_bitmap_words(gm);
     memcpy(gm->table_bitmap, sgm->table_bitmap, words * 8);
     /* Frames whose mapping changes: the leaf entries that differ, old and new frame. */
     size_t nremap = 0, capremap = 0;

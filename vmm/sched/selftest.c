@@ -49,7 +49,7 @@ static int vmm_state_diffs(struct vm *vm, const struct snapshot *s, int round)
 {
     struct guestmem *gm = &vm->gm;
     uint64_t used = 0, words = 0;
-    for (uint64_t w = 0; w < (gm->nframes + 63) / 64; w++) {
+    for (uint64_t w = 0; w < gm_bitmap_words(gm); w++) {
         words += gm->bitmap[w] != (s->frame_bitmap[w] | gm->table_bitmap[w]);
         used += (uint64_t)__builtin_popcountll(gm->bitmap[w]);
     }
