@@ -280,8 +280,7 @@ static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
-        fs->fd[fd] = (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0};
-        fs->hi = fd >= fs->hi ? fd + 1 : fs->hi;
+        files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0});
         if (!f->dir)
             files_remember(fs, canon);
     }
@@ -456,8 +455,8 @@ static int64_t do_dup(struct files *fs, int64_t oldfd, int64_t newfd, int64_t mi
         r = newfd >= 0 ? newfd : lowest_free(fs, (int)min);
         if (r >= 0 && r != oldfd) {
             old = fs->fd[r].f;
-            fs->fd[r] = (struct fdent){gfile_get(fs->fd[oldfd].f), fs->fd[oldfd].off, cloexec};
-            fs->hi = r >= fs->hi ? (int)r + 1 : fs->hi;
+            files_set_fd(fs, (int)r,
+                         (struct fdent){gfile_get(fs->fd[oldfd].f), fs->fd[oldfd].off, cloexec});
         }
     }
     pthread_mutex_unlock(&fs->lock);

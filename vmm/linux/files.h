@@ -47,6 +47,15 @@ struct files {
     size_t nopened;
 };
 
+/* Puts e at descriptor fd (0 <= fd < FILES_MAX) and keeps hi above it: every
+ * descriptor the guest gets goes through here. Caller holds fs->lock. */
+static inline void files_set_fd(struct files *fs, int fd, struct fdent e)
+{
+    fs->fd[fd] = e;
+    if (fd >= fs->hi)
+        fs->hi = fd + 1;
+}
+
 /* A saved descriptor table (a snapshot's). */
 struct files_state {
     struct fdent fd[FILES_MAX];

@@ -232,8 +232,7 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
                            strerror(-r));
         pthread_mutex_lock(&fs->lock);
         gfile_put(fs->fd[d->fd].f);
-        fs->fd[d->fd] = (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0};
-        fs->hi = (int)d->fd >= fs->hi ? (int)d->fd + 1 : fs->hi;
+        files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0});
         if (!f->dir)
             files_remember(fs, d->path);
         pthread_mutex_unlock(&fs->lock);
