@@ -6,8 +6,9 @@
 #   scripts/bench/handover.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/bench/lib.sh
 rounds=${1:-5}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROUNDS>=1]" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || bench_die "usage: $0 [ROUNDS>=1]"
 [ -r /dev/kvm ] && [ -w /dev/kvm ] || { echo "handover.sh: /dev/kvm is not usable: this benchmark needs KVM" >&2; exit 1; }
 probe=${BUILD:-build}/bench/handover-probe
 mkdir -p "$(dirname "$probe")"
@@ -17,7 +18,7 @@ for ((r = 0; r < rounds; r++)); do
     for m in single onethread handover migrate; do "$probe" "$m" >>"$out"; done
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-median() { grep "^$1 " "$out" | cut -d' ' -f2 | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { grep "^$1 " "$out" | cut -d' ' -f2 | bench_med; }
 raw=$(median single)
 for m in single onethread handover migrate; do
     v=$(median "$m")
