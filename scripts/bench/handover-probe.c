@@ -12,13 +12,17 @@
  *             thread by futex (today's design when every cue point switches)
  *   migrate   one vCPU run by two host threads in turn (KVM's vcpu->pid changes on
  *             every KVM_RUN)
+ *   pinned    handover with both host threads pinned to the CPU the probe started on
+ *             (a wake-up on the same CPU needs no cross-CPU IPI)
  *
  * usage: handover-probe MODE [N]      prints "MODE us-per-exit" */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { SINGLE, ONETHREAD, HANDOVER, MIGRATE };
+enum mode { SINGLE, ONETHREAD, HANDOVER, MIGRATE, PINNED };
 static int vcpu_fd[2];
 static struct kvm_run *vcpu_run[2];
 static long exits = 20000;
@@ -75,13 +79,13 @@ static void *taker(void *arg)
 
 int main(int argc, char **argv)
 {
-    static const char *names[] = {"single", "onethread", "handover", "migrate"};
+    static const char *names[] = {"single", "onethread", "handover", "migrate", "pinned"};
     int m = -1;
-    for (int i = 0; argc > 1 && i < 4; i++)
+    for (int i = 0; argc > 1 && i < 5; i++)
         if (!strcmp(argv[1], names[i]))
             m = i;
     if (m < 0 || argc > 3 || (argc == 3 && (exits = atol(argv[2])) < 2)) {
-        fprintf(stderr, "usage: handover-probe single|onethread|handover|migrate [EXITS>=2]\n");
+        fprintf(stderr, "usage: handover-probe single|onethread|handover|migrate|pinned [EXITS>=2]\n");
         return 2;
     }
     mode = (enum mode)m;
@@ -126,9 +130,22 @@ int main(int argc, char **argv)
             run_once(mode == ONETHREAD ? (int)(i & 1) : 0);
     } else {
         pthread_t t[2];
-        for (long i = 0; i < 2; i++)
-            if (pthread_create(&t[i], NULL, taker, (void *)i))
-                die("pthread_create");
+        pthread_attr_t attr;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        int cpu = sched_getcpu();
+        if (cpu < 0)
+            die("sched_getcpu");
+        CPU_SET(cpu, &one);
+        int e = pthread_attr_init(&attr);
+        if (!e && mode == PINNED) /* pinned from their first instruction */
+            e = pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        for (long i = 0; !e && i < 2; i++)
+            e = pthread_create(&t[i], &attr, taker, (void *)i);
+        if (e) {
+            errno = e;
+            die(mode == PINNED ? "pthread_create (pinned)" : "pthread_create");
+        }
         for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
     }

@@ -80,7 +80,10 @@ static void usage(FILE *f)
         "  --jobs N        runs at once, each its own jinx-vmm and seed (default 2 when 2 or\n"
         "                  more CPUs may be used, else 1); the first to find a bug decides,\n"
         "                  the others are stopped. Re-run a reported seed S alone with\n"
-        "                  --jobs 1 --seeds S-S\n"
+        "                  --jobs 1 --seeds S-S. Job i's serialized execution runs on CPU\n"
+        "                  i mod n of the n this process may use (taskset), so that two jobs\n"
+        "                  never share one (jinx-vmm run --pin-cpu)\n"
+        "  --no-pin        leave CPU affinity alone (jinx-vmm run --no-pin)\n"
         "  --cpu-model NAME  the CPU the guest sees (jinx-vmm run --cpu-model; default " CPU_MODEL_DEFAULT ")\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
@@ -466,7 +469,7 @@ struct test_opts {
     const char *ro_dirs[VM_MAX_RO_DIRS];
     int n_ro_dirs;
     int jobs;                           /* runs at once (cli/jinx_test_jobs.h) */
-    bool json;
+    bool json, no_pin;
     struct cli cl;
 };
 
@@ -481,7 +484,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
         {"cpu-model", required_argument, 0, 'c'}, {"jobs", required_argument, 0, 'J'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"no-pin", no_argument, 0, 'P'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
                             .rate = "5/s", .dir = "jinx-dumps", .jobs = jt_default_jobs()};
@@ -560,6 +563,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
             t->jobs = (int)n;
             break;
         case 'j': t->json = true; break;
+        case 'P': t->no_pin = true; break;
         case 'u': t->junit = optarg; break;
         case 'd': t->dir = optarg; break;
         case 'm':
@@ -647,6 +651,7 @@ static int cmd_test(int argc, char **argv)
         jx_err("%s", err);
         return EXIT_USAGE;
     }
+    pool.no_pin = t.no_pin;
     static struct result r;
     memset(&r, 0, sizeof r);
     uint64_t t0 = mono_ns();

@@ -1,5 +1,6 @@
 /* `jinx test --jobs N`: runs side by side, stopped when one decides (cli/jinx_test_jobs.h). */
 #include "cli/jinx_test_jobs.h"
+#include "kvm/pin.h"
 #include "lib/util.h"
 #include <dirent.h>
 #include <errno.h>
@@ -130,6 +131,39 @@ static void status_line(struct jt_pool *p, bool started)
             what, (now - p->t0) / 1e9, p->budget_ns / 1e9, tty ? "   " : "\n");
 }
 
+/* run's command line with job j's pinning option before its "--" (jinx-vmm run takes
+ * options anywhere before it; at the end if there is none): run itself when there is no
+ * option to add, else a new array whose strings are run's (free both). NULL when run is
+ * NULL or out of memory. */
+static char **pin_argv(const struct jt_pool *p, int j, char **run)
+{
+    int cpu = p->no_pin || p->jobs < 2 ? -1 : pin_nth_allowed_cpu(j);
+    if (!run || (!p->no_pin && cpu < 0))
+        return run; /* one job, or the mask unreadable: jinx-vmm chooses its own CPU */
+    size_t n = 0, at = 0;
+    while (run[n]) {
+        if (!at && n > 0 && !strcmp(run[n], "--"))
+            at = n;
+        n++;
+    }
+    if (!at)
+        at = n;
+    char **argv = malloc((n + 3) * sizeof *argv + 16);
+    if (!argv)
+        return NULL;
+    char *num = (char *)(argv + n + 3);
+    snprintf(num, 16, "%d", cpu);
+    size_t k = 0;
+    for (size_t i = 0; i < at; i++)
+        argv[k++] = run[i];
+    argv[k++] = p->no_pin ? "--no-pin" : "--pin-cpu";
+    if (!p->no_pin)
+        argv[k++] = num;
+    for (size_t i = at; i <= n; i++) /* with the NULL */
+        argv[k++] = run[i];
+    return argv;
+}
+
 /* Starts seed in job j. The child gets the caller's signal mask and writes its stderr
  * into the job's log. Returns the pid, or -1. */
 static pid_t start_job(struct jt_pool *p, const struct jt_hooks *h, int j, uint64_t seed,
@@ -137,9 +171,12 @@ static pid_t start_job(struct jt_pool *p, const struct jt_hooks *h, int j, uint6
 {
     struct jt_job *jb = &p->job[j];
     unlink(jb->f.report); /* a report that is there afterwards is this run's */
-    char **argv = h->argv(h->ctx, seed, timeout_ms, &jb->f);
-    if (!argv)
+    char **run = h->argv(h->ctx, seed, timeout_ms, &jb->f);
+    char **argv = pin_argv(p, j, run);
+    if (!argv) {
+        free(run);
         return -1;
+    }
     const char *log = jb->f.log;
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -157,7 +194,9 @@ static pid_t start_job(struct jt_pool *p, const struct jt_hooks *h, int j, uint6
         dprintf(2, "jinx test: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    free(argv);
+    if (argv != run)
+        free(argv);
+    free(run);
     return pid;
 }
 

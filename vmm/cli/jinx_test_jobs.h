@@ -68,6 +68,10 @@ struct jt_job {
 struct jt_pool {
     int jobs;
     bool private_dirs;      /* jobs > 1 */
+    /* Pinning (kvm/pin.h): with more than one job, job j's run gets --pin-cpu (the j-th
+     * CPU, mod their number, of this process's affinity mask); no_pin (set after
+     * jt_pool_init): every run gets --no-pin instead. */
+    bool no_pin;
     char dir[PATH_MAX];     /* --dump-dir */
     struct jt_job job[JT_MAX_JOBS];
     int stopped;            /* runs stopped because another decided */

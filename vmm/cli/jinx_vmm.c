@@ -12,7 +12,7 @@ void jinx_vmm_usage(FILE *f)
 {
     fprintf(f,
         "usage: jinx-vmm run [options] IMAGE [ARG...] [options] [-- ARG...]\n"
-        "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
+        "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] [--no-pin] DUMP.jinxdump\n"
         "\n"
         "Boots IMAGE (an x86-64 Linux program: static, or dynamically linked against the\n"
         "host's glibc, e.g. built with gcc -pthread or g++) in a\n"
@@ -64,6 +64,13 @@ void jinx_vmm_usage(FILE *f)
         "  --guest-cue-points (with --serial) the guest-agent takes memory cue points itself\n"
         "                     while the schedule surely keeps the running thread (same traces;\n"
         "                     off by default: no faster on a nested PVM host, docs/benchmarks.md)\n"
+        "  --no-pin           leave host threads' CPU affinity alone: by default, while the VM\n"
+        "                     runs serialized (--serial, --record/--simulate, rounds, --explore,\n"
+        "                     replays), its vCPU host threads share one CPU, which makes a switch\n"
+        "                     of thread cheaper (docs/benchmarks.md), and get the process's\n"
+        "                     affinity mask back for free execution\n"
+        "  --pin-cpu N        serialized execution on CPU N (default: the CPU it starts on; one\n"
+        "                     of this process's affinity mask, see taskset)\n"
         "  --spin-threshold N (with --serial) a thread that reads one unchanged location N\n"
         "                     times in a row is deprioritised (default 8; 0: off)\n"
         "  --after DUR --record DUR  run free for DUR, then record a serialized fragment of\n"

@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] DUMP.jinxdump\n"
+        "usage: jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] [--no-pin] DUMP.jinxdump\n"
         "\n"
         "Reproduces the crash of a dump written by `jinx-vmm run --attach R --dump-dir DIR`:\n"
         "rebuilds the VM from the snapshot the retired fragment started from, replays the\n"
@@ -34,6 +34,8 @@ static void usage(FILE *f)
         "  --verbose        narrate every cue point (thread, kind, address, instruction)\n"
         "  --image PATH     the image, when it moved since the dump was written\n"
         "  --timeout DUR    give up on the program after DUR (default 60s; status 124)\n"
+        "  --no-pin         leave host threads' CPU affinity alone (by default the replayed\n"
+        "                   fragment's vCPU host threads share one CPU, as in jinx-vmm run)\n"
         "\n"
         "The guest sees exactly the CPU the dump recorded (its model and CPUID table).\n"
         "\n"
@@ -185,24 +187,27 @@ static int check_cpu(const struct dumpfile *d, struct cpuid_rec *cpu, const char
     return ok ? 0 : refuse("%s: %s", path, err);
 }
 
+static const struct option replay_lo[] = {
+    {"verbose", no_argument, 0, 'v'}, {"image", required_argument, 0, 'i'},
+    {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+    {"no-pin", no_argument, 0, 'P'}, {0, 0, 0, 0}};
+
 int cmd_replay(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"verbose", no_argument, 0, 'v'}, {"image", required_argument, 0, 'i'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    bool verbose = false;
+    bool verbose = false, no_pin = false;
     const char *image_override = NULL;
     uint64_t timeout_ns = 60000000000ULL;
     char *posv[argc > 0 ? argc : 1];
     struct cli cl;
     cli_init(&cl, "replay", argc, argv, posv);
     int c;
-    while ((c = cli_next(&cl, "vh", lo, NULL)) != CLI_END) {
+    while ((c = cli_next(&cl, "vh", replay_lo, NULL)) != CLI_END) {
         switch (c) {
         case CLI_ERROR:
             jx_err("%s (see jinx-vmm --help)", cl.err);
             return REPLAY_EXIT_REFUSED;
         case 'v': verbose = true; break;
+        case 'P': no_pin = true; break;
         case 'i': image_override = optarg; break;
         case 't':
             if (!parse_duration(optarg, &timeout_ns) || !timeout_ns) {
@@ -251,7 +256,7 @@ int cmd_replay(int argc, char **argv)
 
     struct vm_options opt = {.max_vcpus = (int)r.opts.max_vcpus, .mem = r.opts.mem,
                              .seed = r.opts.seed, .thread_stack = r.opts.thread_stack,
-                             .timeout_ns = timeout_ns, .roundrobin = true,
+                             .timeout_ns = timeout_ns, .roundrobin = true, .no_pin = no_pin,
                              /* no record (an older dump): the host's table, as it ran */
                              .cpu_model = cpu.present ? cpu.model : "host",
                              .cpuid_exact = cpu.present ? cpu.table : NULL};

@@ -6,6 +6,7 @@
 #include "control/shutdown.h"
 #include "dump/dump.h"
 #include "kvm/cpucache.h"
+#include "kvm/pin.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include "linux/outcome.h"
@@ -80,7 +81,7 @@ static void run_vm(struct run *r, struct vm *vm)
     vm_wait(vm);
 }
 
-#define MAX_RUN_VALUES 32
+#define MAX_RUN_VALUES 34
 
 /* The plain options (lib/options.h): where each value goes, what it may be. */
 static size_t run_values(struct run *r, struct cli_value *v)
@@ -118,6 +119,9 @@ static size_t run_values(struct run *r, struct cli_value *v)
         {"no-guest-answers", CLI_FLAG, &o->no_guest_answers, 0, 0, 0, 0, NULL, NULL},
         {"no-guest-cues", CLI_FLAG, &o->no_guest_cues, 0, 0, 0, 0, NULL, NULL},
         {"guest-cue-points", CLI_FLAG, &o->guest_cue_points, 0, 0, 0, 0, NULL, NULL},
+        {"no-pin", CLI_FLAG, &o->no_pin, 0, 0, 0, 0, NULL, NULL},
+        {"pin-cpu", CLI_U64, &o->pin_cpu, sizeof o->pin_cpu, 0, PIN_MAX_CPU, 0,
+         "a CPU number from 0 to " JX_STR(PIN_MAX_CPU), &o->pin_cpu_given},
         {"stats", CLI_FLAG, &o->stats, 0, 0, 0, 0, NULL, NULL},
         {"quiet", CLI_FLAG, &o->quiet, 0, 0, 0, 0, NULL, NULL},
         {"no-control", CLI_FLAG, &r->no_control, 0, 0, 0, 0, NULL, NULL},
@@ -256,6 +260,10 @@ static int check_args(struct run *r)
     if (r->opt.trace_path && !r->opt.serial && !r->opt.record_ns) {
         jx_err("--trace needs --serial or --record (cue points are recorded in serialized "
                "execution)");
+        return -1;
+    }
+    if (r->opt.no_pin && r->opt.pin_cpu_given) {
+        jx_err("--pin-cpu and --no-pin contradict each other: give one of them");
         return -1;
     }
     if (r->round_opt && !r->attach) {
@@ -487,12 +495,12 @@ static void report_and_free(struct run *r, struct vm *vm)
         fprintf(stderr,
                 "jinx-vmm: stats: boot_to_first_guest_instruction_us=%.1f "
                 "boot_to_first_syscall_us=%.1f wall_ms=%.2f exits=%llu syscalls=%llu vcpus=%d "
-                "guest_frames_used=%llu cpu_model_cache=%s\n",
+                "guest_frames_used=%llu cpu_model_cache=%s pin_cpu=%d\n",
                 vm->t_first_run ? (vm->t_first_run - vm->t_process_start) / 1e3 : -1.0,
                 vm->t_first_exit ? (vm->t_first_exit - vm->t_process_start) / 1e3 : -1.0,
                 (end - vm->t_process_start) / 1e6, (unsigned long long)atomic_load(&vm->n_exits),
                 (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus,
-                (unsigned long long)vm->gm.used, cpucache_last());
+                (unsigned long long)vm->gm.used, cpucache_last(), pin_cpu_of(vm));
     }
     if (r->want_serial || r->had_rounds)
         serialize_free(vm);

@@ -6,6 +6,7 @@
 #include "kvm/cpuidpatch.h"
 #include "kvm/decode.h"
 #include "kvm/exception.h"
+#include "kvm/pin.h"
 #include "linux/futex.h"
 #include "linux/syscall.h"
 #include "linux/threads.h"
@@ -51,7 +52,7 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     limits_init(&vm->limits);
     limits_init(&vm->sandbox_lims);
     tail_init(&vm->errtail);
-    if (gm_init(&vm->gm, opt->mem, err, errlen) < 0)
+    if (pin_init(vm, err, errlen) < 0 || gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
     mm_init(&vm->mm, &vm->gm);
     if (cpu_open_vm(vm, err, errlen) < 0)
@@ -80,6 +81,7 @@ void vm_destroy(struct vm *vm)
         free(v);
     }
     vm->nvcpus = 0;
+    pin_release(vm);
     if (vm->vm_fd >= 0)
         close(vm->vm_fd);
     if (vm->kvm_fd >= 0)
@@ -527,6 +529,9 @@ static void *vcpu_main(void *arg)
     sigemptyset(&set);
     sigaddset(&set, SIG_KICK);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    char name[16];
+    snprintf(name, sizeof name, "jinx-vcpu%d", v->index); /* ps, top, tests (pin.sh) */
+    pthread_setname_np(pthread_self(), name);
     pthread_mutex_lock(&vm->lock);
     for (;;) {
         if (atomic_load(&vm->stopping))
@@ -546,7 +551,9 @@ static void *vcpu_main(void *arg)
         if (v->acc_pending && vm->mode)
             vm->mode->perform_pending_locked(vm, v); /* its trapped access, now its turn */
         v->in_run = true;
+        bool serial = vm_time_is_virtual(vm);
         pthread_mutex_unlock(&vm->lock);
+        pin_sync(vm, v, serial); /* one CPU while serialized (kvm/pin.h) */
         bool ok = vm_settle_stale_io(v) == 0 &&
                   (!v->start_pending || apply_start_state(vm, v) == 0) && vm_apply_fpu(v) == 0;
         /* From here KVM owes the woken thread's syscall read its completion: left owed
@@ -630,6 +637,7 @@ static struct vcpu *new_vcpu(struct vm *vm, char *err, size_t errlen)
     v->vm = vm;
     v->index = vm->nvcpus;
     v->fd = -1;
+    v->pin_cpu = PIN_UNKNOWN;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

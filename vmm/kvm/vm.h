@@ -75,6 +75,7 @@ struct vcpu {
     struct kvm_regs blocked_regs; /* user view when it blocked, for deadlock reports */
 
     atomic_int in_guest;        /* inside KVM_RUN: a kick must interrupt it */
+    int pin_cpu;                /* its host thread's affinity as jinx set it (kvm/pin.h) */
 
     uint64_t exits, syscalls;
 };
@@ -113,6 +114,9 @@ struct vm_options {
                                  * cannot present one of its features */
     struct cpuid_patches *cpuid_patches; /* workers, replay: share or seed this table of
                                  * patched CPUID sites (kvm/cpuidpatch.h); NULL: a new one */
+    bool no_pin;                /* --no-pin: never touch host threads' affinity (kvm/pin.h) */
+    int pin_cpu;                /* --pin-cpu: serialized execution's CPU, if pin_cpu_given */
+    bool pin_cpu_given;
 };
 
 struct files;
@@ -157,6 +161,8 @@ struct vm {
     uint64_t wait_counter;
 
     atomic_bool stopping;
+    int pin_cpu;                /* serialized execution's CPU (kvm/pin.h), -1 until chosen */
+    atomic_bool pin_failed;     /* sched_setaffinity failed: unpinned from then on */
     /* jinx limits met inside sandboxed runs (linux/threads.c): not the live program's, but
      * a whole run that met one cannot be judged (rounds/explore.c replays it live). */
     atomic_uint sandbox_limits;
