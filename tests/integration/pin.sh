@@ -5,6 +5,7 @@
 # jinx-vcpuN), while tests/guest/pinwork runs:
 #  1. --serial: every vCPU thread on the CPU jinx-vmm says (--stats' "pin:" line and
 #     pin_cpu=), one of the allowed ones; --pin-cpu N: on N;
+#     two runs started side by side get different CPUs;
 #  2. --no-pin: every vCPU thread keeps the whole mask, pin_cpu=-1, no "pin:" line;
 #  3. free execution after a recorded fragment (--after/--record): pinned for the
 #     fragment, every vCPU thread back on the whole mask afterwards;
@@ -64,6 +65,15 @@ sample given "pin: serialized" -- "$VMM" run --no-control --serial --stats --pin
 if [ $st = 0 ] && all_on given "$last" 3 && grep -q "pin_cpu=$last\$" "$tmp/given.err"; then
   ok "--pin-cpu $last: all vCPU threads on CPU $last"
 else bad "--pin-cpu $last: status $st"; show given; fi
+
+echo "-- two serialized runs side by side"
+"$VMM" run --no-control --serial --stats "$PROG" 100 0 >/dev/null 2>"$tmp/two1.err" & p1=$!; pids+=("$p1")
+"$VMM" run --no-control --serial --stats "$PROG" 100 0 >/dev/null 2>"$tmp/two2.err" & p2=$!; pids+=("$p2")
+wait "$p1"; s1=$?; wait "$p2"; s2=$?
+c1=$(sed -n 's/.*pin_cpu=\([0-9-]*\)$/\1/p' "$tmp/two1.err"); c2=$(sed -n 's/.*pin_cpu=\([0-9-]*\)$/\1/p' "$tmp/two2.err")
+if [ $s1 = 0 ] && [ $s2 = 0 ] && [ -n "$c1" ] && [ -n "$c2" ] && [ "$c1" != "$c2" ] && [ "$c1" -ge 0 ] && [ "$c2" -ge 0 ]; then
+  ok "two jinx-vmm at once: CPUs $c1 and $c2 (a CPU held by one is not taken by the other)"
+else bad "two jinx-vmm at once: status $s1/$s2, CPUs '${c1:-}' and '${c2:-}'"; fi
 
 echo "-- --no-pin"
 "$VMM" run --no-control --serial --stats --no-pin "$PROG" 100 0 >/dev/null 2>"$tmp/nopin.err" & pid=$!; pids+=("$pid")

@@ -5,12 +5,52 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 /* The process's view: the allowed CPUs and which VM claimed which CPU. */
 static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool have_free;
 static cpu_set_t free_mask;
 static int claims[CPU_SETSIZE];
+static int held[CPU_SETSIZE]; /* fd + 1 of the socket that holds a CPU across processes */
+
+/* Other jinx-vmm processes of this user: a CPU is held by binding an abstract UNIX socket
+ * named after it (no file, gone when the process is: no stale state), so that two
+ * serialized runs started side by side do not pin to the same CPU while another idles.
+ * true: this process holds it now. Caller holds pin_mu. */
+static bool hold(int cpu)
+{
+    if (held[cpu])
+        return true;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "jinx-pin-%u-cpu%d",
+                     (unsigned)geteuid(), cpu);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+                                                    (size_t)n)) < 0) {
+        close(fd);
+        return false;
+    }
+    held[cpu] = fd + 1;
+    return true;
+}
+
+/* Caller holds pin_mu: pref when allowed and free here and in other processes, else any
+ * CPU free in both, else pin_choose (shared with another process, or a given CPU). */
+static int choose_held(int pref, bool given)
+{
+    if (given || (pref >= 0 && pref < CPU_SETSIZE && CPU_ISSET(pref, &free_mask) &&
+                  !claims[pref] && hold(pref)))
+        return pin_choose(&free_mask, claims, pref);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &free_mask) && !claims[c] && hold(c))
+            return c;
+    return pin_choose(&free_mask, claims, pref);
+}
 
 int pin_choose(const cpu_set_t *allowed, const int *claims_of, int pref)
 {
@@ -81,8 +121,8 @@ static int claim(struct vm *vm)
     pthread_mutex_lock(&pin_mu);
     cpu = vm->pin_cpu;
     if (cpu < 0) {
-        cpu = pin_choose(&free_mask, claims, vm->opt.pin_cpu_given ? vm->opt.pin_cpu
-                                                                    : sched_getcpu());
+        cpu = choose_held(vm->opt.pin_cpu_given ? vm->opt.pin_cpu : sched_getcpu(),
+                          vm->opt.pin_cpu_given);
         if (cpu >= 0) {
             claims[cpu]++;
             __atomic_store_n(&vm->pin_cpu, cpu, __ATOMIC_RELEASE);
@@ -128,8 +168,11 @@ void pin_sync(struct vm *vm, struct vcpu *v, bool serial)
 void pin_release(struct vm *vm)
 {
     pthread_mutex_lock(&pin_mu);
-    if (vm->pin_cpu >= 0 && claims[vm->pin_cpu] > 0)
-        claims[vm->pin_cpu]--;
+    int c = vm->pin_cpu;
+    if (c >= 0 && claims[c] > 0 && --claims[c] == 0 && held[c]) {
+        close(held[c] - 1); /* free for other processes again */
+        held[c] = 0;
+    }
     vm->pin_cpu = -1;
     pthread_mutex_unlock(&pin_mu);
 }
