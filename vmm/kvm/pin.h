@@ -12,8 +12,9 @@
  *
  * Which CPU: --pin-cpu N if given, else the CPU the first vCPU thread to run serialized
  * is on. Each VM of the process claims its CPU for its lifetime; a CPU already claimed
- * by another VM of the process (a round's worker VM beside the live one) is not taken
- * while an unclaimed one is allowed: the least claimed allowed CPU is taken instead.
+ * by another VM of the process (a round's worker VM beside the live one), or held by
+ * another jinx-vmm process of the same user (an abstract UNIX socket per CPU), is not
+ * taken while a free one is allowed; failing that, the least claimed allowed CPU.
  * "Allowed" is the affinity mask of the thread that created the process's first VM (a
  * user's `taskset` is respected). A failing sched_setaffinity is not fatal: warned
  * once, the VM goes on unpinned. --no-pin: the affinity is never touched. */
