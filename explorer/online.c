@@ -14,6 +14,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_PORTFOLIO] = "portfolio",
     [EX_ONLINE_NEST] = "nest",
     [EX_ONLINE_SWEEP] = "sweep",
+    [EX_ONLINE_WAKE] = "wake",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -295,6 +296,8 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_SWEEP)
         ex_online_sweep_begin(o, h, sweep);
+    if (o->kind == EX_ONLINE_WAKE)
+        ex_online_wake_begin(o, h, index);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
@@ -359,6 +362,9 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     case EX_ONLINE_NEST:
     case EX_ONLINE_SWEEP:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
+        break;
+    case EX_ONLINE_WAKE:
+        t = ex_online_wake_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
         t = ex_online_random_pick(o, &en, &pend);
@@ -464,6 +470,8 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
         snprintf(buf + at, len - at, " after-%s=0x%" PRIx64 " windows=%" PRIu64 "%s",
                  o->sweep.write ? "write" : "read", o->sweep.var, o->windows,
                  o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_WAKE) {
+        ex_online_wake_describe(o, buf + at, len - at);
     } else if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {

@@ -204,6 +204,7 @@ enum ex_online_kind {
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NEST,
     EX_ONLINE_SWEEP,
+    EX_ONLINE_WAKE,
     EX_ONLINE_NKINDS
 };
 
@@ -235,6 +236,11 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
 /* Lock words a thread is taken to hold, at most (the oldest is forgotten). */
 #define EX_NEST_HELD 4
 #define EX_NEST_EDGES 32
+/* "wake": its start-order and wake-rule variants, walked in order (one more:
+ * random ranks); children it can defer, at most. */
+#define EX_WAKE_VARIANTS 8u
+#define EX_WAKE_CHILDREN 64u
+enum { EX_WAKE_DEFER_NONE, EX_WAKE_DEFER_HALF, EX_WAKE_DEFER_ONE, EX_WAKE_DEFER_ALL_BUT_ONE };
 
 struct ex_online {
     uint8_t asked;              /* enum ex_online_kind given to begin */
@@ -296,6 +302,18 @@ struct ex_online {
         uint64_t open_var[EX_MAX_TID + 1];  /* the racy DATA access that opened each */
         bool open_write[EX_MAX_TID + 1];    /* thread's window (valid while in o->after) */
     } sweep;
+    struct {                    /* "wake" (online_wake.c) */
+        uint32_t variant;       /* its place in the variant list (EX_WAKE_VARIANTS: random ranks) */
+        uint8_t defer;          /* start order: which children start last (online_wake.c) */
+        bool deferred;          /* done (when the creator first blocked) */
+        uint32_t child[EX_WAKE_CHILDREN]; /* the first children, in creation order */
+        bool waker;             /* at a wake, lower the waker (else the woken threads) */
+        uint32_t creator;       /* the first thread seen (0: none yet) */
+        uint32_t children;      /* threads seen after it */
+        uint32_t last;          /* the thread chosen last */
+        struct ex_tidset prev;  /* the threads enabled at the last cue point */
+        uint64_t wakes, lowered; /* wakes seen; threads lowered at them */
+    } wake;
     struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
     size_t nrec, caprec;
     bool reclost;               /* recording them failed for lack of memory */

@@ -49,6 +49,13 @@ void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */
+/* PCT's ranked list (online_pct.c): inserts t at rank pos (0 = highest) of
+ * o->pct.order; moves t below every priority given so far; the highest-ranked
+ * enabled thread that is not spinning (the highest if all spin). */
+void ex_online_pct_insert(struct ex_online *o, uint32_t pos, uint32_t t);
+void ex_online_pct_lower(struct ex_online *o, uint32_t t);
+uint32_t ex_online_pct_highest(const struct ex_online *o, const struct ex_tidset *enabled,
+                               const ex_pending_table *pend);
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
                             const struct ex_tidset *fresh, const ex_pending_table *pend);
 
@@ -65,6 +72,13 @@ bool ex_online_sweep_defers(const struct ex_online *o, const ex_pending_table *p
 /* Whether running t now is the sweep's preemption: t's window is the target. */
 bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pend,
                            const struct ex_tidset *enabled, uint32_t t);
+
+/* The wake strategy (online_wake.c): schedule `ordinal`'s start order and wake rule;
+ * its choice; its note (" start=... lower=... wakes=N lowered=M"). */
+void ex_online_wake_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+uint32_t ex_online_wake_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                             const struct ex_tidset *fresh, const ex_pending_table *pend);
+void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
