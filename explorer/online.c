@@ -468,7 +468,8 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
                  o->pct.change[0], o->pct.k, o->windows, o->pct.nfired ? "" : " (not reached)");
     } else if (o->kind == EX_ONLINE_SWEEP) {
         snprintf(buf + at, len - at, " after-%s=0x%" PRIx64 " windows=%" PRIu64 "%s",
-                 o->sweep.write ? "write" : "read", o->sweep.var, o->windows,
+                 o->sweep.pair ? "read+write" : o->sweep.write ? "write" : "read", o->sweep.var,
+                 o->windows,
                  o->pct.nfired ? "" : " (not reached)");
     } else if (o->kind == EX_ONLINE_WAKE) {
         ex_online_wake_describe(o, buf + at, len - at);

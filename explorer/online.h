@@ -299,6 +299,7 @@ struct ex_online {
         uint64_t var;           /* the target: the first window opened by an access */
         bool write;             /* to var, a write or RMW (else a read) ... */
         bool any;               /* ... or no target: the n-th window of the run (pct.change[0]) */
+        bool pair;              /* read target, then another thread's write window of var */
         uint64_t open_var[EX_MAX_TID + 1];  /* the racy DATA access that opened each */
         bool open_write[EX_MAX_TID + 1];    /* thread's window (valid while in o->after) */
     } sweep;

@@ -63,6 +63,8 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
  * counts through, at most (a run with hundreds: the first ones). */
 #define EX_SWEEP_VARS 8u
 #define EX_SWEEP_MAX_K 64u
+/* Targets per variable: its read window, its write window, the pair. */
+#define EX_SWEEP_PER_VAR 3u
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
 /* Whether t must wait for the sweep's read target (t is about to write its
