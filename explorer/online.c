@@ -232,6 +232,10 @@ void ex_online_free(struct ex_online *o)
 static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint64_t *sweep)
 {
     uint64_t before = ex_online_portfolio_sweeps_before(h, o->index);
+    if (ex_online_portfolio_wake(h, o->index, &o->kind, sweep)) { /* online_wake.c */
+        o->cycle = 0;
+        return;
+    }
     if (ex_online_portfolio_sweeps(h, o->index)) {
         *sweep = before;
         /* A lock-order cycle may be near: nest lowers at every nested step
@@ -240,7 +244,7 @@ static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint
         o->cycle = 0;
         return;
     }
-    uint64_t v = o->index - before;
+    uint64_t v = o->index - before - ex_online_portfolio_wakes_before(h, o->index);
     /* The cycle goes on where the last non-flip schedule left it. */
     o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
     o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);
@@ -297,7 +301,7 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     if (o->kind == EX_ONLINE_SWEEP)
         ex_online_sweep_begin(o, h, sweep);
     if (o->kind == EX_ONLINE_WAKE)
-        ex_online_wake_begin(o, h, index);
+        ex_online_wake_begin(o, h, o->asked == EX_ONLINE_PORTFOLIO ? sweep : index);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)

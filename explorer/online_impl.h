@@ -65,6 +65,9 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 #define EX_SWEEP_MAX_K 64u
 /* Targets per variable: its read window, its write window, the pair. */
 #define EX_SWEEP_PER_VAR 3u
+/* An ordinal of EX_SWEEP_PAIR_OF | r: the pair target of the r-th newest DATA
+ * variable (the oldest if there are fewer), whatever the cycle gives. */
+#define EX_SWEEP_PAIR_OF (1ull << 63)
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
 /* Whether t must wait for the sweep's read target (t is about to write its
@@ -81,6 +84,12 @@ void ex_online_wake_begin(struct ex_online *o, const struct ex_history *h, uint6
 uint32_t ex_online_wake_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend);
 void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len);
+/* Whether the portfolio's schedule `index` is a wake slot (online.h): then
+ * *kind is wake or sweep (the pair) and *ordinal its ordinal. How many of its
+ * schedules before `index` were. */
+bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
+                              uint64_t *ordinal);
+uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);

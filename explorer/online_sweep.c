@@ -132,6 +132,10 @@ void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint
     o->pct.k = k;
     o->pct.nchange = 1;
     uint64_t j = ordinal % (EX_SWEEP_PER_VAR * n + k);
+    if ((ordinal & EX_SWEEP_PAIR_OF) && n > 0) { /* the pair of the rank-th newest variable */
+        uint64_t rank = ordinal & ~EX_SWEEP_PAIR_OF;
+        j = (rank < n ? rank : n - 1) * EX_SWEEP_PER_VAR + EX_SWEEP_PER_VAR - 1;
+    }
     o->sweep.any = j >= EX_SWEEP_PER_VAR * n;
     o->pct.change[0] = o->sweep.any ? j - EX_SWEEP_PER_VAR * n + 1 : 1;
     if (!o->sweep.any) {

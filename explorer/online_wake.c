@@ -157,3 +157,47 @@ void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len)
                  defer_names[o->wake.defer % 4], o->wake.waker ? "waker" : "woken", o->wake.wakes,
                  o->wake.lowered);
 }
+
+/* The portfolio's wake slots (online.h, "portfolio"): after index 4, so every
+ * schedule that found a bug within 5 stays as it was; every other index from 5
+ * (a sweep slot or the first schedule after a lock chain keeps its place). */
+static const uint64_t wake_slots[] = { 5, 7, 9 };
+#define NWAKE_SLOTS (sizeof wake_slots / sizeof wake_slots[0])
+
+static int wake_slot(const struct ex_history *h, uint64_t index)
+{
+    for (size_t i = 0; i < NWAKE_SLOTS; i++)
+        if (index == wake_slots[i] && !ex_online_portfolio_sweeps(h, index))
+            return (int)i;
+    return -1;
+}
+
+bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
+                              uint64_t *ordinal)
+{
+    int i = wake_slot(h, index);
+    if (i < 0)
+        return false;
+    if (i < 2) {
+        *kind = EX_ONLINE_WAKE;
+        *ordinal = (uint64_t)i;
+    } else if (index >= ex_online_sweep_first(h)) {
+        /* The second newest variable's pair (the newest's is the sweep's
+         * third schedule, index 14): libc's variables race as late as the
+         * program's own (musl's need_locks, set at the first pthread_create). */
+        *kind = EX_ONLINE_SWEEP;
+        *ordinal = EX_SWEEP_PAIR_OF | 1;
+    } else {
+        *kind = EX_ONLINE_WAKE;
+        *ordinal = (uint64_t)i;
+    }
+    return true;
+}
+
+uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < NWAKE_SLOTS; i++)
+        n += wake_slots[i] < index && wake_slot(h, wake_slots[i]) >= 0;
+    return n;
+}
