@@ -360,6 +360,7 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     ex_pending_table pend;
     uint32_t t = 0;
     build_table(v, &pend);
+    ex_online_wake_note(o, &en, &fresh); /* every strategy: who was woken (online_wake.c) */
     switch (o->kind) {
     case EX_ONLINE_PCT:
     case EX_ONLINE_WINDOW:

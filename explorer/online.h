@@ -309,11 +309,12 @@ struct ex_online {
         bool deferred;          /* done (when the creator first blocked) */
         uint32_t child[EX_WAKE_CHILDREN]; /* the first children, in creation order */
         bool waker;             /* at a wake, lower the waker (else the woken threads) */
-        uint32_t creator;       /* the first thread seen (0: none yet) */
+        uint32_t creator;       /* the first thread seen (0: none yet), every strategy */
         uint32_t children;      /* threads seen after it */
-        uint32_t last;          /* the thread chosen last */
-        struct ex_tidset prev;  /* the threads enabled at the last cue point */
-        uint64_t wakes, lowered; /* wakes seen; threads lowered at them */
+        struct ex_tidset prev;  /* the threads enabled at the last cue point, every strategy */
+        struct ex_tidset woken; /* woken at this cue point (ex_online_wake_note) */
+        uint64_t child_wakes;   /* cue points where a thread other than the creator was woken */
+        uint64_t wakes, lowered; /* wake: cue points with a wake; threads lowered at them */
     } wake;
     struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
     size_t nrec, caprec;

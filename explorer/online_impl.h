@@ -84,6 +84,14 @@ void ex_online_wake_begin(struct ex_online *o, const struct ex_history *h, uint6
 uint32_t ex_online_wake_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend);
 void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len);
+/* At every cue point, before the choice (every strategy): the creator (the
+ * lowest tid at the first cue point), the threads woken now (seen before,
+ * not enabled at the last cue point, enabled now, with another enabled), and
+ * o->wake.child_wakes. */
+void ex_online_wake_note(struct ex_online *o, const struct ex_tidset *enabled,
+                         const struct ex_tidset *fresh);
+/* After a run: whether it woke a thread other than the creator (h->woke). */
+void ex_history_learn_wakes(struct ex_history *h, const struct ex_online *o);
 /* Whether the portfolio's schedule `index` is a wake slot (online.h): then
  * *kind is wake or sweep (the pair) and *ordinal its ordinal. How many of its
  * schedules before `index` were. */

@@ -63,7 +63,7 @@ void ex_online_wake_begin(struct ex_online *o, const struct ex_history *h, uint6
     o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
 }
 
-/* New threads in ascending tid order (creation order): the first ever on top,
+/* New threads in ascending tid order (creation order): the creator on top,
  * the children below it in creation order (at random ranks below the creator
  * in the random variant). */
 static void rank_fresh(struct ex_online *o, const struct ex_tidset *fresh)
@@ -72,8 +72,7 @@ static void rank_fresh(struct ex_online *o, const struct ex_tidset *fresh)
     for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;) {
         if (o->pct.nthreads > EX_MAX_TID)
             return;
-        if (!o->wake.creator) {
-            o->wake.creator = t;
+        if (t == o->wake.creator) {
             ex_online_pct_insert(o, 0, t);
             o->pct.nhigh++;
             continue;
@@ -83,7 +82,7 @@ static void rank_fresh(struct ex_online *o, const struct ex_tidset *fresh)
         o->wake.children++;
         uint32_t pos = o->pct.nhigh;
         if (o->wake.variant >= EX_WAKE_VARIANTS) {
-            uint32_t top = o->pct.nhigh > 0 ? 1 : 0;
+            uint32_t top = o->pct.nhigh > 0 && o->pct.order[0] == o->wake.creator ? 1 : 0;
             pos = top + (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh - top + 1);
         }
         ex_online_pct_insert(o, pos, t);
@@ -107,30 +106,52 @@ static void defer_children(struct ex_online *o, const struct ex_tidset *enabled)
     for (uint32_t i = 0; o->wake.variant < EX_WAKE_VARIANTS && i < d; i++)
         ex_online_pct_lower(o, o->wake.child[i]);
 }
-/* The wake rule at this cue point: woken = enabled now, not at the last cue
- * point, seen before. */
-static void apply_wakes(struct ex_online *o, const struct ex_tidset *enabled,
-                        const struct ex_tidset *fresh)
+void ex_online_wake_note(struct ex_online *o, const struct ex_tidset *enabled,
+                         const struct ex_tidset *fresh)
 {
-    struct ex_tidset woken;
+    if (!o->wake.creator) {
+        struct ex_tidset f = *fresh;
+        o->wake.creator = ex_tidset_pop(&f);
+    }
     bool any = false;
     for (int i = 0; i < 4; i++) {
-        woken.w[i] = enabled->w[i] & ~o->wake.prev.w[i] & ~fresh->w[i];
-        any |= woken.w[i] != 0;
+        o->wake.woken.w[i] = enabled->w[i] & ~o->wake.prev.w[i] & ~fresh->w[i];
+        any |= o->wake.woken.w[i] != 0;
     }
     o->wake.prev = *enabled;
-    if (!any || ex_tidset_count(enabled) < 2)
+    if (any && ex_tidset_count(enabled) < 2)
+        ex_tidset_clear(&o->wake.woken), any = false; /* nobody to overtake it */
+    struct ex_tidset others = o->wake.woken;
+    ex_tidset_del(&others, o->wake.creator);
+    o->wake.child_wakes += !ex_tidset_empty(&others);
+}
+
+void ex_history_learn_wakes(struct ex_history *h, const struct ex_online *o)
+{
+    if (o->wake.child_wakes && !h->woke) {
+        h->woke = true;
+        h->woke_from = h->runs; /* the next schedule's index */
+    }
+}
+
+/* The wake rule at this cue point, for the woken threads ex_online_wake_note
+ * found: they drop below every rank, or the waker (the thread chosen last, if
+ * still enabled and not woken itself) does. */
+static void apply_wakes(struct ex_online *o, const struct ex_tidset *enabled)
+{
+    if (ex_tidset_empty(&o->wake.woken))
         return;
     o->wake.wakes++;
-    uint32_t w = o->wake.last;
     if (o->wake.waker) {
-        if (w && ex_tidset_has(enabled, w) && !ex_tidset_has(&woken, w)) {
+        uint32_t w = o->nchoices ? o->choices[o->nchoices - 1] : 0;
+        if (w && ex_tidset_has(enabled, w) && !ex_tidset_has(&o->wake.woken, w)) {
             ex_online_pct_lower(o, w);
             o->wake.lowered++;
         }
         return;
     }
-    for (uint32_t t; (t = ex_tidset_pop(&woken)) != 0;) {
+    struct ex_tidset it = o->wake.woken;
+    for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;) {
         ex_online_pct_lower(o, t);
         o->wake.lowered++;
     }
@@ -141,10 +162,8 @@ uint32_t ex_online_wake_pick(struct ex_online *o, const struct ex_tidset *enable
 {
     rank_fresh(o, fresh);
     defer_children(o, enabled);
-    apply_wakes(o, enabled, fresh);
-    uint32_t t = ex_online_pct_highest(o, enabled, pend);
-    o->wake.last = t;
-    return t;
+    apply_wakes(o, enabled);
+    return ex_online_pct_highest(o, enabled, pend);
 }
 
 void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len)
@@ -166,7 +185,7 @@ static const uint64_t wake_slots[] = { 5, 7, 9 };
 
 static int wake_slot(const struct ex_history *h, uint64_t index)
 {
-    for (size_t i = 0; i < NWAKE_SLOTS; i++)
+    for (size_t i = 0; h && h->woke && index >= h->woke_from && i < NWAKE_SLOTS; i++)
         if (index == wake_slots[i] && !ex_online_portfolio_sweeps(h, index))
             return (int)i;
     return -1;
