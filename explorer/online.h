@@ -140,7 +140,34 @@
  *            target fired, a thread about to write or RMW its variable drops
  *            below every priority too (with another thread enabled): the read
  *            comes before the write it races with. No target met: no
- *            preemption (the run is PCT with d = 1).
+ *            preemption (the run is PCT with d = 1). Each variable has a third
+ *            target after its read and write ones, the PAIR (two
+ *            preemptions): its read target, then, once that fired, the first
+ *            window opened by a write or RMW of the same variable by another
+ *            thread (a lost increment that must also land before the other
+ *            thread's decrement: a reference count freed early).
+ *   "wake"   start orders and wakes (online_wake.c), for condition-variable
+ *            bugs (a waiter that must wait before its waker runs, then at a
+ *            wake either the woken thread is overtaken or the waker is
+ *            preempted). No change points and nothing random but the last
+ *            variant: the CREATOR (the lowest tid at the first cue point)
+ *            ranks highest, so a test that creates its threads and then joins
+ *            them creates them all before any runs; its children rank in
+ *            creation order, except that when the creator first is not enabled
+ *            the first d of its n children drop below every rank (they start
+ *            last). A thread WOKEN at a cue point (seen before, not enabled at
+ *            the last cue point, enabled now, with another enabled) drops below
+ *            every rank (the woken rule), or instead the WAKER does (the thread
+ *            chosen at the last cue point, if still enabled: the waker rule).
+ *            Schedule j (its index; its ordinal among the wake slots in the
+ *            portfolio) takes variant j mod 9: (d, rule) = (0, waker),
+ *            (ceil(n/2), woken), (0, woken), (ceil(n/2), waker), (1, woken),
+ *            (1, waker), (n-1, woken), (n-1, waker), then children at random
+ *            ranks below the creator with a coin for the rule. Every strategy
+ *            notes the woken threads (o->wake.woken) and counts the cue points
+ *            where a thread other than the creator was woken; after a run that
+ *            had one, h->woke is set (ex_history_learn_flips, with the lock
+ *            chains) and h->woke_from is the next index.
  *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
  *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
@@ -157,7 +184,14 @@
  *            ones alternate all racy steps and data races only); with a lock
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
- *            schedules it ran before the sweep.
+ *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
+ *            once h->woke (index >= h->woke_from), indexes 5 and 7 run "wake"
+ *            with ordinals 0 and 1 (creation order with the waker rule; the
+ *            older half last with the woken rule) and index 9 the sweep's pair
+ *            of the second newest DATA variable (the newest's comes in the
+ *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
+ *            unless that index is a sweep slot; they too are left out of the
+ *            virtual index. Indexes 0-4 never change.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -209,7 +243,7 @@ enum ex_online_kind {
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep".
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep", "wake".
  * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
