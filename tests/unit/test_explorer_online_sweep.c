@@ -212,18 +212,9 @@ static void test_sweep_write_window(void **state)
                 assert_int_equal(c.lowered_ran, 0);
             }
             if (k == 0 && seed == 7) { /* the run replays */
-                struct ex_schedule s;
-                ex_schedule_init(&s);
-                assert_int_equal(ex_online_schedule(&o, &s), 0);
-                assert_non_null(strstr(s.note, "sweep"));
-                struct sim_run rr;
-                sim_init(&rr, &p);
-                sim_run_cursor(&rr, &s);
-                assert_int_equal(rr.tr.n, r.tr.n);
-                for (size_t i = 0; i < r.tr.n; i++)
-                    assert_int_equal(rr.tr.ev[i].rip, r.tr.ev[i].rip);
-                sim_free(&rr);
-                ex_schedule_free(&s);
+                char note[EX_NOTE_LEN];
+                sim_assert_replays(&p, &o, &r, note, sizeof note);
+                assert_non_null(strstr(note, "sweep"));
             }
             sim_free(&r);
         }
