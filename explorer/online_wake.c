@@ -10,12 +10,13 @@
  * waker's next wake). PCT's random ranks meet the start order in 1 of 3-6
  * runs and the wake rule by luck; here both are chosen per schedule:
  *
- *   start order: the first thread seen (the creator: main, at the snapshot)
- *   keeps the highest rank, so a test that creates its threads and then joins
- *   them starts them all before any runs; the children rank in creation order,
- *   except that the first `defer` of them start last (a rotation of the
- *   creation order: the threads created first are often the producers and
- *   setters, which must come after the waiters);
+ *   start order: the creator (the lowest tid at the first cue point: main, at
+ *   the snapshot) keeps the highest rank, so a test that creates its threads
+ *   and then joins them creates them all before any runs; the children rank
+ *   in creation order, except that when the creator first blocks the first d
+ *   of them drop below every rank (a rotation of the creation order: the
+ *   threads created first are often the producers and setters, which must
+ *   come after the waiters);
  *
  *   wake rule: a thread WOKEN at this cue point (seen before, not enabled at
  *   the last cue point, enabled now: its futex wait returned) drops below
@@ -37,7 +38,7 @@
  * must wait before its waker (a setter created after the waiters; producers
  * created before the consumers). */
 static const struct {
-    uint8_t defer;  /* enum wake_defer */
+    uint8_t defer;  /* EX_WAKE_DEFER_* (online.h) */
     bool waker;
 } variants[EX_WAKE_VARIANTS] = {
     { EX_WAKE_DEFER_NONE, true },  { EX_WAKE_DEFER_HALF, false },
