@@ -73,6 +73,8 @@ struct ex_history {
     uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
     bool nest_chain;        /* some run showed a lock chain (online.h, "portfolio") */
     uint64_t nest_chain_from; /* the first schedule index that knew it (runs added then) */
+    bool woke;              /* some run woke a thread other than the first (online_wake.c) */
+    uint64_t woke_from;     /* the first schedule index that knew it (runs added then) */
 };
 
 void ex_history_init(struct ex_history *h);

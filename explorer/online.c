@@ -14,6 +14,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_PORTFOLIO] = "portfolio",
     [EX_ONLINE_NEST] = "nest",
     [EX_ONLINE_SWEEP] = "sweep",
+    [EX_ONLINE_WAKE] = "wake",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -231,6 +232,10 @@ void ex_online_free(struct ex_online *o)
 static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint64_t *sweep)
 {
     uint64_t before = ex_online_portfolio_sweeps_before(h, o->index);
+    if (ex_online_portfolio_wake(h, o->index, &o->kind, sweep)) { /* online_wake.c */
+        o->cycle = 0;
+        return;
+    }
     if (ex_online_portfolio_sweeps(h, o->index)) {
         *sweep = before;
         /* A lock-order cycle may be near: nest lowers at every nested step
@@ -239,7 +244,7 @@ static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint
         o->cycle = 0;
         return;
     }
-    uint64_t v = o->index - before;
+    uint64_t v = o->index - before - ex_online_portfolio_wakes_before(h, o->index);
     /* The cycle goes on where the last non-flip schedule left it. */
     o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
     o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);
@@ -295,6 +300,8 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
         ex_online_pct_begin(o, h);
     if (o->kind == EX_ONLINE_SWEEP)
         ex_online_sweep_begin(o, h, sweep);
+    if (o->kind == EX_ONLINE_WAKE)
+        ex_online_wake_begin(o, h, o->asked == EX_ONLINE_PORTFOLIO ? sweep : index);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)
@@ -353,12 +360,16 @@ uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v)
     ex_pending_table pend;
     uint32_t t = 0;
     build_table(v, &pend);
+    ex_online_wake_note(o, &en, &fresh); /* every strategy: who was woken (online_wake.c) */
     switch (o->kind) {
     case EX_ONLINE_PCT:
     case EX_ONLINE_WINDOW:
     case EX_ONLINE_NEST:
     case EX_ONLINE_SWEEP:
         t = ex_online_pct_pick(o, &en, &fresh, &pend);
+        break;
+    case EX_ONLINE_WAKE:
+        t = ex_online_wake_pick(o, &en, &fresh, &pend);
         break;
     case EX_ONLINE_RANDOM:
         t = ex_online_random_pick(o, &en, &pend);
@@ -462,8 +473,11 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
                  o->pct.change[0], o->pct.k, o->windows, o->pct.nfired ? "" : " (not reached)");
     } else if (o->kind == EX_ONLINE_SWEEP) {
         snprintf(buf + at, len - at, " after-%s=0x%" PRIx64 " windows=%" PRIu64 "%s",
-                 o->sweep.write ? "write" : "read", o->sweep.var, o->windows,
+                 o->sweep.pair ? "read+write" : o->sweep.write ? "write" : "read", o->sweep.var,
+                 o->windows,
                  o->pct.nfired ? "" : " (not reached)");
+    } else if (o->kind == EX_ONLINE_WAKE) {
+        ex_online_wake_describe(o, buf + at, len - at);
     } else if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST) {
         describe_pct(o, buf, len, &at);
     } else if (o->kind == EX_ONLINE_RANDOM && o->walk.data_only) {

@@ -140,7 +140,34 @@
  *            target fired, a thread about to write or RMW its variable drops
  *            below every priority too (with another thread enabled): the read
  *            comes before the write it races with. No target met: no
- *            preemption (the run is PCT with d = 1).
+ *            preemption (the run is PCT with d = 1). Each variable has a third
+ *            target after its read and write ones, the PAIR (two
+ *            preemptions): its read target, then, once that fired, the first
+ *            window opened by a write or RMW of the same variable by another
+ *            thread (a lost increment that must also land before the other
+ *            thread's decrement: a reference count freed early).
+ *   "wake"   start orders and wakes (online_wake.c), for condition-variable
+ *            bugs (a waiter that must wait before its waker runs, then at a
+ *            wake either the woken thread is overtaken or the waker is
+ *            preempted). No change points and nothing random but the last
+ *            variant: the CREATOR (the lowest tid at the first cue point)
+ *            ranks highest, so a test that creates its threads and then joins
+ *            them creates them all before any runs; its children rank in
+ *            creation order, except that when the creator first is not enabled
+ *            the first d of its n children drop below every rank (they start
+ *            last). A thread WOKEN at a cue point (seen before, not enabled at
+ *            the last cue point, enabled now, with another enabled) drops below
+ *            every rank (the woken rule), or instead the WAKER does (the thread
+ *            chosen at the last cue point, if still enabled: the waker rule).
+ *            Schedule j (its index; its ordinal among the wake slots in the
+ *            portfolio) takes variant j mod 9: (d, rule) = (0, waker),
+ *            (ceil(n/2), woken), (0, woken), (ceil(n/2), waker), (1, woken),
+ *            (1, waker), (n-1, woken), (n-1, waker), then children at random
+ *            ranks below the creator with a coin for the rule. Every strategy
+ *            notes the woken threads (o->wake.woken) and counts the cue points
+ *            where a thread other than the creator was woken; after a run that
+ *            had one, h->woke is set (ex_history_learn_flips, with the lock
+ *            chains) and h->woke_from is the next index.
  *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
  *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
@@ -157,7 +184,14 @@
  *            ones alternate all racy steps and data races only); with a lock
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
- *            schedules it ran before the sweep.
+ *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
+ *            once h->woke (index >= h->woke_from), indexes 5 and 7 run "wake"
+ *            with ordinals 0 and 1 (creation order with the waker rule; the
+ *            older half last with the woken rule) and index 9 the sweep's pair
+ *            of the second newest DATA variable (the newest's comes in the
+ *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
+ *            unless that index is a sweep slot; they too are left out of the
+ *            virtual index. Indexes 0-4 never change.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -204,11 +238,12 @@ enum ex_online_kind {
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NEST,
     EX_ONLINE_SWEEP,
+    EX_ONLINE_WAKE,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep".
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep", "wake".
  * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
@@ -235,6 +270,11 @@ bool ex_pending_races(const struct ex_pending *a, const struct ex_pending *b);
 /* Lock words a thread is taken to hold, at most (the oldest is forgotten). */
 #define EX_NEST_HELD 4
 #define EX_NEST_EDGES 32
+/* "wake": its start-order and wake-rule variants, walked in order (one more:
+ * random ranks); children it can defer, at most. */
+#define EX_WAKE_VARIANTS 8u
+#define EX_WAKE_CHILDREN 64u
+enum { EX_WAKE_DEFER_NONE, EX_WAKE_DEFER_HALF, EX_WAKE_DEFER_ONE, EX_WAKE_DEFER_ALL_BUT_ONE };
 
 struct ex_online {
     uint8_t asked;              /* enum ex_online_kind given to begin */
@@ -293,9 +333,23 @@ struct ex_online {
         uint64_t var;           /* the target: the first window opened by an access */
         bool write;             /* to var, a write or RMW (else a read) ... */
         bool any;               /* ... or no target: the n-th window of the run (pct.change[0]) */
+        bool pair;              /* read target, then another thread's write window of var */
         uint64_t open_var[EX_MAX_TID + 1];  /* the racy DATA access that opened each */
         bool open_write[EX_MAX_TID + 1];    /* thread's window (valid while in o->after) */
     } sweep;
+    struct {                    /* "wake" (online_wake.c) */
+        uint32_t variant;       /* its place in the variant list (EX_WAKE_VARIANTS: random ranks) */
+        uint8_t defer;          /* start order: which children start last (online_wake.c) */
+        bool deferred;          /* done (when the creator first blocked) */
+        uint32_t child[EX_WAKE_CHILDREN]; /* the first children, in creation order */
+        bool waker;             /* at a wake, lower the waker (else the woken threads) */
+        uint32_t creator;       /* the first thread seen (0: none yet), every strategy */
+        uint32_t children;      /* threads seen after it */
+        struct ex_tidset prev;  /* the threads enabled at the last cue point, every strategy */
+        struct ex_tidset woken; /* woken at this cue point (ex_online_wake_note) */
+        uint64_t child_wakes;   /* cue points where a thread other than the creator was woken */
+        uint64_t wakes, lowered; /* wake: cue points with a wake; threads lowered at them */
+    } wake;
     struct ex_step *rec;        /* the chosen thread's pending event per step (flip.h) */
     size_t nrec, caprec;
     bool reclost;               /* recording them failed for lack of memory */

@@ -49,6 +49,13 @@ void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint
 
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
 /* fresh: the enabled threads seen for the first time at this cue point. */
+/* PCT's ranked list (online_pct.c): inserts t at rank pos (0 = highest) of
+ * o->pct.order; moves t below every priority given so far; the highest-ranked
+ * enabled thread that is not spinning (the highest if all spin). */
+void ex_online_pct_insert(struct ex_online *o, uint32_t pos, uint32_t t);
+void ex_online_pct_lower(struct ex_online *o, uint32_t t);
+uint32_t ex_online_pct_highest(const struct ex_online *o, const struct ex_tidset *enabled,
+                               const ex_pending_table *pend);
 uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled,
                             const struct ex_tidset *fresh, const ex_pending_table *pend);
 
@@ -56,6 +63,11 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
  * counts through, at most (a run with hundreds: the first ones). */
 #define EX_SWEEP_VARS 8u
 #define EX_SWEEP_MAX_K 64u
+/* Targets per variable: its read window, its write window, the pair. */
+#define EX_SWEEP_PER_VAR 3u
+/* An ordinal of EX_SWEEP_PAIR_OF | r: the pair target of the r-th newest DATA
+ * variable (the oldest if there are fewer), whatever the cycle gives. */
+#define EX_SWEEP_PAIR_OF (1ull << 63)
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
 /* Whether t must wait for the sweep's read target (t is about to write its
@@ -65,6 +77,27 @@ bool ex_online_sweep_defers(const struct ex_online *o, const ex_pending_table *p
 /* Whether running t now is the sweep's preemption: t's window is the target. */
 bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pend,
                            const struct ex_tidset *enabled, uint32_t t);
+
+/* The wake strategy (online_wake.c): schedule `ordinal`'s start order and wake rule;
+ * its choice; its note (" start=... lower=... wakes=N lowered=M"). */
+void ex_online_wake_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+uint32_t ex_online_wake_pick(struct ex_online *o, const struct ex_tidset *enabled,
+                             const struct ex_tidset *fresh, const ex_pending_table *pend);
+void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len);
+/* At every cue point, before the choice (every strategy): the creator (the
+ * lowest tid at the first cue point), the threads woken now (seen before,
+ * not enabled at the last cue point, enabled now, with another enabled), and
+ * o->wake.child_wakes. */
+void ex_online_wake_note(struct ex_online *o, const struct ex_tidset *enabled,
+                         const struct ex_tidset *fresh);
+/* After a run: whether it woke a thread other than the creator (h->woke). */
+void ex_history_learn_wakes(struct ex_history *h, const struct ex_online *o);
+/* Whether the portfolio's schedule `index` is a wake slot (online.h): then
+ * *kind is wake or sweep (the pair) and *ordinal its ordinal. How many of its
+ * schedules before `index` were. */
+bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
+                              uint64_t *ordinal);
+uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);

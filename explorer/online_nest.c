@@ -81,6 +81,7 @@ void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint
 
 void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o)
 {
+    ex_history_learn_wakes(h, o); /* the wake slots' gate (online_wake.c) */
     /* A chain: one thread takes Y holding X, another takes Z holding Y, both by
      * the same instruction (the same lock function: pthread_mutex_lock's
      * cmpxchg). Every lock-order cycle of mutexes has one (Z = X for two

@@ -44,7 +44,7 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
     qsort(o->pct.change, want, sizeof o->pct.change[0], cmp_u64);
 }
 
-static void insert_at(struct ex_online *o, uint32_t pos, uint32_t t)
+void ex_online_pct_insert(struct ex_online *o, uint32_t pos, uint32_t t)
 {
     uint32_t *ord = o->pct.order;
     memmove(ord + pos + 1, ord + pos, (o->pct.nthreads - pos) * sizeof *ord);
@@ -52,8 +52,7 @@ static void insert_at(struct ex_online *o, uint32_t pos, uint32_t t)
     o->pct.nthreads++;
 }
 
-/* Moves t to the bottom, below every priority given so far. */
-static void lower(struct ex_online *o, uint32_t t)
+void ex_online_pct_lower(struct ex_online *o, uint32_t t)
 {
     uint32_t *ord = o->pct.order, n = o->pct.nthreads, i = 0;
     while (i < n && ord[i] != t)
@@ -70,8 +69,8 @@ static void lower(struct ex_online *o, uint32_t t)
  * it read last: nothing changes until another thread writes), or the highest
  * if all spin. Skipping a spin's read changes no outcome and keeps a
  * high-priority waiter from burning cue points while the holder cannot run. */
-static uint32_t highest_awake(const struct ex_online *o, const struct ex_tidset *enabled,
-                              const ex_pending_table *pend)
+uint32_t ex_online_pct_highest(const struct ex_online *o, const struct ex_tidset *enabled,
+                               const ex_pending_table *pend)
 {
     uint32_t first = 0;
     for (uint32_t i = 0; i < o->pct.nthreads; i++) {
@@ -94,17 +93,17 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
     struct ex_tidset it = *fresh;
     for (uint32_t t; (t = ex_tidset_pop(&it)) != 0;)
         if (o->pct.nthreads <= EX_MAX_TID) {
-            insert_at(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
+            ex_online_pct_insert(o, (uint32_t)ex_rng_below(&o->rng, o->pct.nhigh + 1), t);
             o->pct.nhigh++;
         }
-    uint32_t t = highest_awake(o, enabled, pend);
+    uint32_t t = ex_online_pct_highest(o, enabled, pend);
     /* The sweep's read target: a thread about to write the variable waits (drops
      * below every priority) until the target fired, so the read it races with
      * comes first. At most once per thread and step. */
     for (uint32_t i = 0; o->kind == EX_ONLINE_SWEEP && i < o->pct.nthreads &&
                          ex_online_sweep_defers(o, pend, enabled, t); i++) {
-        lower(o, t);
-        t = highest_awake(o, enabled, pend);
+        ex_online_pct_lower(o, t);
+        t = ex_online_pct_highest(o, enabled, pend);
     }
     /* Change points count racy steps only (window steps for "window"): a
      * preemption anywhere else orders nothing differently. "nest" lowers a
@@ -125,8 +124,8 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
             o->pct.fired_tid[o->pct.nfired] = t;
         }
         o->pct.nfired++;
-        lower(o, t);
-        t = highest_awake(o, enabled, pend);
+        ex_online_pct_lower(o, t);
+        t = ex_online_pct_highest(o, enabled, pend);
     }
     return t;
 }

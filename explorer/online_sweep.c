@@ -131,12 +131,21 @@ void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint
     o->racy_classes = EX_CONFLICT_DATA;
     o->pct.k = k;
     o->pct.nchange = 1;
-    uint64_t j = ordinal % (2 * n + k);
-    o->sweep.any = j >= 2 * n;
-    o->pct.change[0] = o->sweep.any ? j - 2 * n + 1 : 1;
+    uint64_t j = ordinal % (EX_SWEEP_PER_VAR * n + k);
+    if ((ordinal & EX_SWEEP_PAIR_OF) && n > 0) { /* the pair of the rank-th newest variable */
+        uint64_t rank = ordinal & ~EX_SWEEP_PAIR_OF;
+        j = (rank < n ? rank : n - 1) * EX_SWEEP_PER_VAR + EX_SWEEP_PER_VAR - 1;
+    }
+    o->sweep.any = j >= EX_SWEEP_PER_VAR * n;
+    o->pct.change[0] = o->sweep.any ? j - EX_SWEEP_PER_VAR * n + 1 : 1;
     if (!o->sweep.any) {
-        o->sweep.var = v[j / 2][1];
-        o->sweep.write = (j & 1) != 0;
+        o->sweep.var = v[j / EX_SWEEP_PER_VAR][1];
+        o->sweep.write = j % EX_SWEEP_PER_VAR == 1;
+        /* The pair: the read target, then the first write window of the same
+         * variable by another thread (a lost increment that must also land
+         * before the other's decrement: rc-uaf). */
+        o->sweep.pair = j % EX_SWEEP_PER_VAR == 2;
+        o->pct.nchange = o->sweep.pair ? 2 : 1;
     }
 }
 
@@ -147,6 +156,9 @@ bool ex_online_sweep_fires(const struct ex_online *o, const ex_pending_table *pe
         return false;
     if (o->sweep.any)
         return o->pct.change[0] == o->windows + 1;
+    if (o->sweep.pair && o->pct.nfired == 1) /* the pair's second: another thread's write */
+        return o->sweep.open_var[t] == o->sweep.var && o->sweep.open_write[t] &&
+               t != o->pct.fired_tid[0];
     return o->sweep.open_var[t] == o->sweep.var && o->sweep.open_write[t] == o->sweep.write;
 }
 

@@ -58,7 +58,7 @@ fi
 IFS=, read -r -a progs <<<"$programs"
 IFS=, read -r -a modes <<<"$strats"
 for s in "${modes[@]}"; do
-  case $s in portfolio|pct|pos|random|rf|window|flip|nest|sweep) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest, sweep)" ;; esac
+  case $s in portfolio|pct|pos|random|rf|window|flip|nest|sweep|wake) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest, sweep, wake)" ;; esac
 done
 for p in "${progs[@]}"; do [ -f "$C/$p" ] && [ -x "$C/$p" ] || bench_die "no program $C/$p (make builds the corpus)"; done
 [ "$native" = 1 ] && modes+=(native)

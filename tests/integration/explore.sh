@@ -5,7 +5,8 @@
 # replayed live (the program really crashes, dump written) and `jinx-vmm replay`
 # reproduces it; the same seed finds it at the same schedule with the same choices; a
 # deadlock replays too, and the nest strategy meets a three-lock cycle within a few runs;
-# the portfolio's window sweep meets lw-flag's lost wakeup within 5 schedules;
+# the portfolio's window sweep meets lw-flag's lost wakeup within 5 schedules; the wake
+# strategy meets bb-if's overtaken consumer within 5 and nothing in its twin;
 # a bug-free twin runs many schedules and reports nothing; a
 # program without threads has nothing to explore and just ends; a program too long for
 # whole runs hands over to simulation rounds; a bug met in free execution is searched
@@ -97,6 +98,26 @@ if [ "$st" = 123 ] && [ -n "$d3c" ] &&
 else
   bad "lw-flag portfolio: status $st, $(xjson "$tmp/sw.err")"; tail -3 "$tmp/sw.err"
 fi
+
+# 3d. wake: bb-if's woken consumer must be overtaken by a consumer that starts after the
+# producer's put (the older half of the children last, the woken thread lowered): its
+# second variant, every seed (the portfolio before it: 16 58 12 schedules); its twin,
+# which waits with while, shows nothing under the same schedules.
+"$VMM" run --no-control --quiet --seed 1 --explore 30s --explore-strategy wake \
+  --dump-dir "$tmp/d3d" "$C/bb-if" 2>"$tmp/wk.err"; st=$?
+d3d=$(dump_of "$tmp/wk.err")
+if [ "$st" = 134 ] && [ -n "$d3d" ] && [ "$(xget "$tmp/wk.err" "d['schedules_to_bug'] <= 5")" = True ]; then
+  "$VMM" replay "$d3d" >/dev/null 2>"$tmp/wkr.err"; rst=$?
+  [ "$rst" = 134 ] && grep -q "replay reproduced the dump's crash: SIGABRT" "$tmp/wkr.err" && ok "bb-if --explore-strategy wake: abort at schedule $(xget "$tmp/wk.err" "d['schedules_to_bug']") ($(xget "$tmp/wk.err" "d['note']")), replayed" ||
+    { bad "bb-if wake replay: status $rst"; tail -3 "$tmp/wkr.err"; }
+else
+  bad "bb-if wake: status $st, $(xjson "$tmp/wk.err")"; tail -3 "$tmp/wk.err"
+fi
+"$VMM" run --no-control --quiet --seed 1 --explore 3s --explore-runs 9 --explore-strategy wake \
+  "$C/bb-if-ok" >/dev/null 2>"$tmp/wko.err"; st=$?
+[ "$st" = 0 ] && [ "$(xget "$tmp/wko.err" "d['schedules'] >= 2 and d['schedules_to_bug'] == 0")" = True ] &&
+  ok "bb-if-ok --explore-strategy wake: $(xget "$tmp/wko.err" "d['schedules']") schedules, nothing found" ||
+  { bad "bb-if-ok wake: status $st, $(xjson "$tmp/wko.err")"; tail -3 "$tmp/wko.err"; }
 
 # 4. A bug-free twin: many schedules, nothing reported.
 "$VMM" run --no-control --quiet --explore 3s --explore-strategy random "$C/order-done-flag-ok" >/dev/null \

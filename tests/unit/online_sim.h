@@ -6,6 +6,7 @@
 #ifndef TESTS_UNIT_ONLINE_SIM_H
 #define TESTS_UNIT_ONLINE_SIM_H
 #include "explorer/explorer.h"
+#include <stdio.h>
 #include <string.h>
 
 #define SIM_MAX_THREADS 8
@@ -211,6 +212,25 @@ static inline void sim_run_cursor(struct sim_run *r, const struct ex_schedule *s
         sim_step(r, t);
     }
     sim_check_end(r);
+}
+
+/* The run o just made (r) replays event by event with the cursor from its
+ * schedule; returns the schedule's note in note (len bytes). */
+static inline void sim_assert_replays(const struct sim_prog *p, const struct ex_online *o,
+                                      const struct sim_run *r, char *note, size_t len)
+{
+    struct ex_schedule s;
+    ex_schedule_init(&s);
+    assert_int_equal(ex_online_schedule(o, &s), 0);
+    snprintf(note, len, "%s", s.note);
+    struct sim_run rr;
+    sim_init(&rr, p);
+    sim_run_cursor(&rr, &s);
+    assert_int_equal(rr.tr.n, r->tr.n);
+    for (size_t i = 0; i < r->tr.n; i++)
+        assert_int_equal(rr.tr.ev[i].rip, r->tr.ev[i].rip);
+    sim_free(&rr);
+    ex_schedule_free(&s);
 }
 
 /* Index of the first event at rip, or -1. */

@@ -212,18 +212,9 @@ static void test_sweep_write_window(void **state)
                 assert_int_equal(c.lowered_ran, 0);
             }
             if (k == 0 && seed == 7) { /* the run replays */
-                struct ex_schedule s;
-                ex_schedule_init(&s);
-                assert_int_equal(ex_online_schedule(&o, &s), 0);
-                assert_non_null(strstr(s.note, "sweep"));
-                struct sim_run rr;
-                sim_init(&rr, &p);
-                sim_run_cursor(&rr, &s);
-                assert_int_equal(rr.tr.n, r.tr.n);
-                for (size_t i = 0; i < r.tr.n; i++)
-                    assert_int_equal(rr.tr.ev[i].rip, r.tr.ev[i].rip);
-                sim_free(&rr);
-                ex_schedule_free(&s);
+                char note[EX_NOTE_LEN];
+                sim_assert_replays(&p, &o, &r, note, sizeof note);
+                assert_non_null(strstr(note, "sweep"));
             }
             sim_free(&r);
         }
@@ -301,9 +292,10 @@ static void test_sweep_writer_waits(void **state)
 }
 
 /* The targets cycle: read and write windows of each DATA variable, newest
- * first, then the n-th window of the run for n = 1..K (K the mean windows per
- * run), then over again; a history without DATA variables has no variable
- * targets. */
+ * first, then the pair (its read window, then another thread's write window:
+ * two preemptions), then the n-th window of the run for n = 1..K (K the mean
+ * windows per run), then over again; a history without DATA variables has no
+ * variable targets. */
 static void test_sweep_targets_cycle(void **state)
 {
     (void)state;
@@ -325,22 +317,24 @@ static void test_sweep_targets_cycle(void **state)
     assert_int_equal(ex_online_sweep_first(&h), 2);
     static const struct {
         uint64_t var;
-        bool write, any;
+        bool write, pair, any;
         uint64_t n;
     } want[] = {
-        { Y, false, false, 1 }, { Y, true, false, 1 }, { X, false, false, 1 },
-        { X, true, false, 1 },  { 0, false, true, 1 }, { 0, false, true, 2 },
-        { 0, false, true, 3 },  { Y, false, false, 1 },
+        { Y, false, false, false, 1 }, { Y, true, false, false, 1 }, { Y, false, true, false, 1 },
+        { X, false, false, false, 1 }, { X, true, false, false, 1 }, { X, false, true, false, 1 },
+        { 0, false, false, true, 1 },  { 0, false, false, true, 2 }, { 0, false, false, true, 3 },
+        { Y, false, false, false, 1 },
     };
     for (uint64_t j = 0; j < sizeof want / sizeof want[0]; j++) {
         assert_int_equal(ex_online_begin(&o, EX_ONLINE_SWEEP, NULL, &h, 1, 2 + j), 0);
         assert_int_equal(o.sweep.any, want[j].any);
+        assert_int_equal(o.sweep.pair, want[j].pair);
         if (!want[j].any) {
             assert_int_equal(o.sweep.var, want[j].var);
             assert_int_equal(o.sweep.write, want[j].write);
         }
         assert_int_equal(o.pct.change[0], want[j].n);
-        assert_int_equal(o.pct.nchange, 1);
+        assert_int_equal(o.pct.nchange, want[j].pair ? 2 : 1);
     }
     ex_online_free(&o);
     ex_history_free(&h);

@@ -49,7 +49,7 @@ void jinx_vmm_usage(FILE *f)
         "                     the first thread creation, then run the program to its end again\n"
         "                     and again from there, one thread at a time, choosing threads by\n"
         "                     --explore-strategy S (portfolio, pct, pos, random, rf, window, flip,\n"
-        "                     nest, sweep; default portfolio) with --explore-depth D (PCT depth, default 3),\n"
+        "                     nest, sweep, wake; default portfolio) with --explore-depth D (PCT depth, default 3),\n"
         "                     at most --explore-runs N runs; a bug is replayed live (dump).\n"
         "                     With --attach, a program too long for whole runs gets rounds\n"
         "  --verbose-explore  (with --explore) a line per run\n"
