@@ -204,11 +204,13 @@ enum ex_online_kind {
     EX_ONLINE_PORTFOLIO,
     EX_ONLINE_NEST,
     EX_ONLINE_SWEEP,
+    EX_ONLINE_LANES,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep".
+/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep",
+ * "lanes".
  * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
@@ -242,6 +244,8 @@ struct ex_online {
     struct ex_online_params p;
     uint64_t seed, index;
     uint64_t cycle;             /* portfolio: the schedule's place in its cycle (online.h) */
+    uint8_t lane;               /* lanes: the lane it runs in (0 cycle, 1 flip, 2 sweep, 3 nest) */
+    uint64_t lane_index;        /* lanes, flip and sweep: the index it has in its lane */
     struct ex_rng rng;
     uint64_t steps;             /* choices made in this run */
     uint32_t *choices;          /* the recorded choices */
@@ -355,6 +359,21 @@ uint64_t ex_online_sweep_first(const struct ex_history *h);
  * this run made (if it was a "flip" schedule) counts as tried. Returns the
  * number of new flips, or -1 on no memory (h stays usable). */
 long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o);
+
+/* After a run (instead of ex_history_add_run and ex_history_learn_flips): learns
+ * it into h and, for "lanes", into the history of the lane it ran in (run 0
+ * into every lane: it creates them); pages (NULL: none) are the pages the run
+ * shared, noted as ex_history_add_page does (at most EX_MAX_SHARED_PAGES).
+ * Returns 0, or -1 on no memory (h stays usable; that lane, if it could not be
+ * created, gives its slots to the cycle). */
+int ex_online_learn(struct ex_history *h, const struct ex_online *o, const struct ex_trace *trace,
+                    enum ex_outcome outcome, const struct ex_u64map *pages);
+
+/* The pages schedule o (begun with h) pre-shares, ascending, at most max into
+ * out: those of the history it learns from (its lane's for "lanes"). Returns how
+ * many; h->pages.n is enough room. */
+size_t ex_online_pages(const struct ex_online *o, const struct ex_history *h, uint64_t *out,
+                       size_t max);
 
 /* The thread that performs the next event: a member of *v->enabled, or 0 if it
  * is empty (or v or v->enabled is NULL). Records the choice. */
