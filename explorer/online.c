@@ -297,9 +297,8 @@ int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_o
         portfolio_kind(o, h, &sweep);
     else if (o->asked == EX_ONLINE_LANES)
         o->kind = (uint8_t)kind, o->cycle = cycle; /* resolved by online_lanes.c */
-    else if ((o->asked == EX_ONLINE_FLIP || o->asked == EX_ONLINE_SWEEP) && index == 0 &&
-             (!h || (h->runs == 0 && h->flips.n == 0)))
-        o->kind = EX_ONLINE_PCT; /* run 0 as the lanes portfolio's: every lane starts from it */
+    else if (o->asked == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
+        o->kind = EX_ONLINE_PCT; /* run 0 as the lanes portfolio's: its flip lane starts there */
     else
         o->kind = (uint8_t)o->asked;
     if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {

@@ -3,8 +3,9 @@
  * In "portfolio" every strategy learns from every run, so a sweep slot inserted
  * before a flip changes what the flip learnt (the pages it pre-shares, the
  * variables it knows): atom-pair's third schedule became its 13th-23rd. Here
- * each learning strategy runs in a LANE: flip and sweep each learn from run 0
- * and their own runs only (a history of their own, pages included), and their
+ * each learning strategy runs in a LANE: flip learns from run 0 and its own
+ * runs only, sweep from its own runs only (a history of their own, pages
+ * included; the sweep's lane begins with its own run 0), and their
  * schedule is the one they would make alone at that lane index. So the lane's
  * k-th schedule is its k-th schedule alone, at a known index of the portfolio,
  * and the portfolio's schedules to bug follow from the per-strategy columns
@@ -37,8 +38,8 @@ static char slot_at(uint64_t index)
  * (online_sweep.c): every DATA variable twice and the n-th windows. */
 static bool sweep_spent(const struct ex_history *lane)
 {
-    /* Its schedules since the first that knew a DATA variable (all but run 0 if
-     * none: then each targets the n-th windows alone). */
+    /* Its schedules since the first that knew a DATA variable (all but its run 0
+     * if none: then each targets the n-th windows alone). */
     uint64_t first = ex_online_sweep_first(lane);
     if (first == UINT64_MAX || first < 1)
         first = 1;
@@ -70,7 +71,8 @@ int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *pa
 {
     int lane = lane_of(h, index), rc;
     if (lane == LANE_FLIP || lane == LANE_SWEEP) {
-        /* Exactly the strategy alone at its lane index: its history, its seed. */
+        /* Exactly the strategy alone at its lane index: its history, its seed
+         * (the sweep lane's first schedule is its own run 0, lane index 0). */
         const struct ex_history *l = h->lane[lane - 1];
         rc = ex_online_begin_as(o, EX_ONLINE_LANES,
                                 lane == LANE_FLIP ? EX_ONLINE_FLIP : EX_ONLINE_SWEEP, 0,
@@ -131,7 +133,11 @@ int ex_online_learn(struct ex_history *h, const struct ex_online *o, const struc
         }
         ex_history_init(l);
         h->lane[i] = l;
-        if (learn_one(l, o, trace, outcome, pages, true) != 0)
+        /* The flip lane starts from run 0 (pct: flips of its races came 2-5
+         * schedules sooner than from pos); the sweep from its own run 0, a run
+         * without preemptions, whose variables made better first targets (alone:
+         * aba-stack 2 2 16 against 9 6 6 after a pct run 0). */
+        if (i == LANE_FLIP - 1 && learn_one(l, o, trace, outcome, pages, true) != 0)
             rc = -1;
     }
     if (in_lane && h->lane[o->lane - 1] &&

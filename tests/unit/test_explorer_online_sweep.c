@@ -312,10 +312,7 @@ static void test_sweep_targets_cycle(void **state)
     ex_history_init(&h);
     ex_online_init(&o);
     assert_int_equal(ex_online_sweep_first(&h), UINT64_MAX);
-    /* Run 0 (no history) is pct, as the lanes portfolio's run 0 (online.h). */
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_SWEEP, NULL, &h, 1, 0), 0);
-    assert_int_equal(o.kind, EX_ONLINE_PCT);
-    assert_int_equal(ex_online_begin(&o, EX_ONLINE_SWEEP, NULL, &h, 1, 1), 0);
     assert_true(o.sweep.any);
     assert_int_equal(o.pct.change[0], 1);
     /* Y first raced in run 3, X in run 1, Z (SYNC) never counts. */
