@@ -158,6 +158,26 @@
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
  *            schedules it ran before the sweep.
+ *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
+ *            the lane its slot letter names (EX_LANES_PREFIX for the first
+ *            indexes, then EX_LANES_PERIOD over and over; index 0 is the
+ *            cycle's): F the FLIP LANE, S the SWEEP LANE, C the cycle. The flip
+ *            lane has a history of its own (h->lane[0]: run 0 and its own runs,
+ *            their pages included) and its k-th schedule is exactly "flip"
+ *            alone's schedule number k (same seed, lane index k = its runs so
+ *            far), whatever the other lanes ran; the sweep lane likewise
+ *            (h->lane[1]: its own runs only, the first of them its own run 0, so
+ *            its k-th schedule is "sweep" alone's index k-1). "flip" alone runs
+ *            pct as its run 0 (the portfolio's run 0). A flip slot whose lane
+ *            has no untried flip, and a sweep slot once the sweep lane went
+ *            EX_LANES_SWEEP_PASSES times through its targets
+ *            (ex_online_sweep_targets), run the cycle instead. Once a lock chain
+ *            is known the sweep slots, and the first schedule after the chain
+ *            was learnt, are nest. The cycle (C, and the slots given back)
+ *            learns from every run (h itself) and runs, by its own count of
+ *            runs c (h->lane_runs[0]), ex_online_resolve(portfolio, c), nest for
+ *            c % 8 == 1 or 6 with a chain. Pages: ex_online_pages gives each
+ *            schedule its lane's. Learning goes through ex_online_learn.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).

@@ -20,8 +20,8 @@
  * the first indexes, then EX_LANES_PERIOD over and over. Index 0 is the
  * cycle's (pct): run 0, which every lane learns. Chosen with
  * scripts/bench/lanes-predict.py over the per-strategy columns (docs/explore.md). */
-#define EX_LANES_PREFIX "CFSFSFFC"
-#define EX_LANES_PERIOD "FCSC"
+#define EX_LANES_PREFIX "CSSSFFFS"
+#define EX_LANES_PERIOD "FSFC"
 
 enum { LANE_CYCLE = 0, LANE_FLIP = 1, LANE_SWEEP = 2, LANE_NEST = 3 };
 
