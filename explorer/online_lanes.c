@@ -34,15 +34,17 @@ static char slot_at(uint64_t index)
     return index < np ? EX_LANES_PREFIX[index] : EX_LANES_PERIOD[(index - np) % nq];
 }
 
-/* Whether the sweep lane went EX_LANES_SWEEP_PASSES times through its targets
- * (online_sweep.c): every DATA variable twice and the n-th windows. */
+/* Whether the sweep lane is spent: it went EX_LANES_SWEEP_PASSES times through its
+ * targets (online_sweep.c: every DATA variable twice and the n-th windows), or
+ * its runs showed no DATA variable at all. */
 static bool sweep_spent(const struct ex_history *lane)
 {
-    /* Its schedules since the first that knew a DATA variable (all but its run 0
-     * if none: then each targets the n-th windows alone). */
+    /* Its schedules since the first that knew a DATA variable. Knowing none after
+     * its first run, it has no window to preempt at (dl-abba: three sweeps "not
+     * reached" before the flips that led to the deadlock). */
     uint64_t first = ex_online_sweep_first(lane);
-    if (first == UINT64_MAX || first < 1)
-        first = 1;
+    if (first == UINT64_MAX)
+        return lane->runs >= 1;
     return lane->runs > first &&
            lane->runs - first >= EX_LANES_SWEEP_PASSES * ex_online_sweep_targets(lane);
 }
