@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Predicts the "lanes" portfolio's schedules to bug from per-strategy columns.
 
-    scripts/bench/lanes-predict.py [--pattern PREFIX/PERIOD ...] [--search] [--json] CSV...
+    scripts/bench/lanes-predict.py [--pattern PREFIX/PERIOD ...] [--search] [--json]
+                                   [--sweep-run0 own|shared] CSV...
 
 CSV: explore.sh's raw files (bench-results/explore-runs.csv: program, mode, seed,
 found, schedules_to_bug, ...), with the columns of the strategies alone (flip,
@@ -19,6 +20,9 @@ run, so its members are modelled by their alone columns (member m's j-th turn in
 the cycle finds the bug when m alone found it at its j-th schedule): a rough
 guide. Sweep slots run nest once a lock chain is known: for a program nest alone
 found, S slots are modelled as nest's turns.
+
+--sweep-run0 shared models a sweep lane that learns run 0 as well (its column
+then from a sweep alone that ran pct first); own (the default) is online_lanes.c.
 
 --search tries every prefix of 8 letters (C first) with a few periods and prints
 the best: most programs with a median <= 5 (less one for each program the
@@ -64,6 +68,9 @@ def load(paths):
     return table
 
 
+SWEEP_SHARES_RUN0 = False  # --sweep-run0 shared: the sweep lane learns run 0 too
+
+
 def predict(cols, seed, pattern):
     """The predicted 1-based schedule to bug of one seed, or None within HORIZON."""
     pre, per = pattern.split("/")
@@ -76,6 +83,8 @@ def predict(cols, seed, pattern):
             # Run 0 (pct) is the flip lane's first run too (flip alone runs pct
             # first); the sweep lane begins with its own run 0 at its first slot.
             turns["pct"] = turns["flip"] = 1
+            if SWEEP_SHARES_RUN0:
+                turns["sweep"] = 1
             if get("pct") == 1 or get("flip") == 1:
                 return 1
             continue
@@ -126,6 +135,12 @@ def main(argv):
             if not p or not re.fullmatch(r"C[CFS]*/[CFS]+", p):
                 sys.exit("lanes-predict: --pattern PREFIX/PERIOD, letters C F S, PREFIX from C")
             patterns.append(p)
+        elif a == "--sweep-run0":
+            v = next(it, None)
+            if v not in ("own", "shared"):
+                sys.exit("lanes-predict: --sweep-run0 own|shared")
+            global SWEEP_SHARES_RUN0
+            SWEEP_SHARES_RUN0 = v == "shared"
         elif a == "--search":
             search = True
         elif a == "--json":
