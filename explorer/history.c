@@ -8,6 +8,7 @@ void ex_history_init(struct ex_history *h)
     memset(h, 0, sizeof *h);
     ex_u64map_init(&h->pairs);
     ex_u64map_init(&h->conflict);
+    ex_u64map_init(&h->pages);
     ex_flips_init(&h->flips);
 }
 
@@ -18,7 +19,13 @@ void ex_history_free(struct ex_history *h)
     free(h->corpus);
     ex_u64map_free(&h->pairs);
     ex_u64map_free(&h->conflict);
+    ex_u64map_free(&h->pages);
     ex_flips_free(&h->flips);
+    for (int i = 0; i < EX_HISTORY_LANES; i++)
+        if (h->lane[i]) {
+            ex_history_free(h->lane[i]);
+            free(h->lane[i]);
+        }
     ex_history_init(h);
 }
 
@@ -207,4 +214,27 @@ uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr)
 {
     const uint64_t *c = h ? ex_u64map_get(&h->conflict, addr) : NULL;
     return c ? *c : 0;
+}
+
+int ex_history_add_page(struct ex_history *h, uint64_t page, size_t max)
+{
+    if (ex_u64map_get(&h->pages, page) || h->pages.n >= max)
+        return 0;
+    return ex_u64map_put(&h->pages, page, 1, NULL) ? 0 : -1;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+size_t ex_history_pages(const struct ex_history *h, uint64_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; h && i < h->pages.cap && n < max; i++)
+        if (h->pages.used[i])
+            out[n++] = h->pages.keys[i];
+    qsort(out, n, sizeof *out, cmp_u64);
+    return n;
 }

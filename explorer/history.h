@@ -42,6 +42,7 @@
 #include "u64map.h"
 
 #define EX_HISTORY_MAX_CORPUS 256
+#define EX_HISTORY_LANES 2
 
 enum ex_pair_kind { EX_PAIR_RF = 1, EX_PAIR_INTERLEAVING = 2 };
 
@@ -75,6 +76,12 @@ struct ex_history {
     uint64_t nest_chain_from; /* the first schedule index that knew it (runs added then) */
     bool woke;              /* some run woke a thread other than the first (online_wake.c) */
     uint64_t woke_from;     /* the first schedule index that knew it (runs added then) */
+    struct ex_u64map pages; /* pages some run shared (ex_history_add_page): pre-shared next */
+    /* The "lanes" portfolio (online.h, online_lanes.c): per learning strategy (flip,
+     * sweep) the history of run 0 and of its own runs alone (NULL until run 0 was
+     * learnt), and the runs each lane made (cycle, flip, sweep, nest). */
+    struct ex_history *lane[EX_HISTORY_LANES];
+    uint64_t lane_runs[EX_HISTORY_LANES + 2];
 };
 
 void ex_history_init(struct ex_history *h);
@@ -118,6 +125,13 @@ uint64_t ex_history_window_estimate(const struct ex_history *h, uint64_t dflt);
 
 /* The EX_CONFLICT_* bits (conflict.h) of the variable at addr, 0 if none. */
 uint64_t ex_history_conflict_class(const struct ex_history *h, uint64_t addr);
+
+/* Notes a page some run shared (the VMM pre-shares them in later runs: the
+ * first toucher's accesses become cue points), at most max pages in all.
+ * Returns 0, or -1 on no memory. */
+int ex_history_add_page(struct ex_history *h, uint64_t page, size_t max);
+/* The pages noted, ascending, at most max of them into out. Returns how many. */
+size_t ex_history_pages(const struct ex_history *h, uint64_t *out, size_t max);
 
 /* k for PCT: the most steps of an earlier run, or dflt if none was added (or
  * all were empty). */

@@ -15,6 +15,7 @@ static const char *const kind_names[EX_ONLINE_NKINDS] = {
     [EX_ONLINE_NEST] = "nest",
     [EX_ONLINE_SWEEP] = "sweep",
     [EX_ONLINE_WAKE] = "wake",
+    [EX_ONLINE_LANES] = "lanes",
 };
 
 const char *ex_online_name(enum ex_online_kind k)
@@ -258,6 +259,15 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index)
 {
+    if (kind == EX_ONLINE_LANES)
+        return ex_online_lanes_begin(o, params, h, seed, index);
+    return ex_online_begin_as(o, kind, kind, 0, params, h, seed, index);
+}
+
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
+                       uint64_t cycle, const struct ex_online_params *params,
+                       const struct ex_history *h, uint64_t seed, uint64_t index)
+{
     uint32_t *choices = o->choices, *prefix = o->rf.prefix, *fprefix = o->flip.prefix;
     size_t cap = o->cap, caprec = o->caprec;
     struct ex_step *rec = o->rec;
@@ -284,12 +294,16 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
     o->index = index;
     o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
-    bool known = (unsigned)kind < EX_ONLINE_NKINDS;
-    o->asked = known ? (uint8_t)kind : EX_ONLINE_POS;
+    bool known = (unsigned)kind < EX_ONLINE_NKINDS && (unsigned)asked < EX_ONLINE_NKINDS;
+    o->asked = known ? (uint8_t)asked : EX_ONLINE_POS;
     o->flip.cand = -1;
     uint64_t sweep = 0; /* the sweep's schedule count (its ordinal) */
     if (o->asked == EX_ONLINE_PORTFOLIO)
         portfolio_kind(o, h, &sweep);
+    else if (o->asked == EX_ONLINE_LANES)
+        o->kind = (uint8_t)kind, o->cycle = cycle; /* resolved by online_lanes.c */
+    else if (o->asked == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
+        o->kind = EX_ONLINE_PCT; /* run 0 as the lanes portfolio's: its flip lane starts there */
     else
         o->kind = (uint8_t)o->asked;
     if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {
@@ -462,9 +476,15 @@ char *ex_online_describe(const struct ex_online *o, char *buf, size_t len)
     if (!buf || len == 0)
         return buf;
     size_t at = 0;
-    int w = snprintf(buf, len, "%s%s seed=%" PRIu64 " index=%" PRIu64,
-                     o->asked == EX_ONLINE_PORTFOLIO ? "portfolio/" : "",
-                     ex_online_name((enum ex_online_kind)o->kind), o->seed, o->index);
+    int w = o->asked == EX_ONLINE_LANES && (o->lane == 1 || o->lane == 2)
+                ? snprintf(buf, len, "lanes/%s seed=%" PRIu64 " index=%" PRIu64
+                           " lane-index=%" PRIu64, ex_online_name((enum ex_online_kind)o->kind),
+                           o->seed, o->index, o->lane_index)
+                : snprintf(buf, len, "%s%s seed=%" PRIu64 " index=%" PRIu64,
+                           o->asked == EX_ONLINE_PORTFOLIO ? "portfolio/"
+                           : o->asked == EX_ONLINE_LANES   ? "lanes/"
+                                                           : "",
+                           ex_online_name((enum ex_online_kind)o->kind), o->seed, o->index);
     if (w < 0)
         return buf;
     at = (size_t)w < len ? (size_t)w : len - 1;

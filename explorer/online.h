@@ -192,6 +192,26 @@
  *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
  *            unless that index is a sweep slot; they too are left out of the
  *            virtual index. Indexes 0-4 never change.
+ *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
+ *            the lane its slot letter names (EX_LANES_PREFIX for the first
+ *            indexes, then EX_LANES_PERIOD over and over; index 0 is the
+ *            cycle's): F the FLIP LANE, S the SWEEP LANE, C the cycle. The flip
+ *            lane has a history of its own (h->lane[0]: run 0 and its own runs,
+ *            their pages included) and its k-th schedule is exactly "flip"
+ *            alone's schedule number k (same seed, lane index k = its runs so
+ *            far), whatever the other lanes ran; the sweep lane likewise
+ *            (h->lane[1]: its own runs only, the first of them its own run 0, so
+ *            its k-th schedule is "sweep" alone's index k-1). "flip" alone runs
+ *            pct as its run 0 (the portfolio's run 0). A flip slot whose lane
+ *            has no untried flip, and a sweep slot once the sweep lane went
+ *            EX_LANES_SWEEP_PASSES times through its targets
+ *            (ex_online_sweep_targets), run the cycle instead. Once a lock chain
+ *            is known the sweep slots, and the first schedule after the chain
+ *            was learnt, are nest. The cycle (C, and the slots given back)
+ *            learns from every run (h itself) and runs, by its own count of
+ *            runs c (h->lane_runs[0]), ex_online_resolve(portfolio, c), nest for
+ *            c % 8 == 1 or 6 with a chain. Pages: ex_online_pages gives each
+ *            schedule its lane's. Learning goes through ex_online_learn.
  *
  * Threads are the VMM's tids (1..EX_MAX_TID); a tid reused by a new thread
  * keeps the old thread's priority (the VMM cannot tell them apart here).
@@ -239,11 +259,13 @@ enum ex_online_kind {
     EX_ONLINE_NEST,
     EX_ONLINE_SWEEP,
     EX_ONLINE_WAKE,
+    EX_ONLINE_LANES,
     EX_ONLINE_NKINDS
 };
 
 const char *ex_online_name(enum ex_online_kind k);
-/* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep", "wake".
+ /* "pct", "pos", "random", "rf", "window", "flip", "portfolio", "nest", "sweep", "wake",
+  * "lanes".
  * Returns 0 or -1. */
 int ex_online_from_name(const char *name, enum ex_online_kind *out);
 /* The strategy portfolio gives schedule `index` (k itself for the others). */
@@ -282,6 +304,8 @@ struct ex_online {
     struct ex_online_params p;
     uint64_t seed, index;
     uint64_t cycle;             /* portfolio: the schedule's place in its cycle (online.h) */
+    uint8_t lane;               /* lanes: the lane it runs in (0 cycle, 1 flip, 2 sweep, 3 nest) */
+    uint64_t lane_index;        /* lanes, flip and sweep: the index it has in its lane */
     struct ex_rng rng;
     uint64_t steps;             /* choices made in this run */
     uint32_t *choices;          /* the recorded choices */
@@ -409,6 +433,21 @@ uint64_t ex_online_sweep_first(const struct ex_history *h);
  * this run made (if it was a "flip" schedule) counts as tried. Returns the
  * number of new flips, or -1 on no memory (h stays usable). */
 long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o);
+
+/* After a run (instead of ex_history_add_run and ex_history_learn_flips): learns
+ * it into h and, for "lanes", into the history of the lane it ran in (run 0
+ * into every lane: it creates them); pages (NULL: none) are the pages the run
+ * shared, noted as ex_history_add_page does (at most EX_MAX_SHARED_PAGES).
+ * Returns 0, or -1 on no memory (h stays usable; that lane, if it could not be
+ * created, gives its slots to the cycle). */
+int ex_online_learn(struct ex_history *h, const struct ex_online *o, const struct ex_trace *trace,
+                    enum ex_outcome outcome, const struct ex_u64map *pages);
+
+/* The pages schedule o (begun with h) pre-shares, ascending, at most max into
+ * out: those of the history it learns from (its lane's for "lanes"). Returns how
+ * many; h->pages.n is enough room. */
+size_t ex_online_pages(const struct ex_online *o, const struct ex_history *h, uint64_t *out,
+                       size_t max);
 
 /* The thread that performs the next event: a member of *v->enabled, or 0 if it
  * is empty (or v or v->enabled is NULL). Records the choice. */

@@ -221,11 +221,17 @@ void ex_online_record_step(struct ex_online *o, const ex_pending_table *pend, ui
 
 long ex_history_learn_flips(struct ex_history *h, const struct ex_online *o)
 {
+    return ex_online_learn_flips(h, o, true);
+}
+
+long ex_online_learn_flips(struct ex_history *h, const struct ex_online *o, bool own)
+{
     if (!h || !o)
         return 0;
-    long used = o->kind == EX_ONLINE_FLIP ? o->flip.cand : -1;
+    bool flipped = o->kind == EX_ONLINE_FLIP && o->flip.cand >= 0;
+    long used = flipped && own ? o->flip.cand : -1;
     ex_history_learn_nested(h, o);
-    if (used >= 0 && h->traced > 0 && h->total_racy >= h->last_racy &&
+    if (flipped && h->traced > 0 && h->total_racy >= h->last_racy &&
         h->total_racy_data >= h->last_racy_data && h->total_windows >= h->last_windows) {
         /* PCT's and window's k describe the runs they make: a flip run's hold
          * (others spinning, a thread kept off) stretched bb-shared-cond's runs

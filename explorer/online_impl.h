@@ -70,6 +70,9 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 #define EX_SWEEP_PAIR_OF (1ull << 63)
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
+/* The sweep's targets in one pass over them (2 per DATA variable, then the n-th
+ * windows), as h gives them. */
+uint64_t ex_online_sweep_targets(const struct ex_history *h);
 /* Whether t must wait for the sweep's read target (t is about to write its
  * variable, the target has not fired, another thread is enabled). */
 bool ex_online_sweep_defers(const struct ex_online *o, const ex_pending_table *pend,
@@ -126,6 +129,17 @@ uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t 
 /* Whether the portfolio's schedule `index` is a flip (online.h); `index` is
  * the virtual one, without the sweep slots before it. */
 bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
+/* ex_online_begin for schedule `index` of `kind`, reported as `asked`; cycle is
+ * the lanes portfolio's place in its cycle (online_lanes.c). */
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
+                       uint64_t cycle, const struct ex_online_params *params,
+                       const struct ex_history *h, uint64_t seed, uint64_t index);
+/* The lanes portfolio's ex_online_begin (online_lanes.c). */
+int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *params,
+                          const struct ex_history *h, uint64_t seed, uint64_t index);
+/* ex_history_learn_flips; own: the flip o made is one of h's (else h only learns
+ * the run's flips: o ran in another lane's history). */
+long ex_online_learn_flips(struct ex_history *h, const struct ex_online *o, bool own);
 /* Appends t's pending event (the one it performs now) to o->rec. */
 void ex_online_record_step(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 

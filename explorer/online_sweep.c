@@ -119,13 +119,23 @@ uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t 
     return n;
 }
 
+static uint64_t sweep_k(const struct ex_history *h)
+{
+    uint64_t k = ex_history_window_estimate(h, 1);
+    return k > EX_SWEEP_MAX_K ? EX_SWEEP_MAX_K : k;
+}
+
+uint64_t ex_online_sweep_targets(const struct ex_history *h)
+{
+    uint64_t v[EX_SWEEP_VARS][2];
+    return 2 * sweep_vars(h, v) + sweep_k(h);
+}
+
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal)
 {
     uint64_t v[EX_SWEEP_VARS][2];
     size_t n = sweep_vars(h, v);
-    uint64_t k = ex_history_window_estimate(h, 1);
-    if (k > EX_SWEEP_MAX_K)
-        k = EX_SWEEP_MAX_K;
+    uint64_t k = sweep_k(h);
     o->pct.windows = true;
     o->pct.data_only = true;
     o->racy_classes = EX_CONFLICT_DATA;

@@ -10,10 +10,11 @@
 #                            [--budget DUR] [--replays N] [--no-native] [--no-twins] [--quick]
 #
 #   --programs LIST    default: every buggy corpus program (images/bin/corpus/, not *-ok)
-#   --strategies LIST  default portfolio,pct,pos,random,rf,window,flip,nest,sweep
+#   --strategies LIST  default portfolio,pct,pos,random,rf,window,flip,nest,sweep (lanes: online.h)
 #   --reps N           seeds 1..N per program and mode (default 10)
 #   --budget DUR       per repetition (default 60s)
 #   --replays N        replays of each dump found (default 3; the issue's bar is 20)
+#   --twin-strategy S  the twins' strategy (default: jinx-vmm's default, portfolio)
 #   --quick            3 programs, portfolio, 1 rep, 4 s, 1 replay, 2 twins (CI smoke)
 #
 # Per program and mode: found k/n, median schedules to bug, median seconds to bug (wall
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/../.." || exit 2
 export BIN=${BIN:-bin}
 
 programs=""; strats=portfolio,pct,pos,random,rf,window,flip,nest,sweep; reps=10; budget=60; replays=3
-native=1; twins=1; ntwins=0; twin_budget=20
+native=1; twins=1; ntwins=0; twin_budget=20; twin_strat=()
 parse_dur() { case "$1" in *[!0-9sm]*|''|s|m) return 1 ;; *m) echo $(( ${1%m} * 60 )) ;;
   *s) echo "${1%s}" ;; *) echo "$1" ;; esac; }
 while [ $# -gt 0 ]; do
@@ -39,9 +40,11 @@ while [ $# -gt 0 ]; do
     --replays) [ $# -ge 2 ] || bench_die "--replays needs a number"; replays=$2; shift 2 ;;
     --no-native) native=0; shift ;;
     --no-twins) twins=0; shift ;;
+    --twin-strategy) [ $# -ge 2 ] || bench_die "--twin-strategy needs a strategy"
+                     twin_strat=(--explore-strategy "$2"); shift 2 ;;
     --quick) programs=order-init,order-done-flag,atom-counter; strats=portfolio; reps=1
              budget=4; replays=1; ntwins=2; twin_budget=3; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
@@ -58,7 +61,7 @@ fi
 IFS=, read -r -a progs <<<"$programs"
 IFS=, read -r -a modes <<<"$strats"
 for s in "${modes[@]}"; do
-  case $s in portfolio|pct|pos|random|rf|window|flip|nest|sweep|wake) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest, sweep, wake)" ;; esac
+  case $s in portfolio|pct|pos|random|rf|window|flip|nest|sweep|wake|lanes) ;; *) bench_die "unknown strategy $s (portfolio, pct, pos, random, rf, window, flip, nest, sweep, wake, lanes)" ;; esac
 done
 for p in "${progs[@]}"; do [ -f "$C/$p" ] && [ -x "$C/$p" ] || bench_die "no program $C/$p (make builds the corpus)"; done
 [ "$native" = 1 ] && modes+=(native)
@@ -125,7 +128,7 @@ if [ "$twins" = 1 ]; then
   [ "$ntwins" -gt 0 ] && tw=("${tw[@]:0:$ntwins}")
   for t in "${tw[@]}"; do
     "$BIN/jinx-vmm" run --no-control --quiet --seed 1 --explore "$(( budget < twin_budget ? budget : twin_budget ))s" \
-      --timeout "$((budget + 30))s" "$C/$t" >/dev/null 2>"$tmp/tw.err"; st=$?
+      "${twin_strat[@]}" --timeout "$((budget + 30))s" "$C/$t" >/dev/null 2>"$tmp/tw.err"; st=$?
     js=$(sed -n 's/^jinx-vmm: explore: \({.*}\)$/\1/p' "$tmp/tw.err" | tail -1)
     n=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["schedules"])' "$js" 2>/dev/null || echo 0)
     echo "$t,1,$st,$n,$([ "$st" = 0 ] && echo 0 || echo 1)" >>"$fp_raw"

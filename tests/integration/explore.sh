@@ -6,7 +6,8 @@
 # reproduces it; the same seed finds it at the same schedule with the same choices; a
 # deadlock replays too, and the nest strategy meets a three-lock cycle within a few runs;
 # the portfolio's window sweep meets lw-flag's lost wakeup within 5 schedules; the wake
-# strategy meets bb-if's overtaken consumer within 5 and nothing in its twin;
+# strategy meets bb-if's overtaken consumer within 5 and nothing in its twin; the lanes
+# portfolio's sweep lane meets aba-stack exactly where sweep alone does;
 # a bug-free twin runs many schedules and reports nothing; a
 # program without threads has nothing to explore and just ends; a program too long for
 # whole runs hands over to simulation rounds; a bug met in free execution is searched
@@ -118,6 +119,21 @@ fi
 [ "$st" = 0 ] && [ "$(xget "$tmp/wko.err" "d['schedules'] >= 2 and d['schedules_to_bug'] == 0")" = True ] &&
   ok "bb-if-ok --explore-strategy wake: $(xget "$tmp/wko.err" "d['schedules']") schedules, nothing found" ||
   { bad "bb-if-ok wake: status $st, $(xjson "$tmp/wko.err")"; tail -3 "$tmp/wko.err"; }
+
+# 3e. lanes (online.h): the sweep lane learns from its own runs only, so its schedule k
+# is sweep alone's k: aba-stack seed 1, found by sweep alone at its schedule 2, is met at
+# the lane's second slot (index 2: schedule 3), and its dump replays.
+"$VMM" run --no-control --quiet --seed 1 --explore 30s --explore-strategy lanes --dump-dir "$tmp/d3e" \
+  "$C/aba-stack" 2>"$tmp/ln.err"; st=$?
+d3e=$(dump_of "$tmp/ln.err")
+if [ -n "$d3e" ] &&
+   [ "$(xget "$tmp/ln.err" "d['schedules_to_bug'] == 3 and d['strategy'] == 'sweep' and 'lane-index=1' in d['note']")" = True ]; then
+  "$VMM" replay "$d3e" >/dev/null 2>"$tmp/lnr.err"; rst=$?
+  [ "$rst" = "$st" ] && ok "aba-stack lanes: found at schedule 3 by the sweep lane's second run ($(xget "$tmp/ln.err" "d['note']")), replayed" ||
+    { bad "aba-stack lanes replay: status $rst (run: $st)"; tail -3 "$tmp/lnr.err"; }
+else
+  bad "aba-stack lanes: status $st, $(xjson "$tmp/ln.err")"; tail -3 "$tmp/ln.err"
+fi
 
 # 4. A bug-free twin: many schedules, nothing reported.
 "$VMM" run --no-control --quiet --explore 3s --explore-strategy random "$C/order-done-flag-ok" >/dev/null \

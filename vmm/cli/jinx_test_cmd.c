@@ -518,7 +518,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
             enum ex_online_kind k;
             if (ex_online_from_name(optarg, &k) < 0) {
                 jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf, "
-                       "window, flip, nest, sweep or wake",
+                       "window, flip, nest, sweep, wake or lanes",
                        optarg);
                 return -1;
             }

@@ -172,7 +172,7 @@ static int parse_special(struct run *r, int c, const char *name)
     case OPT_EXPLORE_STRATEGY:
         if (ex_online_from_name(optarg, &r->ecfg.strategy) < 0) {
             jx_err("--explore-strategy %s: expected portfolio, pct, pos, random, rf, window, "
-                   "flip, nest, sweep or wake", optarg);
+                   "flip, nest, sweep, wake or lanes", optarg);
             return -1;
         }
         r->explore_strategy_given = true;

@@ -26,8 +26,9 @@ struct explore_driver {
     struct explore_stats st;
     struct round_retired retired;
     bool have_retired;
-    /* Pages some run shared (crew.h), pre-shared in the next runs; preshare[] is the set
-     * the current run uses (sorted: it goes into the bug's schedule as it is). */
+    /* Pages the last run shared (crew.h), learnt by the history (ex_online_learn) and
+     * pre-shared in the next runs; preshare[] is the set the current run uses (sorted: it
+     * goes into the bug's schedule as it is). */
     struct ex_u64map learnt;
     uint64_t *preshare;
     size_t npreshare, cappreshare;
@@ -96,12 +97,6 @@ static void learn_page(void *ctx, uint64_t page)
         ex_u64map_put(&d->learnt, page, 1, NULL); /* no memory: learnt later, or never */
 }
 
-static int cmp_page(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* The next run pre-shares every page an earlier run shared: a page is shared only from its
  * second thread's first touch on, so in the run that learnt it the first toucher's accesses
  * before that (a store and the store that ends its window, the load and store of a lost
@@ -109,21 +104,17 @@ static int cmp_page(const void *x, const void *y)
  * stays, which is still a valid run. */
 static void preshare_learnt(struct explore_driver *d)
 {
-    if (d->learnt.n != d->npreshare) {
-        if (d->learnt.n > d->cappreshare) {
-            uint64_t *nv = realloc(d->preshare, d->learnt.n * sizeof *nv);
-            if (!nv)
-                return;
+    /* Those the strategy's history learnt (a lane's own for "lanes": online.h). */
+    size_t need = d->hist.pages.n;
+    if (need > d->cappreshare) {
+        uint64_t *nv = realloc(d->preshare, need * sizeof *nv);
+        if (nv) {
             d->preshare = nv;
-            d->cappreshare = d->learnt.n;
+            d->cappreshare = need;
         }
-        size_t n = 0;
-        for (size_t i = 0; i < d->learnt.cap; i++)
-            if (d->learnt.used[i])
-                d->preshare[n++] = d->learnt.keys[i];
-        qsort(d->preshare, n, sizeof *d->preshare, cmp_page);
-        d->npreshare = n;
     }
+    if (need <= d->cappreshare)
+        d->npreshare = ex_online_pages(&d->online, &d->hist, d->preshare, d->cappreshare);
     if (crew_preshare(d->vm, d->preshare, d->npreshare) < 0)
         d->npreshare = 0; /* the crew's set is empty then: say so in the schedule */
 }
@@ -297,12 +288,11 @@ static void explore(struct explore_driver *d)
                 note_unjudged_limits(d, i + 1);
             break;
         }
+        ex_u64map_clear(&d->learnt);
         crew_each_shared(vm, learn_page, d);
         r.outcome = run_outcome(&r.out, r.ended);
-        size_t nch = 0;
-        const uint32_t *ch = ex_online_choices(&d->online, &nch);
-        ex_history_add_run(&d->hist, ch, nch, &r.trace, r.outcome, NULL);
-        ex_history_learn_flips(&d->hist, &d->online); /* no memory: fewer flips, still valid */
+        /* No memory: fewer flips or pages, still valid. */
+        ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
         note_run(d, i, &r);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
