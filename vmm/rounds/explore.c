@@ -1,6 +1,7 @@
 /* Whole-run exploration (explore.h). */
 #include "rounds/explore.h"
 #include "rounds/explore_replay.h"
+#include "rounds/explore_wall.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
@@ -331,16 +332,17 @@ static void explore(struct explore_driver *d)
             }
             /* An early run outlasted the wall budget: a program with many cue points
              * (150 threads take 10-40k, at a few hundred microseconds each on a loaded
-             * host) may still end; try with EXPLORE_STRETCH times the time. One slow run is no
-             * verdict: the schedules differ, and so does the host's load. */
+             * host) may still end; try with EXPLORE_STRETCH times the time, or half of the
+             * budget left if the run was busy with cue points (explore_wall.h). One slow run
+             * is no verdict: the schedules differ, and so does the host's load. */
             stretched = true;
-            wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
+            uint64_t now = mono_ns();
+            wall = explore_wall_after_cut(d->cfg.run_wall_ns, EXPLORE_STRETCH, r.cues, t_run,
+                                          deadline > now ? deadline - now : 0);
         } else if (r.ended && stretched && !sized) {
             /* Runs take about this long: allow twice that from now on. */
             sized = true;
-            wall = 2 * t_run > d->cfg.run_wall_ns ? 2 * t_run : d->cfg.run_wall_ns;
-            if (wall > EXPLORE_STRETCH * d->cfg.run_wall_ns)
-                wall = EXPLORE_STRETCH * d->cfg.run_wall_ns;
+            wall = explore_wall_sized(d->cfg.run_wall_ns, wall, t_run);
         }
     }
     d->st.ns_explore = mono_ns() - t0;

@@ -1,0 +1,28 @@
+/* The wall budget of one whole run of exploration (vmm/rounds/explore.c; docs/explore.md,
+ * "Budgets"). Pure arithmetic, unit-tested (tests/unit/test_vmm_explore_wall.c).
+ *
+ * A whole run starts with EXPLORE_RUN_WALL_NS. When an early run is cut by it before any
+ * run ended, the program is either a long one (private computation between few shared
+ * accesses: rounds should take over soon) or a short test with many threads whose cue
+ * points are slow on a loaded host (150-200 threads: 20-40k cue points, 100-1000 us each).
+ * The cue rate tells them apart by two orders of magnitude: a cue-bound run makes
+ * thousands of cue points a second, a long computing one tens. */
+#ifndef VMM_ROUNDS_EXPLORE_WALL_H
+#define VMM_ROUNDS_EXPLORE_WALL_H
+#include <stdint.h>
+
+/* At least this many cue points per second of a cut run: its time went into cue points. */
+#define EXPLORE_CUE_BOUND_RATE 200u
+
+/* The wall budget of the runs after an early run was cut (cues cue points in ran_ns):
+ * stretch times run_wall_ns, or, for a cue-bound run, half of what is left of the
+ * exploration budget (left_ns) if that is more (the other half stays for the next try or
+ * for rounds). */
+uint64_t explore_wall_after_cut(uint64_t run_wall_ns, unsigned stretch, uint64_t cues,
+                                uint64_t ran_ns, uint64_t left_ns);
+
+/* Once a run ended after a cut: twice its time t_run_ns, at least run_wall_ns, at most
+ * the stretched budget. */
+uint64_t explore_wall_sized(uint64_t run_wall_ns, uint64_t stretched_ns, uint64_t t_run_ns);
+
+#endif
