@@ -91,6 +91,15 @@ static void set_picker(struct vm *vm, struct explore_driver *d)
 
 static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
 
+/* The process's CPU time (every vCPU's guest and host time included): explore_wall.h. */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void learn_page(void *ctx, uint64_t page)
 {
     struct explore_driver *d = ctx;
@@ -279,9 +288,10 @@ static void explore(struct explore_driver *d)
         preshare_learnt(d);
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
-        uint64_t t_run = mono_ns();
+        uint64_t t_run = mono_ns(), cpu_run = cpu_ns();
         sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
+        cpu_run = cpu_ns() - cpu_run;
         set_picker(vm, NULL);
         if (over(vm)) {
             /* A real end (timeout, interrupt): that is the outcome. */
@@ -337,7 +347,7 @@ static void explore(struct explore_driver *d)
              * is no verdict: the schedules differ, and so does the host's load. */
             stretched = true;
             uint64_t now = mono_ns();
-            wall = explore_wall_after_cut(d->cfg.run_wall_ns, EXPLORE_STRETCH, r.cues, t_run,
+            wall = explore_wall_after_cut(d->cfg.run_wall_ns, EXPLORE_STRETCH, r.cues, cpu_run,
                                           deadline > now ? deadline - now : 0);
         } else if (r.ended && stretched && !sized) {
             /* Runs take about this long: allow twice that from now on. */

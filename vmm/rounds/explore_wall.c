@@ -2,11 +2,11 @@
 #include <stdbool.h>
 
 uint64_t explore_wall_after_cut(uint64_t run_wall_ns, unsigned stretch, uint64_t cues,
-                                uint64_t ran_ns, uint64_t left_ns)
+                                uint64_t cpu_ns, uint64_t left_ns)
 {
     uint64_t wall = stretch * run_wall_ns;
-    /* cues / (ran_ns / 1e9) >= rate, without dividing by a zero time or overflowing. */
-    bool cue_bound = ran_ns > 0 && cues >= (ran_ns / 1000000u) * EXPLORE_CUE_BOUND_RATE / 1000u;
+    /* cues / (cpu_ns / 1e9) >= rate, without dividing by a zero time or overflowing. */
+    bool cue_bound = cpu_ns > 0 && cues >= (cpu_ns / 1000000u) * EXPLORE_CUE_BOUND_RATE / 1000u;
     if (cue_bound && left_ns / 2 > wall)
         wall = left_ns / 2;
     return wall;
