@@ -19,6 +19,9 @@ static uint64_t word_key(uint64_t word, uint32_t tid)
 struct waiter {
     uint64_t word;
     uint8_t phase;
+    bool blocked;   /* since its wait, no wake of the word and no event of its own */
+    bool proved;    /* a condition wait by its store before the wait (shape a) */
+    uint32_t waker; /* the thread whose futex wake of the word came first (0: none) */
 };
 
 /* The 4-byte words an access covers (at most 5 for 16 bytes unaligned: more is
@@ -54,6 +57,28 @@ static int advance(struct waiter *w, const struct ex_event *e, uint64_t lo, unsi
 
 uint64_t ex_trace_cond_waits(const struct ex_trace *t)
 {
+    return ex_trace_cond_waits_older(t, NULL);
+}
+
+/* U's futex wake of word (that woke a thread) is the waker of every thread
+ * blocked on it (FUTEX_WAKE's count is not matched to the queue: a heuristic). */
+static uint64_t note_wake(struct waiter *w, uint64_t word, uint32_t u)
+{
+    uint64_t older = 0;
+    for (uint32_t t = 1; t <= EX_MAX_TID; t++)
+        if (w[t].blocked && w[t].word == word && t != u) {
+            w[t].blocked = false;
+            w[t].waker = u;
+            older += w[t].proved && u < t; /* tids are creation order */
+        }
+    return older;
+}
+
+uint64_t ex_trace_cond_waits_older(const struct ex_trace *t, uint64_t *older)
+{
+    uint64_t by_older = 0;
+    if (older)
+        *older = 0;
     if (!t || !t->ev)
         return 0;
     struct waiter w[EX_MAX_TID + 1];
@@ -66,10 +91,14 @@ uint64_t ex_trace_cond_waits(const struct ex_trace *t)
         uint32_t tid = e->tid;
         if (tid == 0 || tid > EX_MAX_TID)
             continue;
+        if (e->kind != EX_FUTEX_WAIT)
+            w[tid].blocked = false; /* it runs: woken (a requeue, a signal) or never blocked */
         if (ex_is_access(e)) {
             uint64_t lo;
             unsigned nw = words_of(e, &lo);
-            found += (uint64_t)advance(&w[tid], e, lo, nw);
+            int got = advance(&w[tid], e, lo, nw);
+            found += (uint64_t)got;
+            by_older += (uint64_t)(got && w[tid].waker && w[tid].waker < tid);
             for (unsigned k = 0; k < nw; k++) {
                 uint64_t *v = ex_u64map_put(&last, word_key(lo + k, tid), LAST_NONE, NULL);
                 if (v) /* no memory: that word looks untouched (at worst one wait misjudged) */
@@ -77,21 +106,29 @@ uint64_t ex_trace_cond_waits(const struct ex_trace *t)
             }
             continue;
         }
+        if (e->kind == EX_FUTEX_WAKE && e->arg > 0)
+            by_older += note_wake(w, e->addr >> 2, tid);
         if (e->kind != EX_FUTEX_WAIT)
             continue;
-        w[tid].phase = 0; /* an earlier wait's evidence ends at the thread's next wait */
+        /* An earlier wait's evidence ends at the thread's next wait. The VMM records
+         * a blocking wait when the thread blocks: its wake comes after. */
+        memset(&w[tid], 0, sizeof w[tid]);
         if (e->flags & EX_F_NOBLOCK)
             continue;
         const uint64_t *before = ex_u64map_get(&last, word_key(e->addr >> 2, tid));
         if (before && *before == LAST_RMW)
             continue; /* the waiter had just tried to take it: a lock */
+        w[tid].word = e->addr >> 2;
+        w[tid].blocked = true;
         if (before && *before == LAST_WRITE) {
             found++; /* it waits on the value it stored itself: musl's waiter node */
+            w[tid].proved = true;
             continue;
         }
-        w[tid].word = e->addr >> 2;
         w[tid].phase = 1;
     }
     ex_u64map_free(&last);
+    if (older)
+        *older = by_older;
     return found;
 }

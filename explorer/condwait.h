@@ -3,8 +3,8 @@
  * The wake strategy (online.h, "wake") is for programs whose threads wait for a
  * CONDITION (pthread_cond_wait, a semaphore), not for programs whose threads
  * only contend for a mutex: there its slots only delay the other strategies.
- * Both kinds of wait are a futex wait (trace.h: the VMM records EX_FUTEX_WAIT
- * when the wait returns, EX_F_NOBLOCK unless it blocked); what tells them
+ * Both kinds of wait are a futex wait (trace.h: EX_FUTEX_WAIT, recorded when the
+ * thread blocks, EX_F_NOBLOCK when it did not); what tells them
  * apart is what the waiter does with the futex word W around a blocking wait:
  *
  *   a LOCK wait (musl's and glibc's mutexes, musl's internal locks): the
@@ -44,5 +44,12 @@
  * above (0 for t NULL). Linear in the trace (one pass per thread's events
  * after each blocking wait, bounded by that thread's next futex wait). */
 uint64_t ex_trace_cond_waits(const struct ex_trace *t);
+/* The same, and *older (if not NULL) = those whose WAKER is older than the
+ * waiter (a lower tid: created before it, as a producer created before its
+ * consumers). The VMM records a blocking wait when the thread blocks; its waker
+ * is the thread of the first futex wake of the word after that which woke a
+ * thread (every thread blocked on the word takes it: the wake's count is not
+ * matched to the queue). */
+uint64_t ex_trace_cond_waits_older(const struct ex_trace *t, uint64_t *older);
 
 #endif

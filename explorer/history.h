@@ -80,6 +80,8 @@ struct ex_history {
     bool cond_waits;        /* some run's trace showed a condition wait (condwait.h):
                              * the portfolio's wake slots (online.h) */
     uint64_t cond_from;     /* the first schedule index that knew it */
+    bool cond_older;        /* some run had one whose waker was an older thread */
+    uint64_t cond_older_from; /* the first schedule index that knew it */
     struct ex_u64map pages; /* pages some run shared (ex_history_add_page): pre-shared next */
     /* The "lanes" portfolio (online.h, online_lanes.c): per learning strategy (flip,
      * sweep) the history of run 0 and of its own runs alone (NULL until run 0 was

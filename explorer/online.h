@@ -194,7 +194,10 @@
  *            once a run showed a condition wait (h->cond_waits, index >=
  *            h->cond_from; never for lock waits alone), indexes 5 and 7 run "wake"
  *            with ordinals 0 and 1 (creation order with the waker rule; the
- *            older half last with the woken rule) and index 9 the sweep's pair
+ *            older half last with the woken rule; 1 and 0 when by index 5 a
+ *            run showed a condition wait whose waker was created before the
+ *            waiter, h->cond_older: a producer before its consumers) and index
+ *            9 the sweep's pair
  *            of the second newest DATA variable (the newest's comes in the
  *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
  *            unless that index is a sweep slot; they too are left out of the

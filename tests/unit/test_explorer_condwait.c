@@ -40,30 +40,40 @@ static void wake_on(struct ex_trace *t, uint32_t tid, uint64_t addr)
 /* musl's condition wait: the waiter stores 2 into its node's barrier, waits on
  * it; the signaler's swap unlocks it and wakes; the waiter re-reads it, CASes
  * its state (the next word), then locks the barrier. */
+static void musl_cond_by(struct ex_trace *t, uint32_t waiter, uint32_t waker, bool blocked)
+{
+    acc(t, waiter, EX_WRITE, W, 4);
+    wait_on(t, waiter, W, blocked);
+    acc(t, waker, EX_RMW, W_NEXT, 4);
+    acc(t, waker, EX_RMW, W, 4);
+    wake_on(t, waker, W);
+    acc(t, waiter, EX_READ, W, 4);
+    acc(t, waiter, EX_RMW, W_NEXT, 4);
+    acc(t, waiter, EX_RMW, W, 4);
+}
+
 static void musl_cond(struct ex_trace *t, bool blocked)
 {
-    acc(t, 2, EX_WRITE, W, 4);
-    acc(t, 3, EX_RMW, W_NEXT, 4);
-    acc(t, 3, EX_RMW, W, 4);
-    wake_on(t, 3, W);
-    wait_on(t, 2, W, blocked);
-    acc(t, 2, EX_READ, W, 4);
-    acc(t, 2, EX_RMW, W_NEXT, 4);
-    acc(t, 2, EX_RMW, W, 4);
+    musl_cond_by(t, 2, 3, blocked);
 }
 
 /* glibc's: the waiter reads __g_signals, waits; the signaler adds to it and
  * wakes; the waiter's reference count (another word), then the reload and at
  * once the grab (cmpxchg). */
+static void glibc_cond_by(struct ex_trace *t, uint32_t waiter, uint32_t waker)
+{
+    acc(t, waiter, EX_READ, W, 4);
+    wait_on(t, waiter, W, true);
+    acc(t, waker, EX_RMW, W, 4);
+    wake_on(t, waker, W);
+    acc(t, waiter, EX_RMW, W_NEXT, 4);
+    acc(t, waiter, EX_READ, W, 4);
+    acc(t, waiter, EX_RMW, W, 4);
+}
+
 static void glibc_cond(struct ex_trace *t)
 {
-    acc(t, 2, EX_READ, W, 4);
-    acc(t, 3, EX_RMW, W, 4);
-    wake_on(t, 3, W);
-    wait_on(t, 2, W, true);
-    acc(t, 2, EX_RMW, W_NEXT, 4);
-    acc(t, 2, EX_READ, W, 4);
-    acc(t, 2, EX_RMW, W, 4);
+    glibc_cond_by(t, 2, 3);
 }
 
 static void test_condition_shapes(void **state)
@@ -92,6 +102,36 @@ static void test_condition_shapes(void **state)
     assert_int_equal(ex_trace_cond_waits(NULL), 0);
 }
 
+/* The waker's age: a consumer (T3) woken by a producer created before it (T2)
+ * is woken by an older thread; the producer woken by the consumer is not. */
+static void test_waker_age(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    uint64_t older = 9;
+    ex_trace_init(&t);
+    musl_cond_by(&t, 2, 3, true);
+    glibc_cond_by(&t, 2, 3);
+    assert_int_equal(ex_trace_cond_waits_older(&t, &older), 2);
+    assert_int_equal(older, 0);
+    musl_cond_by(&t, 3, 2, true);
+    assert_int_equal(ex_trace_cond_waits_older(&t, &older), 3);
+    assert_int_equal(older, 1);
+    glibc_cond_by(&t, 4, 2);
+    assert_int_equal(ex_trace_cond_waits_older(&t, &older), 4);
+    assert_int_equal(older, 2);
+    ex_trace_free(&t);
+    /* a wake that woke nobody names no waker */
+    ex_trace_init(&t);
+    acc(&t, 3, EX_WRITE, W, 4);
+    wait_on(&t, 3, W, true);
+    assert_non_null(ex_trace_sync(&t, 2, EX_FUTEX_WAKE, W, 0));
+    acc(&t, 3, EX_READ, W, 4);
+    assert_int_equal(ex_trace_cond_waits_older(&t, &older), 1);
+    assert_int_equal(older, 0);
+    ex_trace_free(&t);
+}
+
 static void test_lock_shapes(void **state)
 {
     (void)state;
@@ -103,31 +143,31 @@ static void test_lock_shapes(void **state)
     acc(&t, 3, EX_RMW, W, 4);
     acc(&t, 2, EX_RMW, W_NEXT, 4);
     acc(&t, 2, EX_RMW, W, 4);
+    wait_on(&t, 2, W, true);
     acc(&t, 3, EX_RMW, W, 4);
     wake_on(&t, 3, W);
-    wait_on(&t, 2, W, true);
     acc(&t, 2, EX_RMW, W_NEXT, 4);
     acc(&t, 2, EX_READ, W, 4); /* the owner-type trylock reads first */
     acc(&t, 2, EX_RMW, W, 4);
     /* glibc's mutex with three contenders: the waiter reads 2 and waits at once
      * (no RMW before), then its xchg takes the lock */
     acc(&t, 4, EX_READ, W, 4);
-    wake_on(&t, 2, W);
     wait_on(&t, 4, W, true);
+    wake_on(&t, 2, W);
     acc(&t, 4, EX_RMW, W, 4);
     /* musl's "wait until it changes" (__wait: the thread-list lock): reads, the
      * waiter count, wait, reload, the count again, then the CAS */
     acc(&t, 5, EX_READ, W, 4);
     acc(&t, 5, EX_RMW, W_NEXT, 4);
-    wake_on(&t, 4, W);
     wait_on(&t, 5, W, true);
+    wake_on(&t, 4, W);
     acc(&t, 5, EX_READ, W, 4);
     acc(&t, 5, EX_RMW, W_NEXT, 4);
     acc(&t, 5, EX_RMW, W, 4);
     /* a join: reads of the thread's word around the wait, nothing after */
     acc(&t, 1, EX_READ, W + 64, 4);
-    wake_on(&t, 6, W + 64);
     wait_on(&t, 1, W + 64, true);
+    wake_on(&t, 6, W + 64);
     acc(&t, 1, EX_READ, W + 64, 4);
     /* a condition-shaped reload whose RMW comes only after the thread's next
      * wait: that evidence ends at the wait */
@@ -173,8 +213,8 @@ static void test_history_learns(void **state)
     struct ex_trace t;
     ex_trace_init(&t);
     acc(&t, 2, EX_RMW, W, 4);
-    wake_on(&t, 3, W);
     wait_on(&t, 2, W, true);
+    wake_on(&t, 3, W);
     acc(&t, 2, EX_RMW, W, 4);
     for (int i = 0; i < 3; i++)
         assert_int_equal(ex_history_add_run(&h, NULL, 0, &t, EX_OUTCOME_NORMAL, NULL), 0);
@@ -252,8 +292,8 @@ static void run_layout(bool cond, bool no_woke, uint8_t *kinds, uint64_t *hash, 
         } else {
             acc(&r.tr, 3, EX_RMW, W, 4);
             acc(&r.tr, 2, EX_RMW, W, 4);
-            wake_on(&r.tr, 3, W);
             wait_on(&r.tr, 2, W, true);
+            wake_on(&r.tr, 3, W);
             acc(&r.tr, 2, EX_RMW, W, 4);
         }
         assert_int_equal(ex_online_learn(&h, &o, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
@@ -296,14 +336,43 @@ static void test_portfolio_layout(void **state)
     assert_true(differ >= 3);
 }
 
+/* The wake slots' order: creation order first (ordinal 0 at index 5, 1 at 7),
+ * the older half last first once a condition wait woken by an older thread
+ * was known by index 5; known later, the order stays. */
+static void test_slot_order(void **state)
+{
+    (void)state;
+    struct ex_history h;
+    ex_history_init(&h);
+    struct ex_online o;
+    ex_online_init(&o);
+    h.cond_waits = true, h.cond_from = 1;
+    static const struct { bool older; uint64_t from; uint32_t at5, at7; } cases[] = {
+        { false, 0, 0, 1 }, { true, 3, 1, 0 }, { true, 5, 1, 0 }, { true, 6, 0, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        h.cond_older = cases[c].older, h.cond_older_from = cases[c].from;
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 2, 5), 0);
+        assert_int_equal(o.kind, EX_ONLINE_WAKE);
+        assert_int_equal(o.wake.variant, cases[c].at5);
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 2, 7), 0);
+        assert_int_equal(o.kind, EX_ONLINE_WAKE);
+        assert_int_equal(o.wake.variant, cases[c].at7);
+    }
+    ex_online_free(&o);
+    ex_history_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_condition_shapes),
         cmocka_unit_test(test_lock_shapes),
+        cmocka_unit_test(test_waker_age),
         cmocka_unit_test(test_any_trace),
         cmocka_unit_test(test_history_learns),
         cmocka_unit_test(test_portfolio_layout),
+        cmocka_unit_test(test_slot_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
