@@ -1,4 +1,5 @@
 #include "history.h"
+#include "condwait.h"
 #include "conflict.h"
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,15 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         h->total_windows += windows;
         h->traced++;
         h->last_racy = racy, h->last_racy_data = racy_data, h->last_windows = windows;
+        uint64_t older = 0;
+        if (ex_trace_cond_waits_older(trace, &older) > 0 && !h->cond_waits) {
+            h->cond_waits = true; /* the wake slots' gate (condwait.h, online_wake.c) */
+            h->cond_from = h->runs + 1; /* the next schedule's index */
+        }
+        if (older > 0 && !h->cond_older) {
+            h->cond_older = true; /* the wake slots' order (online_wake.c) */
+            h->cond_older_from = h->runs + 1;
+        }
     }
     if (n > h->max_steps)
         h->max_steps = n;

@@ -74,8 +74,14 @@ struct ex_history {
     uint64_t last_racy, last_racy_data, last_windows; /* the last traced run's counts */
     bool nest_chain;        /* some run showed a lock chain (online.h, "portfolio") */
     uint64_t nest_chain_from; /* the first schedule index that knew it (runs added then) */
-    bool woke;              /* some run woke a thread other than the first (online_wake.c) */
+    bool woke;              /* some run woke a thread other than the first (online_wake.c;
+                             * mutex contention too: no gate) */
     uint64_t woke_from;     /* the first schedule index that knew it (runs added then) */
+    bool cond_waits;        /* some run's trace showed a condition wait (condwait.h):
+                             * the portfolio's wake slots (online.h) */
+    uint64_t cond_from;     /* the first schedule index that knew it */
+    bool cond_older;        /* some run had one whose waker was an older thread */
+    uint64_t cond_older_from; /* the first schedule index that knew it */
     struct ex_u64map pages; /* pages some run shared (ex_history_add_page): pre-shared next */
     /* The "lanes" portfolio (online.h, online_lanes.c): per learning strategy (flip,
      * sweep) the history of run 0 and of its own runs alone (NULL until run 0 was

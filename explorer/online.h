@@ -167,7 +167,13 @@
  *            notes the woken threads (o->wake.woken) and counts the cue points
  *            where a thread other than the creator was woken; after a run that
  *            had one, h->woke is set (ex_history_learn_flips, with the lock
- *            chains) and h->woke_from is the next index.
+ *            chains) and h->woke_from is the next index (informational: mutex
+ *            contention sets it too, so it gates nothing). CONDITION WAITS
+ *            (condwait.h): ex_history_add_run sets h->cond_waits once a run's
+ *            trace shows a blocking futex wait that is no lock wait and no
+ *            join (the waiter waits on the value it stored itself, or reloads
+ *            the word after the wait and grabs it by an RMW at once), and
+ *            h->cond_from = the next index.
  *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
  *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
@@ -185,13 +191,18 @@
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
  *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
- *            once h->woke (index >= h->woke_from), indexes 5 and 7 run "wake"
+ *            once a run showed a condition wait (h->cond_waits, index >=
+ *            h->cond_from; never for lock waits alone), indexes 5 and 7 run "wake"
  *            with ordinals 0 and 1 (creation order with the waker rule; the
- *            older half last with the woken rule) and index 9 the sweep's pair
+ *            older half last with the woken rule; 1 and 0 when by index 5 a
+ *            run showed a condition wait whose waker was created before the
+ *            waiter, h->cond_older: a producer before its consumers) and index
+ *            9 the sweep's pair
  *            of the second newest DATA variable (the newest's comes in the
  *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
  *            unless that index is a sweep slot; they too are left out of the
- *            virtual index. Indexes 0-4 never change.
+ *            virtual index. Indexes 0-4 never change, and a program whose runs
+ *            show no condition wait runs the layout without wake slots.
  *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
  *            the lane its slot letter names (EX_LANES_PREFIX for the first
  *            indexes, then EX_LANES_PERIOD over and over; index 0 is the

@@ -178,15 +178,21 @@ void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len)
                  o->wake.lowered);
 }
 
-/* The portfolio's wake slots (online.h, "portfolio"): after index 4, so every
- * schedule that found a bug within 5 stays as it was; every other index from 5
- * (a sweep slot or the first schedule after a lock chain keeps its place). */
+/* The portfolio's wake slots (online.h, "portfolio"): the wake strategy's first
+ * two variants and the sweep's pair, only once a run showed a CONDITION wait
+ * (condwait.h: h->cond_waits, from index h->cond_from). A program whose runs
+ * only contend for locks (or wait for nothing) runs the layout without wake
+ * slots. The older half last comes first when, by the first slot, a run showed
+ * a condition wait whose waker is older than the waiter (h->cond_older). After index 4: earlier slots (2 and 3, 1 and 3, 2 and 5, 3 and 5) met
+ * bb-if, bb-shared-cond and lw-wrong-waiter sooner but pushed thr4-barrier, a
+ * condition-variable program whose bug is a data race, from 4 to 8 schedules
+ * (docs/explore.md, "The condition-wait gate"). */
 static const uint64_t wake_slots[] = { 5, 7, 9 };
 #define NWAKE_SLOTS (sizeof wake_slots / sizeof wake_slots[0])
 
 static int wake_slot(const struct ex_history *h, uint64_t index)
 {
-    for (size_t i = 0; h && h->woke && index >= h->woke_from && i < NWAKE_SLOTS; i++)
+    for (size_t i = 0; h && h->cond_waits && index >= h->cond_from && i < NWAKE_SLOTS; i++)
         if (index == wake_slots[i] && !ex_online_portfolio_sweeps(h, index))
             return (int)i;
     return -1;
@@ -199,8 +205,11 @@ bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_
     if (i < 0)
         return false;
     if (i < 2) {
+        /* A waiter woken by an older thread (a producer created before its
+         * consumers): the older half last first (wake's ordinal 1). */
         *kind = EX_ONLINE_WAKE;
-        *ordinal = (uint64_t)i;
+        bool older = h->cond_older && h->cond_older_from <= wake_slots[0]; /* the same for both */
+        *ordinal = older ? (uint64_t)(1 - i) : (uint64_t)i;
     } else if (index >= ex_online_sweep_first(h)) {
         /* The second newest variable's pair (the newest's is the sweep's
          * third schedule, index 14): libc's variables race as late as the

@@ -210,7 +210,9 @@ static void test_wake_learnt(void **state)
 
 /* The portfolio: wake slots at 5 and 7 (the wake strategy's first two
  * variants) and 9 (the sweep's pair of the second newest DATA variable) once a
- * run woke a child; not before; every other index keeps the virtual index. */
+ * run showed a condition wait (h.cond_waits, condwait.h); not before, and not
+ * for a run that only woke a child (mutex contention: h.woke); every other
+ * index keeps the virtual index. */
 static void test_portfolio_wake_slots(void **state)
 {
     (void)state;
@@ -223,7 +225,12 @@ static void test_portfolio_wake_slots(void **state)
         assert_int_not_equal(o.kind, EX_ONLINE_WAKE);
         assert_int_equal(o.kind, ex_online_resolve(EX_ONLINE_PORTFOLIO, idx));
     }
-    h.woke = true, h.woke_from = 6; /* learnt by run 5: slots 7 and 9 only */
+    h.woke = true, h.woke_from = 0; /* a child woken: no slot by itself */
+    for (uint64_t idx = 0; idx < 24; idx++) {
+        assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 3, idx), 0);
+        assert_int_equal(o.kind, ex_online_resolve(EX_ONLINE_PORTFOLIO, idx));
+    }
+    h.cond_waits = true, h.cond_from = 6; /* learnt by run 5: slots 7 and 9 only */
     uint64_t wakes = 0;
     for (uint64_t idx = 0; idx < 24; idx++) {
         assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 3, idx), 0);
@@ -244,7 +251,7 @@ static void test_portfolio_wake_slots(void **state)
     assert_non_null(ex_u64map_put(&h.conflict, Y, EX_CONFLICT_DATA, NULL));
     assert_non_null(ex_u64map_put(&h.flips.born, X, 1, NULL));
     assert_non_null(ex_u64map_put(&h.flips.born, Y, 3, NULL));
-    h.woke_from = 0;
+    h.cond_from = 0;
     assert_int_equal(ex_online_begin(&o, EX_ONLINE_PORTFOLIO, NULL, &h, 3, 5), 0);
     assert_int_equal(o.kind, EX_ONLINE_WAKE);
     assert_int_equal(o.wake.variant, 0);
