@@ -233,18 +233,12 @@ int ex_history_add_page(struct ex_history *h, uint64_t page, size_t max)
     return ex_u64map_put(&h->pages, page, 1, NULL) ? 0 : -1;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 size_t ex_history_pages(const struct ex_history *h, uint64_t *out, size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; h && i < h->pages.cap && n < max; i++)
         if (h->pages.used[i])
             out[n++] = h->pages.keys[i];
-    qsort(out, n, sizeof *out, cmp_u64);
+    qsort(out, n, sizeof *out, ex_u64_cmp);
     return n;
 }

@@ -3,12 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
 {
     /* Every other PCT schedule counts the steps at data races only: most bugs
@@ -42,7 +36,7 @@ void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
             o->pct.change[i++] = c;
     }
     o->pct.nchange = want;
-    qsort(o->pct.change, want, sizeof o->pct.change[0], cmp_u64);
+    qsort(o->pct.change, want, sizeof o->pct.change[0], ex_u64_cmp);
 }
 
 void ex_online_pct_insert(struct ex_online *o, uint32_t pos, uint32_t t)

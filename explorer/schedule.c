@@ -48,12 +48,6 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
     return 0;
 }
 
-static int cmp_page(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t n)
 {
     uint64_t *v = NULL;
@@ -64,7 +58,7 @@ int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t 
             return -1;
         for (size_t i = 0; i < n; i++)
             v[i] = pages[i] & ~(uint64_t)(EX_SCHED_PAGE - 1);
-        qsort(v, n, sizeof *v, cmp_page);
+        qsort(v, n, sizeof *v, ex_u64_cmp);
         for (size_t i = 0; i < n; i++)
             if (m == 0 || v[m - 1] != v[i])
                 v[m++] = v[i];

@@ -86,3 +86,9 @@ uint64_t *ex_u64map_put(struct ex_u64map *m, uint64_t key, uint64_t init, bool *
     }
     return &m->vals[i];
 }
+
+int ex_u64_cmp(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}

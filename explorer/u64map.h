@@ -26,6 +26,9 @@ uint64_t *ex_u64map_get(const struct ex_u64map *m, uint64_t key);
 uint64_t *ex_u64map_put(struct ex_u64map *m, uint64_t key, uint64_t init, bool *added);
 /* Iteration: for (size_t i = 0; i < m.cap; i++) if (m.used[i]) ... */
 
+/* qsort's comparator for uint64_t, ascending (keys, pages, change points). */
+int ex_u64_cmp(const void *x, const void *y);
+
 /* A 64-bit mixer (splitmix64's finaliser); combine with ex_hash_mix(a ^ ex_hash_mix(b)). */
 static inline uint64_t ex_hash_mix(uint64_t z)
 {
