@@ -1,6 +1,8 @@
 #include "history.h"
 #include "condwait.h"
 #include "conflict.h"
+#include "splitrmw.h"
+#include "dcheck.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +185,18 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         if (ex_trace_cond_waits_older(trace, &older) > 0 && !h->cond_waits) {
             h->cond_waits = true; /* the wake slots' gate (condwait.h, online_wake.c) */
             h->cond_from = h->runs + 1; /* the next schedule's index */
+        }
+        uint64_t var = 0;
+        uint64_t dvar = 0;
+        if (!h->dchecks && ex_trace_double_checks(trace, &h->conflict, &dvar) > 0) {
+            h->dchecks = true; /* the early slot's other gate (dcheck.h, online_split.c) */
+            h->dcheck_from = h->runs + 1;
+            h->dcheck_var = dvar;
+        }
+        if (!h->split_updates && ex_trace_split_updates(trace, &h->conflict, &var) > 0) {
+            h->split_updates = true; /* the early slot's gate (splitrmw.h, online_split.c) */
+            h->split_from = h->runs + 1;
+            h->split_var = var;
         }
         if (older > 0 && !h->cond_older) {
             h->cond_older = true; /* the wake slots' order (online_wake.c) */

@@ -82,6 +82,14 @@ struct ex_history {
     uint64_t cond_from;     /* the first schedule index that knew it */
     bool cond_older;        /* some run had one whose waker was an older thread */
     uint64_t cond_older_from; /* the first schedule index that knew it */
+    bool split_updates;     /* some run's trace showed a split update of a DATA variable
+                             * (splitrmw.h): the portfolio's early slot (online.h) */
+    uint64_t split_from;    /* the first schedule index that knew it */
+    uint64_t split_var;     /* the first such variable of that run */
+    bool dchecks;           /* some run's trace showed a double check of a DATA variable
+                             * (dcheck.h): the early slot too, without condition waits */
+    uint64_t dcheck_from;   /* the first schedule index that knew it */
+    uint64_t dcheck_var;    /* the first such variable of that run */
     struct ex_u64map pages; /* pages some run shared (ex_history_add_page): pre-shared next */
     /* The "lanes" portfolio (online.h, online_lanes.c): per learning strategy (flip,
      * sweep) the history of run 0 and of its own runs alone (NULL until run 0 was

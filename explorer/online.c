@@ -237,6 +237,10 @@ static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint
         o->cycle = 0;
         return;
     }
+    if (ex_online_portfolio_split(h, o->index, &o->kind, sweep)) { /* online_split.c */
+        o->cycle = 0;
+        return;
+    }
     if (ex_online_portfolio_sweeps(h, o->index)) {
         *sweep = before;
         /* A lock-order cycle may be near: nest lowers at every nested step
@@ -245,7 +249,8 @@ static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint
         o->cycle = 0;
         return;
     }
-    uint64_t v = o->index - before - ex_online_portfolio_wakes_before(h, o->index);
+    uint64_t v = o->index - before - ex_online_portfolio_wakes_before(h, o->index) -
+                 ex_online_portfolio_splits_before(h, o->index);
     /* The cycle goes on where the last non-flip schedule left it. */
     o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
     o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);

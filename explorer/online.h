@@ -203,6 +203,22 @@
  *            unless that index is a sweep slot; they too are left out of the
  *            virtual index. Indexes 0-4 never change, and a program whose runs
  *            show no condition wait runs the layout without wake slots.
+ *            EARLY SLOT (online_split.c): index 2, unless it is a sweep or
+ *            wake slot, runs the sweep at a variable a run's trace named (it
+ *            too is left out of the virtual index): once a trace showed a
+ *            SPLIT UPDATE (splitrmw.h: two threads each read a DATA variable
+ *            with a plain load and make their very next access a plain store
+ *            to it, a counter or reference count updated in two steps;
+ *            h->split_updates, index >= h->split_from), the sweep's pair at it
+ *            (h->split_var: its read window, then another thread's write
+ *            window of it); else, once a trace showed a DOUBLE CHECK
+ *            (dcheck.h: a thread reads a DATA variable unlocked, re-reads it
+ *            under a lock by another instruction, then stores to it;
+ *            h->dchecks, index >= h->dcheck_from) and no condition wait is
+ *            known (a predicate loop around a condition wait looks the
+ *            same), the sweep's write window at it (h->dcheck_var). Indexes
+ *            0-1 never change, and a program whose runs show neither runs
+ *            the layout without it.
  *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
  *            the lane its slot letter names (EX_LANES_PREFIX for the first
  *            indexes, then EX_LANES_PERIOD over and over; index 0 is the

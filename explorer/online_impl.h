@@ -68,6 +68,9 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 /* An ordinal of EX_SWEEP_PAIR_OF | r: the pair target of the r-th newest DATA
  * variable (the oldest if there are fewer), whatever the cycle gives. */
 #define EX_SWEEP_PAIR_OF (1ull << 63)
+/* An ordinal of EX_SWEEP_SPLIT | k: target k (0 its read window, 1 its write
+ * window, 2 the pair) at h->split_var (online_split.c), whatever the cycle gives. */
+#define EX_SWEEP_SPLIT (1ull << 62)
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
 /* The sweep's targets in one pass over them (2 per DATA variable, then the n-th
@@ -101,6 +104,10 @@ void ex_history_learn_wakes(struct ex_history *h, const struct ex_online *o);
 bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
                               uint64_t *ordinal);
 uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index);
+/* The same for the early pair slots (online_split.c): *kind is sweep. */
+bool ex_online_portfolio_split(const struct ex_history *h, uint64_t index, uint8_t *kind,
+                               uint64_t *ordinal);
+uint64_t ex_online_portfolio_splits_before(const struct ex_history *h, uint64_t index);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);

@@ -146,6 +146,14 @@ void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint
         uint64_t rank = ordinal & ~EX_SWEEP_PAIR_OF;
         j = (rank < n ? rank : n - 1) * EX_SWEEP_PER_VAR + EX_SWEEP_PER_VAR - 1;
     }
+    if ((ordinal & EX_SWEEP_SPLIT) && h && (h->split_updates || h->dchecks)) { /* online_split.c */
+        o->sweep.var = (ordinal & 3) == 2 ? h->split_var : h->dcheck_var;
+        o->sweep.write = (ordinal & 3) == 1;
+        o->sweep.pair = (ordinal & 3) == 2;
+        o->pct.nchange = o->sweep.pair ? 2 : 1;
+        o->pct.change[0] = 1;
+        return;
+    }
     o->sweep.any = j >= EX_SWEEP_PER_VAR * n;
     o->pct.change[0] = o->sweep.any ? j - EX_SWEEP_PER_VAR * n + 1 : 1;
     if (!o->sweep.any) {

@@ -8,7 +8,9 @@
  * syscalls whose answer is a constant of the run (getpid, getppid, ...: policy in
  * vmm/kvm/answers.c). A syscall found there is answered here, without an exit (~2 us on
  * PVM against ~50-75 us for the MMIO exit: docs/benchmarks.md "Syscall cost"). The table
- * lives in this page, which the program can read but not write.
+ * lives in this page, which the program can read but not write. In free execution on PVM
+ * the time syscalls are answered here too, from the TSC (clock_dispatch, below;
+ * vmm/kvm/vclock.h).
  *
  * The other paths that never leave the guest: the #DB ending a single step the VMM armed
  * (debug_entry, below; vmm/sched/guest_step.h), and with --guest-cue-points a memory cue
@@ -29,6 +31,11 @@ header:
     .long answers - agent_start
     .long debug_entry - agent_start
     .long debug_end - agent_start
+    .long clock - agent_start
+    .long clock_probe - agent_start
+    .long clock_compute - agent_start
+    .long clock_store - agent_start
+    .long clock_end - agent_start
 
 /* LSTAR targets. This page is also mapped user-executable at UVA_AGENT. A syscall is
  * one MMIO read: the VMM sees the exit with the user's registers intact (rax = number,
@@ -68,6 +75,8 @@ hit_ring0_\i:
     .balign 16
 syscall_user:
     ANSWER_LOOKUP hit_user_
+    cmpq $0, clock(%rip)              /* struct agent_clock: on */
+    jne clock_dispatch
 mmio_user:
     movabs UVA_MMIO, %rax
     jmp *%rcx
@@ -76,6 +85,129 @@ hit_user_\i:
     movq (answers + 8 * (ANSWER_SLOTS + \i))(%rip), %rax
     jmp *%rcx
     .endr
+
+/* The guest's clock (struct agent_clock, layout.h; vmm/kvm/vclock.h): in free execution
+ * on PVM, where the program's own rdtsc reads the host's TSC, clock_gettime (REALTIME,
+ * MONOTONIC and their COARSE, RAW and BOOTTIME kinds), gettimeofday and time are answered
+ * here with the VMM's formula: ns = ns_base + ((rdtsc - tsc_base) * mult >> 32), REALTIME
+ * + epoch. The VMM writes the block while no vCPU runs and clears `on` whenever time is
+ * not the host's (serialized execution). Anything unusual takes the exit (mmio_user)
+ * with the registers intact: another clock, a NULL or misaligned pointer, a TSC before
+ * tsc_base. No stack: rdx is kept in r11 (which a syscall may destroy, x86-64 ABI A.2.1).
+ * Three stretches, known to the VMM by the header (vclock_fixup):
+ * - clock_probe: the user's pointer is written with `lock orb $0` at both ends, which
+ *   changes no byte but faults where the answer's write would; the registers are the
+ *   syscall's, and the VMM turns such a fault into the exit (EFAULT or a watched page);
+ * - clock_compute: the arithmetic, which cannot fault;
+ * - clock_store: the answer's writes (a fault here needs another thread to unmap the
+ *   memory meanwhile): the VMM restores rdx from r11 and returns -EFAULT.
+ * A vCPU kicked out of KVM_RUN in the look-ups before mmio_user or between clock_probe and
+ * clock_end while the block is on is let run on until it leaves (vclock_mid_answer):
+ * nobody may change the block under a half-done answer. */
+clock_dispatch:
+clock_probe:                          /* (the dispatch cannot fault: in the stretch anyway) */
+    cmpq $228, %rax                   /* clock_gettime */
+    je cg_probe
+    cmpq $96, %rax                    /* gettimeofday */
+    je tod_probe
+    cmpq $201, %rax                   /* time */
+    jne mmio_user
+time_probe:
+    testq %rdi, %rdi
+    jz time_now
+    testq $7, %rdi
+    jnz mmio_user
+    lock orb $0, (%rdi)
+    lock orb $0, 7(%rdi)
+    jmp time_now
+cg_probe:
+    cmpq $1, %rdi                     /* REALTIME, MONOTONIC */
+    jbe 1f
+    cmpq $4, %rdi                     /* PROCESS/THREAD_CPUTIME: exit */
+    jb mmio_user
+    cmpq $7, %rdi                     /* MONOTONIC_RAW, REALTIME_COARSE, MONOTONIC_COARSE, BOOTTIME */
+    ja mmio_user
+1:  testq %rsi, %rsi
+    jz mmio_user
+    testq $7, %rsi
+    jnz mmio_user
+    lock orb $0, (%rsi)
+    lock orb $0, 15(%rsi)
+    jmp cg_now
+tod_probe:
+    testq %rdi, %rdi
+    jz mmio_user
+    testq $7, %rdi
+    jnz mmio_user
+    lock orb $0, (%rdi)
+    lock orb $0, 15(%rdi)
+    jmp tod_now
+clock_compute:
+clock_zero:
+    movq %r11, %rdx
+    xorl %eax, %eax
+    jmp *%rcx
+/* rax = the virtual time in ns (the VMM's vm_vtime); rdx is free (kept in r11). A TSC
+ * before tsc_base (never on a sane host) restores rdx and takes the exit for syscall nr. */
+.macro CLOCK_NS nr
+    movq %rdx, %r11
+    rdtsc
+    shlq $32, %rdx
+    orq %rdx, %rax
+    subq (clock + 8)(%rip), %rax      /* tsc_base */
+    jae 8f
+    movq %r11, %rdx
+    movl $\nr, %eax
+    jmp mmio_user
+8:  mulq (clock + 16)(%rip)           /* mult */
+    shrdq $32, %rdx, %rax
+    addq (clock + 24)(%rip), %rax     /* ns_base */
+.endm
+time_now:
+    CLOCK_NS 201
+    addq (clock + 32)(%rip), %rax     /* epoch */
+    xorl %edx, %edx
+    divq (clock + 40)(%rip)           /* billion */
+    jmp time_store
+cg_now:
+    CLOCK_NS 228
+    testq %rdi, %rdi                  /* REALTIME */
+    je 1f
+    cmpq $5, %rdi                     /* REALTIME_COARSE */
+    jne 2f
+1:  addq (clock + 32)(%rip), %rax
+2:  xorl %edx, %edx
+    divq (clock + 40)(%rip)
+    jmp cg_store
+tod_now:
+    CLOCK_NS 96
+    addq (clock + 32)(%rip), %rax
+    xorl %edx, %edx
+    divq (clock + 40)(%rip)
+    jmp tod_store
+clock_store:
+cg_store:
+    movq %rax, (%rsi)
+    movq %rdx, 8(%rsi)
+    jmp clock_zero
+tod_store:
+    movq %rax, (%rdi)
+    movq %rdx, %rax
+    xorl %edx, %edx
+    divq (clock + 48)(%rip)           /* thousand */
+    movq %rax, 8(%rdi)
+    jmp clock_zero
+time_store:
+    testq %rdi, %rdi
+    jz 1f
+    movq %rax, (%rdi)
+1:  movq %r11, %rdx
+    jmp *%rcx
+clock_end:
+
+    .balign 8
+clock:
+    .fill 7, 8, 0                     /* struct agent_clock: written by the VMM */
 
 /* The answers table, written by the VMM at boot (struct agent_answers, layout.h): when
  * answers_on is 0 every syscall exits. Slot i answers syscall number nr[i] with

@@ -6,7 +6,8 @@
   dump-cpuid.py show DUMP                       the model and table as JSON
   dump-cpuid.py set DUMP OUT LEAF SUB REG BIT   OUT: DUMP with that bit set (END re-digested)
   dump-cpuid.py dup DUMP OUT                    OUT: the table's first entry twice (malformed)
-  dump-cpuid.py patches DUMP                    the patched CPUID sites as JSON (null: no record)
+  dump-cpuid.py patches DUMP                    the patched sites' addresses as JSON (null: no record)
+  dump-cpuid.py patchkinds DUMP                 {"cpuid": n, "rdtsc": n, "rdtscp": n} (null: no record)
   dump-cpuid.py badpatch DUMP OUT               OUT: a CPUID_PATCHES record naming address 0x1
 """
 import hashlib, json, struct, sys
@@ -42,12 +43,21 @@ def main():
     cmd, path = sys.argv[1], sys.argv[2]
     buf = open(path, "rb").read()
     recs = records(buf)
-    if cmd in ("patches", "badpatch"):
+    if cmd in ("patches", "patchkinds", "badpatch"):
         prec = next((r for r in recs if r[0] == 8), None)
-        if cmd == "patches":
-            n = struct.unpack_from("<I", prec[2], 0)[0] if prec else 0
-            print(json.dumps(None if prec is None else
-                             ["0x%x" % a for a in struct.unpack_from("<%dQ" % n, prec[2], 8)]))
+        if cmd in ("patches", "patchkinds"):
+            if prec is None:
+                print(json.dumps(None))
+                return
+            n, version = struct.unpack_from("<II", prec[2], 0)
+            ents = struct.unpack_from("<%dQ" % n, prec[2], 8)
+            # version 1: the kind in bits 56..63 (0 cpuid, 1 rdtsc, 2 rdtscp); 0: cpuid only
+            sites = [(e & ((1 << 56) - 1), e >> 56 if version else 0) for e in ents]
+            if cmd == "patches":
+                print(json.dumps(["0x%x" % a for a, _ in sites]))
+            else:
+                names = ("cpuid", "rdtsc", "rdtscp")
+                print(json.dumps({k: sum(1 for _, x in sites if x == i) for i, k in enumerate(names)}))
             return
         bad = [8, 0, bytearray(struct.pack("<IIQ", 1, 0, 1))]
         recs = [r for r in recs if r[0] != 8]

@@ -56,7 +56,10 @@ check_logs() {
                   fd != "" && /inherited from parent/ { fd = ""; next }
                   fd != "" && /==[0-9]+==    (at|by) / { print fd; fd = "" }' "$log")
     if [ -n "$leaked" ]; then echo "     descriptors left open at exit:"; echo "$leaked" | sed 's/^/     /'; problems=1; fi
-    if grep -Eq "unhandled (ioctl|syscall)|Warning: noted but unhandled" "$log"; then
+    # KVM_GET_TSC_KHZ (0xaea3, vmm/kvm/vclock.c) is an exception: it passes no memory
+    # (the rate is the return value), so memcheck has nothing to check there.
+    if grep -E "unhandled (ioctl|syscall)|Warning: noted but unhandled" "$log" |
+       grep -vq "unhandled ioctl 0xaea3 with no size/direction hints"; then
       echo "     valgrind does not know a call:"; grep -E "unhandled" "$log" | sort | uniq -c | head; problems=1
     fi
   done

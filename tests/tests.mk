@@ -15,7 +15,7 @@ INTEGRATION_TESTS += tests/integration/images.sh tests/integration/snapshot.sh t
 INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.sh \
                      tests/integration/verdicts.sh tests/integration/explore.sh tests/integration/cpumodel.sh \
                      tests/integration/guest-fuzz.sh tests/integration/html.sh \
-                     tests/integration/guest-answers.sh tests/integration/guest-cues.sh
+                     tests/integration/guest-answers.sh tests/integration/guest-cues.sh tests/integration/guest-clock.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh tests/integration/jt-jobs.sh
 INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
                      tests/integration/woken-snapshot.sh tests/integration/ownspin.sh

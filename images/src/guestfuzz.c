@@ -343,7 +343,7 @@ static const char *const variants[] = {
     "lgdt", "invlpg", "int3", "int80", "int-n", "ud2", "syscall-wild-rsp", "smash-stack",
     "div0", "iretq", "swapgs", "sysret", "clone-wild-stack", "deadlock", "bigmap-crash",
     "stack-overflow", "unmap-text", "abort", "exit-status", "wild-tid-exit", "jump-arena",
-    "agent-entry", "agent-stubs",
+    "agent-entry", "agent-stubs", "agent-clock",
 };
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
@@ -477,10 +477,11 @@ static int mode_fatal(void)
         jump_to((uint64_t)f.arena + r % ARENA_SIZE, r); /* no-execute data */
     }
     case 36: {
-        /* Straight into the agent's syscall entries (guest-agent/agent.S: the ring-0 one
-         * at +32, the user-mode one at +48) without a syscall instruction: the user-mode
-         * one is as good as a syscall and comes back to rcx; the other must fault. */
-        uint64_t entry = UVA_AGENT + ((r & 1) ? 48 : 32);
+        /* Straight into the agent's syscall entries (guest-agent/agent.S: their offsets
+         * are the header's second and third words, which the program can read) without a
+         * syscall instruction: the user-mode one is as good as a syscall and comes back
+         * to rcx; the other must fault. */
+        uint64_t entry = UVA_AGENT + *(volatile uint32_t *)(UVA_AGENT + ((r & 1) ? 12 : 8));
         long ret;
         __asm__ volatile("lea 1f(%%rip), %%rcx; jmp *%2; 1:"
                          : "=a"(ret) : "a"((long)SYS_getpid), "r"(entry) : "rcx", "r11", "memory");
@@ -490,7 +491,25 @@ static int mode_fatal(void)
         __asm__ volatile("ud2");
         break;
     }
-    case 37: jump_to(UVA_AGENT + 64 + 16 * (r % 32), r); /* the exception stubs */
+    case 37: /* the exception stubs: 32, 16 bytes apart, from the header's fifth word */
+        jump_to(UVA_AGENT + *(volatile uint32_t *)(UVA_AGENT + 20) + 16 * (r % 32), r);
+    case 38: {
+        /* Into the agent's clock path where it writes the answer (clock_store, the
+         * header's 12th word) with a wild pointer: the VMM answers EFAULT and returns to
+         * rcx (vmm/kvm/vclock.h), or the write lands; either way back here. */
+        uint64_t store = UVA_AGENT + *(volatile uint32_t *)(UVA_AGENT + 52);
+        uint64_t wild = foreign(&f);
+        long ret;
+        __asm__ volatile("mov %3, %%rsi; mov %3, %%rdi; lea 1f(%%rip), %%rcx; jmp *%2; 1:"
+                         : "=a"(ret)
+                         : "a"((long)SYS_clock_gettime), "r"(store), "r"(wild)
+                         : "rcx", "rsi", "rdi", "rdx", "r11", "memory");
+        char line[64];
+        snprintf(line, sizeof line, "guestfuzz: agent clock returned %ld\n", ret);
+        say(line);
+        __asm__ volatile("ud2");
+        break;
+    }
     }
     say("guestfuzz: the fatal variant returned\n");
     return 4;

@@ -3,6 +3,7 @@
 # same thread count, alternating runs in one session so machine noise hits both alike.
 # Reports the median ratio of the CPU-bound phase and of the mutex-contended phase, and
 # the futex round-trip cost (two threads ping-ponging through a condition variable).
+# env JINX_OPTS: extra jinx-vmm options (e.g. --no-guest-answers: every syscall exits).
 set -eu
 cd "$(dirname "$0")/../.."
 # Each CPU phase is long (CPU units) so that the 3 clock_gettime calls per iteration, a
@@ -13,10 +14,12 @@ mkdir -p bench-results
 : >bench-results/free-vs-native.raw
 for r in $(seq "$RUNS"); do
   echo "native $($IMG "$THREADS" "$ITERS" "$CPU")" >>bench-results/free-vs-native.raw
-  echo "jinx $(bin/jinx-vmm run --quiet $IMG "$THREADS" "$ITERS" "$CPU")" >>bench-results/free-vs-native.raw
+  # shellcheck disable=SC2086
+  echo "jinx $(bin/jinx-vmm run --quiet ${JINX_OPTS:-} $IMG "$THREADS" "$ITERS" "$CPU")" >>bench-results/free-vs-native.raw
 done
 echo "native $($IMG pingpong "$PINGS")" >>bench-results/free-vs-native.raw
-echo "jinx $(bin/jinx-vmm run --quiet $IMG pingpong "$PINGS")" >>bench-results/free-vs-native.raw
+# shellcheck disable=SC2086
+echo "jinx $(bin/jinx-vmm run --quiet ${JINX_OPTS:-} $IMG pingpong "$PINGS")" >>bench-results/free-vs-native.raw
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 get() { grep "^$1 " bench-results/free-vs-native.raw | sed -n "s/.*$2=\([0-9.]*\).*/\1/p" | med; }
 nc=$(get native cpu_phase_ms); jc=$(get jinx cpu_phase_ms)

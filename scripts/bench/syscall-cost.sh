@@ -3,14 +3,17 @@
 # (issue 14). Two parts, taken in the same run:
 #  1. scripts/bench/syscall-probe.c: a bare KVM guest timing each step of the syscall
 #     path (user SYSCALL, user vs ring-0 MMIO read, port I/O from user mode, #PF / int3
-#     round trips in the guest, CR3 reload, invlpg) against a ring-0 `out` (the raw exit).
+#     round trips in the guest, CR3 reload, invlpg, memory cue points handled wholly in
+#     the guest, with PTE writes or with two page-table roots) against a ring-0 `out`
+#     (the raw exit).
 #  2. jinx-vmm itself: images/bin/syscall-loop KIND N; one syscall costs
 #     (wall(N) - wall(0)) / N (medians of RUNS runs), with the guest-agent's in-guest
 #     answers (default) and with --no-guest-answers (every syscall exits).
 #
-#   scripts/bench/syscall-cost.sh [--quick]
+#   scripts/bench/syscall-cost.sh [--quick] [--probe-only]
 #     env: RUNS=5  N=20000  KINDS="getppid getpid clock uname"  PROBE_REPEAT=5
 #   --quick   RUNS=3, N=5000, probe 3 rounds of 2000 exits
+#   --probe-only  part 1 only (no jinx-vmm runs; no build needed)
 # Results: bench-results/syscall-cost.json (probe table + jinx figures).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -21,11 +24,12 @@ PROBE_REPEAT=${PROBE_REPEAT:-5}; PROBE_EXITS=${PROBE_EXITS:-5000}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) RUNS=3; N=5000; PROBE_REPEAT=3; PROBE_EXITS=2000; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --probe-only) PROBE_ONLY=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
-bench_need_build images/bin/syscall-loop
+[ -n "${PROBE_ONLY:-}" ] || bench_need_build images/bin/syscall-loop
 mkdir -p "$RESULTS" "$BUILD/bench"
 probe=$BUILD/bench/syscall-probe
 ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$probe" scripts/bench/syscall-probe.c \
@@ -46,6 +50,13 @@ for p in d["probes"]:
 print(d["raw_exit_us"])
 PY
 ) || bench_die "cannot read the probe's JSON"
+if [ -n "${PROBE_ONLY:-}" ]; then
+  js=$RESULTS/syscall-probe.json
+  echo "{\"host\":$(bench_host),\"raw_exit_us\":$raw,\"probe\":$probe_json}" >"$js"
+  bench_check_json "$js"
+  echo "results: $js"
+  exit 0
+fi
 
 wall() { # KIND N [OPTIONS]: median wall_ms of RUNS runs (jinx-vmm --stats)
   local kind=$1 n=$2; shift 2

@@ -42,6 +42,13 @@
  *                 skips the load and sets TF, the #DB after the next instruction clears
  *                 it (the events' own cost; u-step-iret minus this = the PTE writes)
  *   r0-cr3        ring 0 CR3 reload (mov cr3, same value)
+ *   r0-cr3-switch ring 0 CR3 load alternating between two different roots (A and B)
+ *   u-step-cr3-int3  a memory cue point without PTE writes: U_STEP's page is absent in
+ *                 root A and present in root B; the #PF handler loads root B and writes
+ *                 an int3 after the load (as u-step-int3), iretq; the #BP handler puts
+ *                 the byte back, backs rip up, loads root A, iretq
+ *   u-step-cr3-tf the same with the step ended by TF: #PF loads B and sets TF, the #DB
+ *                 loads A and clears it
  *   r0-invlpg     ring 0 invlpg of one page
  *
  * usage: syscall-probe [--json] [--exits N] [--batch N] [--repeat R] [PROBE...]
@@ -77,6 +84,10 @@
 #define G_TSS 0x8000
 #define G_PD_K2 0xB000           /* kernel PD of 3..4 GiB (the MMIO page) */
 #define G_PT_U 0xC000            /* user PT of 10..12 MiB: U_STEP's 4 KiB page */
+#define G_PML4_B 0x11000         /* root B: as G_PML4, but U_STEP's page present */
+#define G_PDPT_U_B 0x12000
+#define G_PD_U_B 0x13000
+#define G_PT_U_B 0x14000
 #define G_STACK_TOP 0xA000       /* IST1 / RSP0 (kernel view) */
 #define G_KCODE 0x10000          /* ring-0 code, run at KBASE + G_KCODE */
 #define G_UCODE 0x20000          /* user code */
@@ -109,6 +120,9 @@ SNIP(g_u_step_batch, "mov $0x600000, %edx\n mov $0xA00000, %esi\n1: mov %r12, %r
                      "2: mov (%rsi), %rax\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 SNIP(g_k_cr3, "movabs $0xFFFF8000F0000000, %rdx\n1: mov %r12, %rbx\n2: mov %cr3, %rax\n"
               " mov %rax, %cr3\n dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
+SNIP(g_k_cr3_switch, "movabs $0xFFFF8000F0000000, %rdx\n mov $0x11000, %eax\n mov $0x3000, %ecx\n"
+                     "1: mov %r12, %rbx\n2: mov %rax, %cr3\n xchg %rax, %rcx\n dec %rbx\n jnz 2b\n"
+                     " mov (%rdx), %rax\n mov $0x11000, %eax\n jmp 1b")
 SNIP(g_k_invlpg, "movabs $0xFFFF8000F0000000, %rdx\n1: mov %r12, %rbx\n2: invlpg 0x20000\n"
                  " dec %rbx\n jnz 2b\n mov (%rdx), %rax\n jmp 1b")
 /* SYSCALL entries: under PVM a user SYSCALL stays in user mode (jump back by rcx);
@@ -138,6 +152,15 @@ SNIP(g_h_pf_bp, "addq $8, %rsp\n push %rdx\n movabs $0xFFFF80000000C000, %rdx\n"
 SNIP(g_h_bp_trap, "push %rdx\n movabs $0xFFFF800000020010, %rdx\n movb $0x48, (%rdx)\n"
                   " decq 8(%rsp)\n movabs $0xFFFF80000000C000, %rdx\n movq $0x3FF006, (%rdx)\n"
                   " invlpg 0xA00000\n pop %rdx\n iretq")
+/* u-step-cr3-*: the page is mapped by switching roots, never by writing a PTE. */
+SNIP(g_h_pf_cr3_bp, "addq $8, %rsp\n push %rdx\n mov $0x11000, %edx\n mov %rdx, %cr3\n"
+                    " movabs $0xFFFF800000020010, %rdx\n movb $0xCC, (%rdx)\n pop %rdx\n iretq")
+SNIP(g_h_bp_cr3, "push %rdx\n movabs $0xFFFF800000020010, %rdx\n movb $0x48, (%rdx)\n"
+                 " decq 8(%rsp)\n mov $0x3000, %edx\n mov %rdx, %cr3\n pop %rdx\n iretq")
+SNIP(g_h_pf_cr3_tf, "addq $8, %rsp\n push %rdx\n mov $0x11000, %edx\n mov %rdx, %cr3\n"
+                    " orq $0x100, 24(%rsp)\n pop %rdx\n iretq")
+SNIP(g_h_db_cr3, "push %rdx\n mov $0x3000, %edx\n mov %rdx, %cr3\n andq $~0x100, 24(%rsp)\n"
+                 " pop %rdx\n iretq")
 SNIP(g_h_pf_tf, "addq $8, %rsp\n addq $3, (%rsp)\n orq $0x100, 16(%rsp)\n iretq")
 SNIP(g_h_db_tf, "andq $~0x100, 16(%rsp)\n iretq")
 SNIP(g_h_pf_out_iret, "outb %al, $0x14\n addq $8, %rsp\n addq $3, (%rsp)\n iretq")
@@ -234,6 +257,14 @@ static const struct probe probes[] = {
     {"u-pf-tf-iret", "user #PF sets TF, #DB clears it, no PTE, no exit", S(g_u_pf_batch), true,
      false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_tf), S(g_h_db_tf), KVM_EXIT_MMIO, 0,
      1},
+    {"r0-cr3-switch", "ring-0 CR3 load, two roots alternating", S(g_k_cr3_switch), false,
+     false, false, BATCH, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, KVM_EXIT_MMIO, 0, 0},
+    {"u-step-cr3-int3", "user #PF loads root B+int3, #BP loads root A", S(g_u_step_batch),
+     true, false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_cr3_bp), S(g_h_bp_cr3),
+     KVM_EXIT_MMIO, 0, 3},
+    {"u-step-cr3-tf", "user #PF loads root B+TF, #DB loads root A", S(g_u_step_batch), true,
+     false, false, BATCH, NULL, NULL, NULL, NULL, S(g_h_pf_cr3_tf), S(g_h_db_cr3),
+     KVM_EXIT_MMIO, 0, 1},
 };
 #define NPROBES (sizeof probes / sizeof probes[0])
 
@@ -267,8 +298,16 @@ static void build_tables(uint8_t *mem, const struct probe *p)
     put64(mem, G_PD_U + 3 * 8, G_MMIO | 0x87);
     put64(mem, G_PD_U + 5 * 8, G_PT_U | 7);
     put64(mem, G_PT_U, 0x3FF000 | 6); /* U_STEP: trapped */
+    /* Root B: the same, except that U_STEP's page is present (u-step-cr3-*). Its own
+     * PDPT, PD and PT for the user half; the kernel half is shared (set below). */
+    put64(mem, G_PML4_B, G_PDPT_U_B | 7);
+    put64(mem, G_PDPT_U_B, G_PD_U_B | 7);
+    memcpy(mem + G_PD_U_B, mem + G_PD_U, 4096);
+    put64(mem, G_PD_U_B + 5 * 8, G_PT_U_B | 7);
+    put64(mem, G_PT_U_B, 0x3FF000 | 7);
     /* Kernel half (PML4 slot 256): supervisor only, low 4 MiB and the MMIO page. */
     put64(mem, G_PML4 + 256 * 8, G_PDPT_K | 3);
+    put64(mem, G_PML4_B + 256 * 8, G_PDPT_K | 3);
     put64(mem, G_PDPT_K, G_PD_K | 3);
     put64(mem, G_PDPT_K + 3 * 8, G_PD_K2 | 3); /* 3 GiB..4 GiB */
     put64(mem, G_PD_K, 0x000000 | 0x83);

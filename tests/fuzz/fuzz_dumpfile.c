@@ -37,9 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (patchrec_find(&d, &pr, err, sizeof err) == 0 && pr.present) {
         struct dbuf pb = {0};
         struct patch_rec back;
-        if (patchrec_encode(pr.va, pr.n, &pb) < 0 ||
+        if (patchrec_encode_kinds(pr.va, pr.kind, pr.n, &pb) < 0 ||
             patchrec_parse(pb.p, pb.len, &back, err, sizeof err) < 0 || back.n != pr.n ||
-            (pr.n && memcmp(back.va, pr.va, pr.n * sizeof *pr.va) != 0))
+            (pr.n && (memcmp(back.va, pr.va, pr.n * sizeof *pr.va) != 0 ||
+                      memcmp(back.kind, pr.kind, pr.n) != 0)))
             abort(); /* a CPUID_PATCHES record that parses encodes back to the same sites */
         patchrec_free(&back);
         patchrec_free(&pr);

@@ -20,7 +20,7 @@ for spec in time-to-bug round-cost overhead reset explore boot-dyn jt-jobs; do
   ok "$spec.sh --quick (${secs}s)"
   csv=$RESULTS/$spec.csv; js=$RESULTS/$spec.json; png=$RESULTS/$spec.png
   if [ -s "$csv" ] && [ "$(wc -l <"$csv")" -ge 2 ] && ! grep -q ',nan,nan,nan' "$csv"; then ok "$spec.csv has rows"
-  else bad "$spec.csv missing, empty or all nan"; cat "$csv" 2>/dev/null | head -5; fi
+  else bad "$spec.csv missing, empty or all nan"; cat "$csv" 2>/dev/null | head -5; echo "$out" | grep -A5 WARNING | head -12; fi
   if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d' "$js" 2>/dev/null; then ok "$spec.json parses"
   else bad "$spec.json missing or not JSON"; fi
   if [ $have_gnuplot = 1 ]; then

@@ -112,20 +112,23 @@ if ! grep -qw -E "vmx|svm|cpuid_fault" /proc/cpuinfo; then
     && ok "a file mapping made executable by mprotect gets its cpuid patched (reads the table's leaf 1)" \
     || { bad "mapexec: status $st, want before=c after=u ecx=$t1"; cat "$tmp/mx.out" "$tmp/mx.err"; }
   # Libraries ld.so maps (mmap PROT_EXEC): libstdc++ and libgcc_s of the dynamic C++ pool,
-  # as many sites per file as objdump finds, none unsure.
+  # as many sites per file as objdump finds, none unsure; rdtsc/rdtscp too (ld.so's,
+  # libc's: "tsc" against objdump's rdtsc + rdtscp).
   "$VMM" run --no-control --quiet --report "$tmp/cxx.json" images/bin/dyn/cxx-pool >/dev/null 2>&1
   libs=$(py '
 import json,sys,subprocess
 p=json.load(open(sys.argv[1])).get("cpuid_patches") or {}
 out=[]
 for f in p.get("files",[]):
-    want=subprocess.run(["objdump","-d",f["file"]],capture_output=True,text=True).stdout.split("\n")
-    want=sum(1 for l in want if l.split("\t")[-1].strip()=="cpuid")
-    out.append("%s:%d/%d/%d" % (f["file"].rsplit("/",1)[-1], f["sites"], want, f["unsure"]))
+    dis=subprocess.run(["objdump","-d",f["file"]],capture_output=True,text=True).stdout.split("\n")
+    ins=[l.split("\t")[-1].strip() for l in dis]
+    want=sum(1 for i in ins if i=="cpuid")
+    tsc=sum(1 for i in ins if i in ("rdtsc","rdtscp"))
+    out.append("%s:%d/%d/%d/%d/%d/%d" % (f["file"].rsplit("/",1)[-1], f["cpuid"], want, f["unsure"], f["tsc"], tsc, f["tsc_unsure"]))
 print(" ".join(out))' "$tmp/cxx.json")
   if echo "$libs" | grep -q "libstdc++" && echo "$libs" | grep -q "libgcc_s" && \
-     ! echo "$libs" | tr ' ' '\n' | awk -F'[:/]' '$2 != $3 || $4 != 0 {bad=1} END {exit !bad}'; then
-    ok "libraries mapped by ld.so are patched, every cpuid objdump shows (file:patched/objdump/unsure: $libs)"
+     ! echo "$libs" | tr ' ' '\n' | awk -F'[:/]' '$2 != $3 || $4 != 0 || $5 != $6 {bad=1} END {exit !bad}'; then
+    ok "libraries mapped by ld.so are patched, every cpuid and rdtsc(p) objdump shows (file:cpuid/objdump/unsure/tsc/objdump/tsc_unsure: $libs)"
   else bad "library patch counts: $libs"; fi
 fi
 # --cpu-model host: no patching, the program reads what the host's CPU says natively

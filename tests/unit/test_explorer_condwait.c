@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "online_sim.h"
+#include "trace_fixture.h"
 
 #define W 0x7f0000001000ull     /* the futex word */
 #define W_NEXT (W + 4)          /* the word after it (a waiter count) */
@@ -189,16 +190,7 @@ static void test_any_trace(void **state)
     for (int round = 0; round < 200; round++) {
         struct ex_trace t;
         ex_trace_init(&t);
-        for (int i = 0; i < 64; i++) {
-            struct ex_event e = { 0 };
-            e.tid = (uint32_t)ex_rng_below(&rng, 300);
-            e.kind = (uint8_t)(1 + ex_rng_below(&rng, EX_KIND_MAX_));
-            e.addr = ex_rng_below(&rng, 2) ? UINT64_MAX - ex_rng_below(&rng, 8)
-                                           : W + 4 * ex_rng_below(&rng, 3);
-            e.size = (uint16_t)ex_rng_below(&rng, 40);
-            e.flags = (uint8_t)ex_rng_below(&rng, 4);
-            ex_trace_append(&t, &e);
-        }
+        fixture_random_events(&t, &rng, 64, W, 4, 3);
         assert_true(ex_trace_cond_waits(&t) <= t.n);
         ex_trace_free(&t);
     }

@@ -4,7 +4,7 @@
  * guest's threads may map at once (each on its own vCPU thread): no append is lost and
  * the list is allocated once (the race leaked one, found by LeakSanitizer in
  * guest-fuzz.sh's files checks). The file holds no CPUID instruction, so nothing here
- * touches guest memory. */
+ * touches guest memory. Also the patch table's kinds (cpuid, rdtsc, rdtscp per address). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +41,7 @@ static int setup(void **state)
     if (write(fd, zeroes, sizeof zeroes) != (ssize_t)sizeof zeroes)
         return -1;
     vm->patches = cpuidpatch_new(); /* as where user CPUID is not trapped */
+    vm->patch_kinds = PATCH_KIND_BIT(PATCH_CPUID);
     return vm->patches ? 0 : -1;
 }
 
@@ -90,6 +91,37 @@ static void remembered_and_forgotten(void **state)
     map_ro(BASE, PG);
     assert_int_equal(cpuidload_remembered(vm), 0);
     vm->patches = p;
+    /* a table given by a replay on a host that patches nothing: answered, never grown */
+    vm->patch_kinds = 0;
+    map_ro(BASE, PG);
+    assert_int_equal(cpuidload_remembered(vm), 0);
+}
+
+/* The table's kinds (kvm/cpuidpatch.h): each address keeps the kind it was added with. */
+static void table_kinds(void **state)
+{
+    (void)state;
+    struct cpuid_patches *p = vm->patches;
+    unsigned k = 99;
+    assert_true(cpuidpatch_add_kind(p, 0x401010, PATCH_RDTSCP));
+    assert_true(cpuidpatch_add(p, 0x401000));
+    assert_true(cpuidpatch_add_kind(p, 0x401008, PATCH_RDTSC));
+    assert_true(cpuidpatch_add_kind(p, 0x401008, PATCH_RDTSC)); /* again: a no-op */
+    assert_false(cpuidpatch_add_kind(p, 0x401008, PATCH_CPUID)); /* another kind: refused */
+    assert_false(cpuidpatch_add_kind(p, 0x401020, PATCH_NKINDS));
+    assert_false(cpuidpatch_kind(p, 0x401020, &k));
+    assert_true(cpuidpatch_kind(p, 0x401008, &k));
+    assert_int_equal(k, PATCH_RDTSC);
+    assert_true(cpuidpatch_has(p, 0x401010));
+    uint64_t va[4];
+    uint8_t kinds[4];
+    assert_int_equal(cpuidpatch_sites_kinds(p, va, kinds, 4), 3);
+    assert_int_equal(va[0], 0x401000);
+    assert_int_equal(kinds[0], PATCH_CPUID);
+    assert_int_equal(va[1], 0x401008);
+    assert_int_equal(kinds[1], PATCH_RDTSC);
+    assert_int_equal(va[2], 0x401010);
+    assert_int_equal(kinds[2], PATCH_RDTSCP);
 }
 
 static pthread_barrier_t start;
@@ -126,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(remembered_and_forgotten, setup, teardown),
         cmocka_unit_test_setup_teardown(threads_map_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(table_kinds, setup, teardown),
     };
     return cmocka_run_group_tests_name("vmm/cpuidload", tests, NULL, NULL);
 }

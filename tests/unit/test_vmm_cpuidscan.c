@@ -1,7 +1,8 @@
 /* Finding CPUID instructions in ELF code (linux/cpuidscan.h) on crafted files: real
  * sites are found at their offsets; 0F A2 inside another instruction, in an interval the
  * sweep cannot decode, in a non-executable section or outside the asked range is not;
- * broken headers give nothing. */
+ * broken headers give nothing. The same for rdtsc (0F 31) and rdtscp (0F 01 F9), each
+ * reported with its kind and only when asked for. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +33,32 @@ static const uint8_t text[] = {
 };
 static const uint64_t funcs[] = {0, 13, 17, 20, 22};
 
+/* .text of the TSC file: five functions. */
+static const uint8_t tsc_text[] = {
+    /* E @0: rdtsc; rdtscp; ret */
+    0x0f, 0x31, 0x0f, 0x01, 0xf9, 0xc3,
+    /* F @6: mov eax,0x00310f00; mov eax,0xf9010f00 (both in immediates); ret */
+    0xb8, 0x00, 0x0f, 0x31, 0x00, 0xb8, 0x00, 0x0f, 0x01, 0xf9, 0xc3,
+    /* G @17: swapgs (0F 01 F8: not F9); 66-prefixed rdtsc (not the two bytes alone);
+     * rdtscp; ret */
+    0x0f, 0x01, 0xf8, 0x66, 0x0f, 0x31, 0x0f, 0x01, 0xf9, 0xc3,
+    /* H @27: 06 (invalid) then 0F 31: data, not code */
+    0x06, 0x0f, 0x31, 0xc3,
+    /* I @31: cpuid; ret */
+    0x0f, 0xa2, 0xc3,
+};
+static const uint64_t tsc_funcs[] = {0, 6, 17, 27, 31};
+
+static size_t build_text(uint8_t *f, const uint8_t *t, size_t tl, const uint64_t *fn,
+                         size_t nfn);
+
 static size_t build(uint8_t *f)
+{
+    return build_text(f, text, sizeof text, funcs, sizeof funcs / sizeof funcs[0]);
+}
+
+static size_t build_text(uint8_t *f, const uint8_t *t, size_t tl, const uint64_t *fn,
+                         size_t nfn)
 {
     memset(f, 0, FILE_SIZE);
     Elf64_Ehdr eh = {.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
@@ -43,22 +69,22 @@ static size_t build(uint8_t *f)
     eh.e_ident[EI_DATA] = ELFDATA2LSB;
     eh.e_ident[EI_VERSION] = EV_CURRENT;
     memcpy(f, &eh, sizeof eh);
-    memcpy(f + TEXT_OFF, text, sizeof text);
+    memcpy(f + TEXT_OFF, t, tl);
     f[DATA_OFF] = 0x0f; /* .data holds 0F A2 too: never code */
     f[DATA_OFF + 1] = 0xa2;
-    for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++) {
+    for (size_t i = 0; i < nfn; i++) {
         Elf64_Sym s = {.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1,
-                       .st_value = TEXT_ADDR + funcs[i]};
+                       .st_value = TEXT_ADDR + fn[i]};
         memcpy(f + SYM_OFF + (i + 1) * sizeof s, &s, sizeof s);
     }
     Elf64_Shdr sh[4] = {
         {0},
         {.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = TEXT_ADDR,
-         .sh_offset = TEXT_OFF, .sh_size = sizeof text},
+         .sh_offset = TEXT_OFF, .sh_size = tl},
         {.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_WRITE, .sh_addr = 0x402000,
          .sh_offset = DATA_OFF, .sh_size = 16},
         {.sh_type = SHT_SYMTAB, .sh_offset = SYM_OFF, .sh_entsize = sizeof(Elf64_Sym),
-         .sh_size = (1 + sizeof funcs / sizeof funcs[0]) * sizeof(Elf64_Sym)},
+         .sh_size = (1 + nfn) * sizeof(Elf64_Sym)},
     };
     memcpy(f + SH_OFF, sh, sizeof sh);
     return FILE_SIZE;
@@ -78,6 +104,54 @@ static void test_sites(void **state)
     assert_int_equal(r.sites[1], TEXT_OFF + 17);
     assert_int_equal(r.unsure, 1);
     cpuidscan_free(&r);
+}
+
+static void test_tsc_sites(void **state)
+{
+    (void)state;
+    uint8_t f[FILE_SIZE];
+    size_t n = build_text(f, tsc_text, sizeof tsc_text, tsc_funcs,
+                          sizeof tsc_funcs / sizeof tsc_funcs[0]);
+    struct cpuidscan r = {0};
+    /* Every kind: E's two, G's rdtscp, I's cpuid; not F's immediates, not G's swapgs or
+     * prefixed rdtsc, not H (undecodable: unsure). */
+    assert_int_equal(cpuidscan_file_kinds(f, n, 0, n, PATCH_KINDS_ALL, &r), 0);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.unsure_kind[PATCH_RDTSC], 1);
+    assert_int_equal(r.unsure_kind[PATCH_CPUID], 0);
+    const uint64_t want[] = {0, 2, 23, 31};
+    const uint8_t kinds[] = {PATCH_RDTSC, PATCH_RDTSCP, PATCH_RDTSCP, PATCH_CPUID};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(r.sites[i], TEXT_OFF + want[i]);
+        assert_int_equal(r.kind[i], kinds[i]);
+    }
+    assert_int_equal(r.unsure, 1);
+    cpuidscan_free(&r);
+    /* rdtsc and rdtscp only: no cpuid. */
+    assert_int_equal(cpuidscan_file_kinds(f, n, 0, n, PATCH_KINDS_TSC, &r), 0);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.sites[2], TEXT_OFF + 23);
+    assert_int_equal(r.unsure, 1);
+    cpuidscan_free(&r);
+    /* CPUID only (cpuidscan_file): the rdtsc bytes are neither sites nor unsure. */
+    assert_int_equal(cpuidscan_file(f, n, 0, n, &r), 0);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sites[0], TEXT_OFF + 31);
+    assert_int_equal(r.kind[0], PATCH_CPUID);
+    assert_int_equal(r.unsure, 0);
+    cpuidscan_free(&r);
+    /* A range ending inside E's rdtscp (its third byte left out): only the rdtsc. */
+    assert_int_equal(cpuidscan_file_kinds(f, n, TEXT_OFF, 4, PATCH_KINDS_TSC, &r), 0);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.kind[0], PATCH_RDTSC);
+    cpuidscan_free(&r);
+    /* The kinds' lengths and bytes, as the loader rewrites them. */
+    assert_int_equal(patch_kind_len(PATCH_CPUID), 2);
+    assert_int_equal(patch_kind_len(PATCH_RDTSC), 2);
+    assert_int_equal(patch_kind_len(PATCH_RDTSCP), 3);
+    assert_int_equal(patch_kind_len(PATCH_NKINDS), 0);
+    assert_null(patch_kind_bytes(7));
+    assert_memory_equal(patch_kind_bytes(PATCH_RDTSCP), "\x0f\x01\xf9", 3);
 }
 
 static void test_range(void **state)
@@ -149,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites),
+        cmocka_unit_test(test_tsc_sites),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_without_symbols),
         cmocka_unit_test(test_broken_files),

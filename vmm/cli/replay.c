@@ -165,7 +165,7 @@ static int recorded_patches(const struct dumpfile *d, const char *path,
     }
     *out = pr.present ? cpuidpatch_new() : NULL;
     for (size_t i = 0; *out && i < pr.n; i++)
-        cpuidpatch_add(*out, pr.va[i]);
+        cpuidpatch_add_kind(*out, pr.va[i], pr.kind[i]);
     patchrec_free(&pr);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "kvm/pin.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
+#include "linux/cpuidscan.h"
 #include "linux/outcome.h"
 #include "rounds/dumpround.h"
 #include "rounds/explore.h"
@@ -329,7 +330,7 @@ static int set_up(struct run *r, struct vm *vm)
         return -1;
     }
     r->want_serial = r->opt.serial || r->opt.record_ns || r->explore;
-    if (r->want_serial && !vm->cpuid_hidden && !vm->patches)
+    if (r->want_serial && !vm->cpuid_hidden && !(vm->patch_kinds & PATCH_KIND_BIT(PATCH_CPUID)))
         jx_err("warning: this host cannot hide RDRAND/RDSEED from the guest (PVM without "
                "CPUID faulting): a program that uses them, or the APIC ID that CPUID leaf 1 "
                "shows (glibc's startup reads it), is not deterministic here; the program also "

@@ -483,22 +483,29 @@ static int add_cpuid_record(struct dumpfile *d, const struct vm *vm, char *err, 
                          vm->cpu_model) : 0;
 }
 
-/* The patched CPUID sites (patchrec.h), where there are any: replay answers them. */
+/* The patched CPUID and rdtsc/rdtscp sites (patchrec.h), where there are any: replay
+ * answers them. */
 static int add_patch_record(struct dumpfile *d, struct vm *vm, char *err, size_t errlen)
 {
     if (!vm->patches)
         return 0;
     size_t n = cpuidpatch_sites(vm->patches, NULL, 0);
     uint64_t *va = malloc((n ? n : 1) * sizeof *va);
-    if (!va)
+    uint8_t *kinds = malloc(n ? n : 1);
+    if (!va || !kinds) {
+        free(va);
+        free(kinds);
         return jx_fail(err, errlen, "out of memory");
-    n = cpuidpatch_sites(vm->patches, va, n); /* the table only grows: n is enough */
+    }
+    /* The table only grows: n is enough. */
+    n = cpuidpatch_sites_kinds(vm->patches, va, kinds, n);
     struct dbuf b = {0};
-    int bad = patchrec_encode(va, n, &b) < 0 ||
+    int bad = patchrec_encode_kinds(va, kinds, n, &b) < 0 ||
               dumpfile_add_record(d, DREC_CPUID_PATCHES, 0, b.p, b.len) < 0;
     dbuf_free(&b);
     free(va);
-    return bad ? jx_fail(err, errlen, "cannot record the %zu patched CPUID sites", n) : 0;
+    free(kinds);
+    return bad ? jx_fail(err, errlen, "cannot record the %zu patched CPUID/RDTSC sites", n) : 0;
 }
 
 /* Jinx's own records: the run, the outcome, the threads, the files, the round's extra

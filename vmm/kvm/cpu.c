@@ -2,6 +2,7 @@
 #include "kvm/cpuidnorm.h"
 #include "kvm/cputable.h"
 #include "kvm/answers.h"
+#include "kvm/vclock.h"
 #include "kvm/cpuidpatch.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -159,8 +160,14 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     if ((e = cpuid_find(vm->cpuid, 7, 0)))
         e->ebx &= ~(1u << 18); /* RDSEED */
     /* User CPUID runs natively here: the model reaches the program only through the
-     * patched cpuid instructions (kvm/cpuidpatch.h). `host` keeps native CPUID. */
-    if (!vm->cpuid_hidden && strcmp(vm->cpu_model, "host")) {
+     * patched cpuid instructions (kvm/cpuidpatch.h). `host` keeps native CPUID. User
+     * rdtsc runs natively on PVM (CR4.TSD ignored): patched whatever the model, as
+     * CR4.TSD traps it elsewhere in every mode. A given table (a replay's recorded sites,
+     * a worker's main VM's) is answered on any host: its memory holds them patched. */
+    vm->patch_kinds = (!vm->cpuid_hidden && strcmp(vm->cpu_model, "host")
+                           ? PATCH_KIND_BIT(PATCH_CPUID) : 0) |
+                      (vm->pvm ? PATCH_KINDS_TSC : 0);
+    if (vm->patch_kinds || vm->opt.cpuid_patches) {
         vm->patches = vm->opt.cpuid_patches ? cpuidpatch_ref(vm->opt.cpuid_patches)
                                             : cpuidpatch_new();
         if (!vm->patches) {
@@ -191,6 +198,10 @@ int cpu_setup_tables(struct vm *vm, const uint8_t *agent, size_t agent_len, char
     if (answers_install(gm_ptr(&vm->gm, GPA_AGENT), agent_len, vm->agent.answers,
                         !vm->opt.no_guest_answers) < 0) {
         snprintf(err, errlen, "internal: guest-agent image has no room for its answers table");
+        return -1;
+    }
+    if (vclock_setup_vm(vm, agent_len) < 0) {
+        snprintf(err, errlen, "internal: guest-agent image has a bad clock block");
         return -1;
     }
     if (gm_map_agent_pages(&vm->gm) < 0) {

@@ -2,6 +2,7 @@
 #include "kvm/cpuidpatch.h"
 #include "kvm/cpu.h"
 #include "kvm/vm.h"
+#include "kvm/vtsc.h"
 #include "lib/json.h"
 #include <cpuid.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@ struct cpuid_patches {
     atomic_int refs;
     pthread_mutex_t lock;
     uint64_t *va;       /* sorted */
+    uint8_t *kind;      /* kind[i]: va[i]'s enum patch_kind */
     size_t n, cap;
     struct cpuidpatch_file files[CPUIDPATCH_MAX_FILES];
     size_t nfiles;
@@ -41,6 +43,7 @@ void cpuidpatch_unref(struct cpuid_patches *p)
         return;
     pthread_mutex_destroy(&p->lock);
     free(p->va);
+    free(p->kind);
     free(p);
 }
 
@@ -60,18 +63,30 @@ static size_t lower_bound(const struct cpuid_patches *p, uint64_t va)
 
 bool cpuidpatch_add(struct cpuid_patches *p, uint64_t va)
 {
+    return cpuidpatch_add_kind(p, va, PATCH_CPUID);
+}
+
+bool cpuidpatch_add_kind(struct cpuid_patches *p, uint64_t va, unsigned kind)
+{
+    if (kind >= PATCH_NKINDS)
+        return false;
     bool ok = true;
     pthread_mutex_lock(&p->lock);
     size_t i = lower_bound(p, va);
-    if (i < p->n && p->va[i] == va)
+    if (i < p->n && p->va[i] == va) {
+        ok = p->kind[i] == kind;
         goto out;
+    }
     if (p->n == CPUIDPATCH_MAX_SITES) {
         ok = false;
         goto out;
     }
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 64;
-        uint64_t *nv = realloc(p->va, nc * sizeof *nv);
+        uint8_t *nk = realloc(p->kind, nc * sizeof *nk);
+        if (nk)
+            p->kind = nk;
+        uint64_t *nv = nk ? realloc(p->va, nc * sizeof *nv) : NULL;
         if (!nv) {
             ok = false;
             goto out;
@@ -80,7 +95,9 @@ bool cpuidpatch_add(struct cpuid_patches *p, uint64_t va)
         p->cap = nc;
     }
     memmove(p->va + i + 1, p->va + i, (p->n - i) * sizeof *p->va);
+    memmove(p->kind + i + 1, p->kind + i, p->n - i);
     p->va[i] = va;
+    p->kind[i] = (uint8_t)kind;
     p->n++;
 out:
     pthread_mutex_unlock(&p->lock);
@@ -89,15 +106,30 @@ out:
 
 bool cpuidpatch_has(struct cpuid_patches *p, uint64_t va)
 {
+    unsigned k;
+    return cpuidpatch_kind(p, va, &k);
+}
+
+bool cpuidpatch_kind(struct cpuid_patches *p, uint64_t va, unsigned *kind)
+{
     pthread_mutex_lock(&p->lock);
     size_t i = lower_bound(p, va);
     bool has = i < p->n && p->va[i] == va;
+    if (has)
+        *kind = p->kind[i];
     pthread_mutex_unlock(&p->lock);
     return has;
 }
 
 void cpuidpatch_note_file(struct cpuid_patches *p, const char *name, uint64_t base,
                           unsigned sites, unsigned unsure)
+{
+    cpuidpatch_note_file_tsc(p, name, base, sites, 0, unsure, 0);
+}
+
+void cpuidpatch_note_file_tsc(struct cpuid_patches *p, const char *name, uint64_t base,
+                              unsigned sites, unsigned tsc, unsigned unsure,
+                              unsigned tsc_unsure)
 {
     size_t len = strlen(name);
     if (len >= sizeof p->files[0].name)
@@ -111,6 +143,8 @@ void cpuidpatch_note_file(struct cpuid_patches *p, const char *name, uint64_t ba
         strcpy(f->name, name);
         f->base = base;
         f->sites = sites;
+        f->tsc = tsc;
+        f->tsc_unsure = tsc_unsure;
         f->unsure = unsure;
     }
     pthread_mutex_unlock(&p->lock);
@@ -118,10 +152,18 @@ void cpuidpatch_note_file(struct cpuid_patches *p, const char *name, uint64_t ba
 
 size_t cpuidpatch_sites(struct cpuid_patches *p, uint64_t *out, size_t max)
 {
+    return cpuidpatch_sites_kinds(p, out, NULL, max);
+}
+
+size_t cpuidpatch_sites_kinds(struct cpuid_patches *p, uint64_t *out, uint8_t *kinds,
+                              size_t max)
+{
     pthread_mutex_lock(&p->lock);
     size_t n = p->n;
     if (out && max)
         memcpy(out, p->va, (n < max ? n : max) * sizeof *out);
+    if (kinds && max)
+        memcpy(kinds, p->kind, n < max ? n : max);
     pthread_mutex_unlock(&p->lock);
     return n;
 }
@@ -141,11 +183,18 @@ void cpuidpatch_write_json(struct cpuid_patches *p, FILE *f)
     if (!p)
         return;
     pthread_mutex_lock(&p->lock);
-    fprintf(f, ",\"cpuid_patches\":{\"sites\":%zu,\"files\":[", p->n);
+    size_t by[PATCH_NKINDS] = {0};
+    for (size_t i = 0; i < p->n; i++)
+        by[p->kind[i]]++;
+    fprintf(f, ",\"cpuid_patches\":{\"sites\":%zu,\"cpuid\":%zu,\"rdtsc\":%zu,"
+            "\"rdtscp\":%zu,\"files\":[", p->n, by[PATCH_CPUID], by[PATCH_RDTSC],
+            by[PATCH_RDTSCP]);
     for (size_t i = 0; i < p->nfiles; i++) {
+        const struct cpuidpatch_file *e = &p->files[i];
         fprintf(f, "%s{\"file\":", i ? "," : "");
-        json_fput_str(f, p->files[i].name, false);
-        fprintf(f, ",\"sites\":%u,\"unsure\":%u}", p->files[i].sites, p->files[i].unsure);
+        json_fput_str(f, e->name, false);
+        fprintf(f, ",\"sites\":%u,\"cpuid\":%u,\"tsc\":%u,\"unsure\":%u,\"tsc_unsure\":%u}",
+                e->sites + e->tsc, e->sites, e->tsc, e->unsure, e->tsc_unsure);
     }
     fprintf(f, "]}");
     pthread_mutex_unlock(&p->lock);
@@ -153,10 +202,19 @@ void cpuidpatch_write_json(struct cpuid_patches *p, FILE *f)
 
 bool cpuidpatch_emulate(struct vm *vm, struct vcpu *v, uint64_t *rip)
 {
-    uint8_t insn[2];
+    uint8_t insn[3];
+    unsigned kind;
     if (!vm->patches || !copy_from_user(&vm->gm, insn, *rip, 2) || insn[0] != 0x0F ||
-        insn[1] != 0x0B || !cpuidpatch_has(vm->patches, *rip))
+        insn[1] != 0x0B || !cpuidpatch_kind(vm->patches, *rip, &kind))
         return false;
+    if (kind == PATCH_RDTSC || kind == PATCH_RDTSCP) {
+        /* rdtscp: the guest may have rewritten the byte after the ud2 since. */
+        if (kind == PATCH_RDTSCP && (!copy_from_user(&vm->gm, insn, *rip, 3) || insn[2] != 0xF9))
+            return false;
+        vtsc_answer(vm, v, kind == PATCH_RDTSCP);
+        *rip += patch_kind_len(kind);
+        return true;
+    }
     struct kvm_regs *r = &v->run->s.regs.regs;
     uint32_t leaf = (uint32_t)r->rax, sub = (uint32_t)r->rcx, out[4];
     cpu_cpuid(vm, leaf, sub, out);

@@ -73,6 +73,25 @@ struct agent_header {
     unsigned int answers;        /* struct agent_answers, preceded by its 8-byte switch */
     unsigned int debug_entry;    /* the #DB handler that ends armed steps (struct agent_step) */
     unsigned int debug_end;      /* ... and its end: a vCPU stopped in between is mid-way */
+    unsigned int clock;          /* struct agent_clock (kvm/vclock.h) */
+    unsigned int clock_probe;    /* the clock path's checks of the user's pointers ... */
+    unsigned int clock_compute;  /* ... its arithmetic (cannot fault) ... */
+    unsigned int clock_store;    /* ... its writes of the answer ... */
+    unsigned int clock_end;      /* ... and their end (kvm/vclock.h: vclock_fixup) */
+};
+
+/* The guest's clock (guest-agent/agent.S, vmm/kvm/vclock.h): in free execution on PVM the
+ * agent answers clock_gettime, gettimeofday and time from the TSC with the VMM's own
+ * formula, vtime = ns_base + ((rdtsc - tsc_base) * mult >> 32). The block sits in the
+ * agent's page, which the program can read but not write. */
+struct agent_clock {
+    unsigned long long on;       /* 0: every time syscall exits */
+    unsigned long long tsc_base;
+    unsigned long long mult;     /* ns per TSC tick, 32.32 fixed point */
+    unsigned long long ns_base;  /* virtual time at tsc_base (mod 2^64) */
+    unsigned long long epoch;    /* CLOCK_REALTIME - CLOCK_MONOTONIC (VTIME_EPOCH_NS) */
+    unsigned long long billion;  /* 1000000000: the agent divides by these */
+    unsigned long long thousand; /* 1000 */
 };
 
 /* Syscalls the agent answers in the guest (guest-agent/agent.S, vmm/kvm/answers.h). */

@@ -345,8 +345,8 @@ static int apply_state(struct vm *vm, const struct snapshot *s, bool collected)
     vm->live = s->live;
     vm->blocked = s->blocked;
     vm->wait_counter = s->wait_counter;
-    vm->skipped_ns = (int64_t)s->vtime - (int64_t)(mono_ns() - vm->start_ns);
-    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    vm->skipped_ns = (int64_t)s->vtime - (int64_t)(vm_host_ns(vm) - vm->start_ns);
+    vm->paused_at = vm_host_ns(vm); /* vm_resume discounts only the pause from here on */
     vm->rng = s->rng;
     memcpy(vm->sigact, s->sigact, sizeof s->sigact);
     if (vm->files && s->files)
@@ -566,7 +566,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     }
     atomic_store(&vm->paused, true); /* the vCPU threads created below wait */
     if (!vm->start_ns)
-        vm->start_ns = mono_ns();
+        vm->start_ns = vm_host_ns(vm);
     uint64_t words = gm_bitmap_words(gm);
 
     /* Memory: everything above the agent's area becomes the image's. */
@@ -652,8 +652,8 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     vm->live = img->live;
     vm->blocked = img->blocked;
     vm->wait_counter = img->wait_counter;
-    vm->skipped_ns = (int64_t)img->vtime - (int64_t)(mono_ns() - vm->start_ns);
-    vm->paused_at = mono_ns();
+    vm->skipped_ns = (int64_t)img->vtime - (int64_t)(vm_host_ns(vm) - vm->start_ns);
+    vm->paused_at = vm_host_ns(vm);
     vm->rng = img->rng;
     memcpy(vm->sigact, img->sigact, sizeof vm->sigact);
     pthread_mutex_unlock(&vm->lock);

@@ -136,7 +136,7 @@ uint64_t vm_vtime(struct vm *vm)
     uint64_t now;
     if (mode_vtime(vm, &now))
         return now;
-    return (uint64_t)((int64_t)(mono_ns() - vm->start_ns) + vm->skipped_ns);
+    return (uint64_t)((int64_t)(vm_host_ns(vm) - vm->start_ns) + vm->skipped_ns);
 }
 
 void vm_symbolize_frame(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len)
@@ -425,6 +425,7 @@ static void run_thread(struct vm *vm, struct vcpu *v, bool completion_pending)
             vm->t_first_run = mono_ns();
         if (vm->mode && vm->mode->guest_enter)
             vm->mode->guest_enter(vm, v);
+        vclock_publish(vm);
         int rc = ioctl(v->fd, KVM_RUN, 0);
         int run_errno = errno;
         atomic_store(&v->in_guest, 0);
@@ -438,6 +439,9 @@ static void run_thread(struct vm *vm, struct vcpu *v, bool completion_pending)
                 return;
             }
         }
+        if (!busy && (rc < 0 ? run_errno == EINTR || run_errno == EAGAIN
+                             : v->run->exit_reason == KVM_EXIT_INTR))
+            busy = vclock_mid_answer(vm, v); /* mid-way through a time answer: run on */
         errno = run_errno;
         v->run->kvm_dirty_regs = 0;
         completion_pending = false;
@@ -608,7 +612,7 @@ void vm_pause(struct vm *vm)
         }
         pthread_cond_timedwait(&vm->pause_cv, &vm->lock, &ts);
     }
-    vm->paused_at = mono_ns();
+    vm->paused_at = vm_host_ns(vm);
     pthread_mutex_unlock(&vm->lock);
 }
 
@@ -619,7 +623,7 @@ void vm_resume(struct vm *vm)
      * (Serialized time does not follow the host clock at all.) */
     uint64_t now;
     if (!mode_vtime(vm, &now))
-        vm->skipped_ns -= (int64_t)(mono_ns() - vm->paused_at);
+        vm->skipped_ns -= (int64_t)(vm_host_ns(vm) - vm->paused_at);
     atomic_store(&vm->paused, false);
     for (int i = 0; i < vm->nvcpus; i++)
         pthread_cond_broadcast(&vm->vcpus[i]->cv);
@@ -715,7 +719,7 @@ int vm_start(struct vm *vm)
 {
     char err[256];
     pthread_mutex_lock(&vm->lock);
-    vm->start_ns = mono_ns();
+    vm->start_ns = vm_host_ns(vm);
     const char *option;
     struct vcpu *v = vm_get_vcpu_locked(vm, err, sizeof err, &option);
     if (!v) {

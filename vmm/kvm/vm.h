@@ -6,6 +6,7 @@
 #include "linux/elfparse.h"
 #include "kvm/guestmem.h"
 #include "kvm/layout.h"
+#include "kvm/vclock.h"
 #include "linux/limitlog.h"
 #include "linux/mm.h"
 #include "linux/outcome.h"
@@ -148,6 +149,9 @@ struct vm {
     bool cpuid_hidden;          /* the guest cannot see RDRAND/RDSEED */
     struct cpuid_patches *patches; /* non-NULL: user CPUID is not trapped here, so the
                                  * program's cpuid instructions are patched (cpuidpatch.h) */
+    unsigned patch_kinds;       /* what loads patch (PATCH_KIND_BIT of linux/cpuidscan.h):
+                                 * CPUID where it is not trapped and the model is not host,
+                                 * rdtsc/rdtscp where they are not (PVM); 0: none */
     struct cpuid_regions *cpuid_regions; /* file mappings not yet executable (cpuidload.h) */
     atomic_bool mode_checked;   /* the first syscall confirmed the pvm guess */
     struct kvm_regs entry_regs;  /* thread 1's registers at the entry point */
@@ -179,6 +183,7 @@ struct vm {
      * was asleep (so sleeps cost no wall time when nothing else can run). */
     uint64_t start_ns;
     int64_t skipped_ns;         /* negative after a restore rewinds time */
+    struct vclock vclock;       /* free execution's clock, shared with the agent (kvm/vclock.h) */
 
     uint64_t rng;
     uint64_t sigact[65];        /* handler per signal: 0 SIG_DFL, 1 SIG_IGN, else a handler */

@@ -47,7 +47,8 @@ static uint8_t *guest_byte(struct vm *vm, uint64_t va)
     return gpa < vm->gm.size ? gm_ptr(&vm->gm, gpa) : NULL;
 }
 
-/* Guest memory at va holds file byte data[f], or the patch of a recorded site there. */
+/* Guest memory at va holds file byte data[f], or the patch of a recorded site there (its
+ * second byte, 0B where the file has the kind's). */
 static bool holds(struct vm *vm, const uint8_t *data, uint64_t f, uint64_t lo, uint64_t va)
 {
     uint8_t *b = guest_byte(vm, va);
@@ -55,21 +56,23 @@ static bool holds(struct vm *vm, const uint8_t *data, uint64_t f, uint64_t lo, u
         return false;
     if (*b == data[f])
         return true;
-    return *b == 0x0B && data[f] == 0xA2 && f > lo && data[f - 1] == 0x0F &&
-           cpuidpatch_has(vm->patches, va - 1);
+    unsigned k;
+    return *b == 0x0B && f > lo && data[f - 1] == 0x0F &&
+           cpuidpatch_kind(vm->patches, va - 1, &k) && data[f] == patch_kind_bytes(k)[1];
 }
 
-/* Rewrites 0F A2 at va into 0F 0B when guest memory still holds the file's bytes
- * data[fo - WINDOW .. fo + 2) (clamped at lo, the mapping's first file offset; sites
- * already patched count as the file's). True when the site is patched (now or before). */
+/* Rewrites the site of kind k at va (0F A2, 0F 31 or 0F 01 F9) into 0F 0B (F9 left) when
+ * guest memory still holds the file's bytes data[fo - WINDOW .. fo + its length) (clamped
+ * at lo, the mapping's first file offset; sites already patched count as the file's).
+ * True when the site is patched (now or before). */
 static bool patch_site(struct vm *vm, const uint8_t *data, uint64_t fo, uint64_t lo,
-                       uint64_t va) /* caller holds vm->gm.lock */
+                       uint64_t va, unsigned k) /* caller holds vm->gm.lock */
 {
     uint64_t from = fo - lo < WINDOW ? lo : fo - WINDOW;
-    for (uint64_t f = from; f < fo + 2; f++)
+    for (uint64_t f = from; f < fo + patch_kind_len(k); f++)
         if (!holds(vm, data, f, lo, va - (fo - f)))
             return false;
-    if (!cpuidpatch_add(vm->patches, va))
+    if (!cpuidpatch_add_kind(vm->patches, va, k))
         return false;
     uint8_t *op = guest_byte(vm, va + 1);
     *op = 0x0B;
@@ -83,33 +86,35 @@ static void patch_mapping(struct vm *vm, const char *name, const uint8_t *data, 
                           uint64_t at, uint64_t off, uint64_t len)
 {
     struct cpuidscan r = {0};
-    if (cpuidscan_file(data, size, off, len, &r) < 0) {
-        jx_err("warning: cannot scan %s for CPUID instructions (out of memory): its "
-               "CPUID stays the host's", name);
+    if (cpuidscan_file_kinds(data, size, off, len, vm->patch_kinds, &r) < 0) {
+        jx_err("warning: cannot scan %s for CPUID/RDTSC instructions (out of memory): "
+               "they stay the host's", name);
         cpuidscan_free(&r);
         return;
     }
-    unsigned done = 0, left = r.unsure;
+    unsigned done = 0, tsc = 0, left = r.unsure_kind[PATCH_CPUID];
+    unsigned tsc_left = r.unsure - left;
     /* Under the page-table lock: another vCPU thread's munmap could otherwise free a
      * frame between the check of its bytes and the patch, and the patch would land in
      * whatever reuses the frame. The file scan above needs no lock. */
     pthread_mutex_lock(&vm->gm.lock);
     for (size_t i = 0; i < r.n; i++) {
-        if (patch_site(vm, data, r.sites[i], off, at + (r.sites[i] - off)))
-            done++;
+        bool cpuid = r.kind[i] == PATCH_CPUID;
+        if (patch_site(vm, data, r.sites[i], off, at + (r.sites[i] - off), r.kind[i]))
+            cpuid ? done++ : tsc++;
         else
-            left++;
+            cpuid ? left++ : tsc_left++;
     }
     pthread_mutex_unlock(&vm->gm.lock);
-    if (done || left)
-        cpuidpatch_note_file(vm->patches, name, at, done, left);
+    if (done || tsc || left || tsc_left)
+        cpuidpatch_note_file_tsc(vm->patches, name, at, done, tsc, left, tsc_left);
     cpuidscan_free(&r);
 }
 
 void cpuidload_image(struct vm *vm, const char *name, const struct elf_image *img,
                      uint64_t bias)
 {
-    if (!vm->patches || !img->data)
+    if (!vm->patches || !vm->patch_kinds || !img->data)
         return;
     for (int i = 0; i < img->nseg; i++) {
         const struct elf_segment *s = &img->seg[i];
@@ -158,7 +163,7 @@ static void remember(struct vm *vm, const char *path, const struct stat *st, uin
 void cpuidload_file_map(struct vm *vm, const char *path, int hostfd, uint64_t at,
                         uint64_t off, uint64_t len, int prot)
 {
-    if (!vm->patches)
+    if (!vm->patches || !vm->patch_kinds)
         return;
     cpuidload_unmapped(vm, at, len); /* MAP_FIXED replaced whatever was there */
     struct stat st;
@@ -241,7 +246,7 @@ static struct region *take_overlapping(struct vm *vm, uint64_t addr, uint64_t le
 
 void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
 {
-    if (!vm->patches || !(prot & PROT_X))
+    if (!vm->patches || !vm->patch_kinds || !(prot & PROT_X))
         return;
     size_t n;
     struct region *todo = take_overlapping(vm, addr, len, &n);

@@ -1,5 +1,6 @@
 /* Patching the program's CPUID instructions as its code is mapped, where user-mode CPUID
- * is not trapped (vm->patches non-NULL; kvm/cpuidpatch.h says why and how a patched
+ * is not trapped, and its rdtsc/rdtscp where user-mode RDTSC is not (vm->patches
+ * non-NULL, vm->patch_kinds says which; kvm/cpuidpatch.h says why and how a patched
  * site is answered). Covered: the program's and its interpreter's executable PT_LOAD
  * segments (vm_load), file mappings made with PROT_EXEC (mmap through the file layer),
  * and file mappings later made executable (mprotect with PROT_EXEC). Not covered: code

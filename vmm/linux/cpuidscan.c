@@ -27,6 +27,39 @@ static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
     return 0;
 }
 
+static const uint8_t kind_bytes[PATCH_NKINDS][3] = {
+    [PATCH_CPUID] = {0x0F, 0xA2}, [PATCH_RDTSC] = {0x0F, 0x31}, [PATCH_RDTSCP] = {0x0F, 0x01, 0xF9}};
+static const unsigned kind_len[PATCH_NKINDS] = {2, 2, 3};
+static const unsigned kind_id[PATCH_NKINDS] = {X86_INS_CPUID, X86_INS_RDTSC, X86_INS_RDTSCP};
+
+unsigned patch_kind_len(unsigned k) { return k < PATCH_NKINDS ? kind_len[k] : 0; }
+const uint8_t *patch_kind_bytes(unsigned k) { return k < PATCH_NKINDS ? kind_bytes[k] : NULL; }
+
+/* The kind whose bytes start at p[0..left), or -1. */
+static int kind_at(const uint8_t *p, size_t left, unsigned kinds)
+{
+    for (unsigned k = 0; k < PATCH_NKINDS; k++)
+        if ((kinds & PATCH_KIND_BIT(k)) && left >= kind_len[k] &&
+            !memcmp(p, kind_bytes[k], kind_len[k]))
+            return (int)k;
+    return -1;
+}
+
+static int push_site(struct cpuidscan *r, uint64_t at, unsigned k)
+{
+    size_t cap = r->cap;
+    if (r->n == cap) {
+        uint8_t *nk = realloc(r->kind, (cap ? cap * 2 : 64) * sizeof *nk);
+        if (!nk)
+            return -1;
+        r->kind = nk;
+    }
+    if (push_u64(&r->sites, &r->n, &r->cap, at) < 0)
+        return -1;
+    r->kind[r->n - 1] = (uint8_t)k;
+    return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -59,27 +92,30 @@ static int add_anchors(const uint8_t *data, size_t size, const Elf64_Shdr *sh,
     return 0;
 }
 
-static bool has_pair(const uint8_t *p, size_t len)
+static bool has_pair(const uint8_t *p, size_t len, unsigned kinds)
 {
     for (size_t i = 0; i + 1 < len; i++)
-        if (p[i] == 0x0F && p[i + 1] == 0xA2)
+        if (p[i] == 0x0F && kind_at(p + i, len - i, kinds) >= 0)
             return true;
     return false;
 }
 
-static unsigned count_pairs(const uint8_t *data, uint64_t lo, uint64_t hi, uint64_t off,
-                            uint64_t len)
+static void count_pairs(const uint8_t *data, uint64_t lo, uint64_t hi, uint64_t off,
+                        uint64_t len, unsigned kinds, struct cpuidscan *r)
 {
-    unsigned c = 0;
-    for (uint64_t i = lo; i + 1 < hi; i++)
-        if (data[i] == 0x0F && data[i + 1] == 0xA2 && i >= off && i + 2 <= off + len)
-            c++;
-    return c;
+    for (uint64_t i = lo; i + 1 < hi; i++) {
+        int k = data[i] == 0x0F ? kind_at(data + i, (size_t)(hi - i), kinds) : -1;
+        if (k >= 0 && i >= off && i + kind_len[k] <= off + len) {
+            r->unsure++;
+            r->unsure_kind[k]++;
+        }
+    }
 }
 
 /* One section [lo, hi) of file offsets, anchors sorted inside it. */
 static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_t hi,
-                 const struct anchors *an, uint64_t off, uint64_t len, struct cpuidscan *r)
+                 const struct anchors *an, uint64_t off, uint64_t len, unsigned kinds,
+                 struct cpuidscan *r)
 {
     size_t ai = 0;
     uint64_t start = lo;
@@ -87,8 +123,8 @@ static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_
         while (ai < an->n && an->a[ai] <= start)
             ai++;
         uint64_t end = ai < an->n ? an->a[ai] : hi;
-        if (!has_pair(data + start, (size_t)(end - start))) {
-            /* No 0F A2 in it: decoding could find no site and count nothing unsure.
+        if (!has_pair(data + start, (size_t)(end - start), kinds)) {
+            /* No 0F A2 (or 0F 31, 0F 01 F9) in it: decoding could find no site and count nothing unsure.
              * (Decoding every function of libstdc++ cost 0.16 s at each boot.) */
             start = end;
             continue;
@@ -103,16 +139,19 @@ static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_
                 ok = false; /* undecodable: data, or a sweep out of step */
                 break;
             }
+            /* The whole instruction is exactly the kind's bytes: no prefix, and capstone
+             * names it so. */
             uint64_t at = pc - insn->size;
-            if (insn->size == 2 && data[at] == 0x0F && data[at + 1] == 0xA2 && at >= off &&
-                at + 2 <= off + len && push_u64(&r->sites, &r->n, &r->cap, at) < 0)
+            int k = kind_at(data + at, insn->size, kinds);
+            if (k >= 0 && insn->size == kind_len[k] && insn->id == kind_id[k] && at >= off &&
+                at + kind_len[k] <= off + len && push_site(r, at, (unsigned)k) < 0)
                 return -1;
         }
         /* capstone stops short of an instruction that would cross `end`: landing exactly
          * on the anchor means left == 0 with every byte decoded. */
         if (!ok || pc != end) {
             r->n = first;
-            r->unsure += count_pairs(data, start, end, off, len);
+            count_pairs(data, start, end, off, len, kinds, r);
         }
         start = end;
     }
@@ -121,6 +160,12 @@ static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_
 
 int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
                    struct cpuidscan *r)
+{
+    return cpuidscan_file_kinds(data, size, off, len, PATCH_KIND_BIT(PATCH_CPUID), r);
+}
+
+int cpuidscan_file_kinds(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
+                         unsigned kinds, struct cpuidscan *r)
 {
     if (size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) ||
         data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB)
@@ -149,7 +194,7 @@ int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
             !in_file(size, s->sh_offset, s->sh_size))
             continue;
         uint64_t lo = s->sh_offset, hi = s->sh_offset + s->sh_size;
-        if (hi <= off || lo >= off + len || !has_pair(data + lo, (size_t)s->sh_size))
+        if (hi <= off || lo >= off + len || !has_pair(data + lo, (size_t)s->sh_size, kinds))
             continue;
         an.n = 0;
         for (uint64_t ti = 0; ti < eh.e_shnum && rc == 0; ti++)
@@ -164,7 +209,7 @@ int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
             if (!u || an.a[u - 1] != an.a[i])
                 an.a[u++] = an.a[i];
         an.n = u;
-        rc = sweep(h, insn, data, lo, hi, &an, off, len, r);
+        rc = sweep(h, insn, data, lo, hi, &an, off, len, kinds, r);
     }
     free(an.a);
     if (insn)
@@ -177,5 +222,6 @@ int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
 void cpuidscan_free(struct cpuidscan *r)
 {
     free(r->sites);
+    free(r->kind);
     memset(r, 0, sizeof *r);
 }

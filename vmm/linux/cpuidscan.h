@@ -1,5 +1,7 @@
 /* Finding the CPUID instructions of an ELF file's code, to rewrite them where the host
- * cannot trap user-mode CPUID (docs/cpu-models.md, "Patching CPUID").
+ * cannot trap user-mode CPUID (docs/cpu-models.md, "Patching CPUID"), and likewise its
+ * RDTSC (0F 31) and RDTSCP (0F 01 F9), where the host cannot trap user-mode RDTSC
+ * ("Patching RDTSC"). What is said of 0F A2 below holds for their bytes too.
  *
  * A site is reported only where the bytes 0F A2 are known to be an instruction start: the
  * executable sections (SHF_EXECINSTR, from the section headers) are swept linearly with
@@ -17,10 +19,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a site is: the instruction the file has there. The values are a dump's too
+ * (dump/patchrec.h): never renumber. */
+enum patch_kind { PATCH_CPUID = 0, PATCH_RDTSC = 1, PATCH_RDTSCP = 2, PATCH_NKINDS = 3 };
+#define PATCH_KIND_BIT(k) (1u << (k))
+#define PATCH_KINDS_TSC (PATCH_KIND_BIT(PATCH_RDTSC) | PATCH_KIND_BIT(PATCH_RDTSCP))
+#define PATCH_KINDS_ALL (PATCH_KIND_BIT(PATCH_CPUID) | PATCH_KINDS_TSC)
+
+/* The instruction's length (2, or 3 for rdtscp) and bytes of kind k (0 for another k). */
+unsigned patch_kind_len(unsigned k);
+const uint8_t *patch_kind_bytes(unsigned k);
+
 struct cpuidscan {
-    uint64_t *sites;    /* file offsets of the cpuid instructions found (ascending per section) */
+    uint64_t *sites;    /* file offsets of the instructions found (ascending per section) */
+    uint8_t *kind;      /* kind[i]: site i's enum patch_kind */
     size_t n, cap;
-    unsigned unsure;    /* 0F A2 pairs in swept code not known to be an instruction start */
+    unsigned unsure;    /* byte patterns in swept code not known to be an instruction start */
+    unsigned unsure_kind[PATCH_NKINDS]; /* the same per kind (they sum to unsure) */
 };
 
 /* The cpuid instructions of file data[0..size) whose two bytes lie in the file range
@@ -28,6 +43,10 @@ struct cpuidscan {
  * cpuidscan_free). Returns 0, or -1 when out of memory or capstone is unusable. */
 int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
                    struct cpuidscan *r);
+/* The same for the instructions of the kinds in mask kinds (PATCH_KIND_BIT of each): a
+ * site's every byte lies in [off, off + len). cpuidscan_file is kinds = CPUID alone. */
+int cpuidscan_file_kinds(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
+                         unsigned kinds, struct cpuidscan *r);
 void cpuidscan_free(struct cpuidscan *r);
 
 #endif

@@ -338,8 +338,8 @@ void serialize_fragment_end(struct vm *vm)
     uint64_t vt = serialize_vtime(vm);
     vm->ser->on = false;
     vm->ser->limit = 0;
-    vm->skipped_ns = (int64_t)vt - (int64_t)(mono_ns() - vm->start_ns);
-    vm->paused_at = mono_ns(); /* vm_resume discounts only the pause from here on */
+    vm->skipped_ns = (int64_t)vt - (int64_t)(vm_host_ns(vm) - vm->start_ns);
+    vm->paused_at = vm_host_ns(vm); /* vm_resume discounts only the pause from here on */
     for (int i = 0; i < vm->nvcpus; i++)
         pthread_cond_broadcast(&vm->vcpus[i]->cv);
     pthread_mutex_unlock(&vm->lock);
