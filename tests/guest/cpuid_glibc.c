@@ -44,6 +44,12 @@ int main(int argc, char **argv)
     printf("asm leaf7 ebx=%08x ecx=%08x edx=%08x\n", l7[1], l7[2], l7[3]);
     printf("asm leafd eax=%08x\n", ld[0]);
     printf("asm leafd ebx=%u\n", ld[1]);
+    /* The XCR0 the hardware really holds (not the model's on PVM): leaf 0xD's EBX must
+     * cover it, or an XSAVE sized from it overflows. */
+    unsigned xlo = 0, xhi = 0;
+    if (r[2] & (1u << 27))
+        __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+    printf("xgetbv xcr0=%x%08x\n", xhi, xlo);
     /* __builtin_cpu_supports wants a literal name: one line per feature. */
 #define GCC(n) printf("gcc %s=%d\n", n, __builtin_cpu_supports(n) ? 1 : 0)
     GCC("sse3"); GCC("ssse3"); GCC("sse4.1"); GCC("sse4.2"); GCC("popcnt"); GCC("avx");

@@ -158,6 +158,15 @@ for model in default Nehalem Haswell-noTSX; do
   want=$(table_lines "$tmp/m-$model.json" "asm "); got=$(grep -E "^asm (leaf1|leaf7|leafd eax)" "$tmp/gl-$model.out")
   [ "$got" = "$want" ] && ok "$model: glibc program's inline CPUID = the model's table" \
     || { bad "$model: glibc program's CPUID differs from the table"; diff <(echo "$want") <(echo "$got"); }
+  # XSAVE size: where the guest's XCR0 is the host's (PVM), leaf 0xD's EBX must be at
+  # least the host's, or glibc's lazy-binding trampoline overflows its XSAVE area.
+  gx=$(sed -n 's/^xgetbv xcr0=//p' "$tmp/gl-$model.out"); nx=$(sed -n 's/^xgetbv xcr0=//p' "$tmp/gl-native.out")
+  gb=$(sed -n 's/^asm leafd ebx=//p' "$tmp/gl-$model.out"); nb=$(sed -n 's/^asm leafd ebx=//p' "$tmp/gl-native.out")
+  if [ -n "$gx" ] && [ "$gx" = "$nx" ] && [ -n "$gb" ] && [ -n "$nb" ]; then
+    [ "$gb" -ge "$nb" ] && ok "$model: XCR0 is the host's ($gx): leaf 0xD EBX $gb >= the host's $nb" \
+      || bad "$model: XCR0 is the host's ($gx) but leaf 0xD EBX is $gb < the host's $nb (XSAVE areas overflow)"
+  elif [ -z "$gx" ] || [ -z "$gb" ]; then bad "$model: cpuid_glibc printed no XCR0 or leaf 0xD EBX"
+  else ok "$model: XCR0 $gx is not the host's $nx (it is loaded): leaf 0xD EBX $gb is the model's"; fi
   verdict=$(py '
 import json,sys
 d=json.load(open(sys.argv[1]))

@@ -5,6 +5,7 @@
 #include "kvm/vclock.h"
 #include "kvm/cpuidpatch.h"
 #include "lib/util.h"
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -301,6 +302,19 @@ bool cpu_cpuid(const struct vm *vm, uint32_t leaf, uint32_t sub, uint32_t out[4]
     }
     out[0] = out[1] = out[2] = out[3] = 0;
     return false;
+}
+
+void cpu_cpuid_user(const struct vm *vm, uint32_t leaf, uint32_t sub, uint32_t out[4])
+{
+    cpu_cpuid(vm, leaf, sub, out);
+    if (vm->pvm && leaf == 0xD && sub == 0) {
+        unsigned a, b, c, d;
+        __cpuid_count(0xD, 0, a, b, c, d);
+        if (b > out[1])
+            out[1] = b;
+        if (c > out[2])
+            out[2] = c;
+    }
 }
 
 int cpu_set_msrs(int vcpu_fd, const struct kvm_msr_entry *e, int n)

@@ -4,7 +4,6 @@
 #include "kvm/vm.h"
 #include "kvm/vtsc.h"
 #include "lib/json.h"
-#include <cpuid.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -217,19 +216,7 @@ bool cpuidpatch_emulate(struct vm *vm, struct vcpu *v, uint64_t *rip)
     }
     struct kvm_regs *r = &v->run->s.regs.regs;
     uint32_t leaf = (uint32_t)r->rax, sub = (uint32_t)r->rcx, out[4];
-    cpu_cpuid(vm, leaf, sub, out);
-    if (leaf == 0xD && sub == 0) {
-        /* XSAVE sizes: the program's XSAVE runs with the XCR0 the hardware really holds,
-         * which on this kind of host is the host's own (XGETBV is not intercepted either:
-         * docs/cpu-models.md). An area sized for the model's smaller XCR0 would overflow
-         * (glibc's lazy-binding trampoline sizes its XSAVE area from EBX). */
-        unsigned a, b, c, d;
-        __cpuid_count(0xD, 0, a, b, c, d);
-        if (b > out[1])
-            out[1] = b;
-        if (c > out[2])
-            out[2] = c;
-    }
+    cpu_cpuid_user(vm, leaf, sub, out);
     r->rax = out[0];
     r->rbx = out[1];
     r->rcx = out[2];

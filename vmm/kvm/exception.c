@@ -109,7 +109,7 @@ static bool emulate_cpuid(struct vm *vm, struct vcpu *v, uint64_t *frame_rip)
         return false;
     struct kvm_regs *r = &v->run->s.regs.regs;
     uint32_t out[4];
-    cpu_cpuid(vm, (uint32_t)r->rax, (uint32_t)r->rcx, out);
+    cpu_cpuid_user(vm, (uint32_t)r->rax, (uint32_t)r->rcx, out);
     r->rax = out[0];
     r->rbx = out[1];
     r->rcx = out[2];
