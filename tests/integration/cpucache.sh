@@ -4,7 +4,8 @@
 # libvirt; the CPUID table the guest gets (recorded in a dump) is byte-identical either
 # way; a damaged file (a feature renamed, truncated, garbage, oversized, a symlink) is
 # ignored, libvirt asked and the file rebuilt exactly; $XDG_CACHE_HOME/jinx is the default
-# place; an unwritable place still runs; --cpu-model host does not consult it.
+# place; an unwritable place still runs; --cpu-model host does not consult it. And the
+# code-scan cache beside it (vmm/linux/scancache.h).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
 G="$BUILD/guest-tests"; DOCTOR=scripts/dump-cpuid.py
@@ -85,6 +86,38 @@ st=$(JINX_CACHE_DIR=/proc/jinx-cannot run unwritable)
   || bad "unwritable: status '$st'"
 st=$(JINX_CACHE_DIR="$tmp/c" run host --cpu-model host)
 [ "$st" = none ] && ok "--cpu-model host does not consult the cache" || bad "host: status '$st'"
+
+# The code-scan cache (vmm/linux/scancache.h): a dynamic C++ program's second boot takes
+# every file's scan from the cache, and patches exactly the sites the first boot did; a
+# damaged entry is rescanned, with the same sites.
+CXX="images/bin/dyn/cxx-big"
+if grep -qw -E "vmx|svm" /proc/cpuinfo; then
+  echo "skip scan cache: nothing is patched on this host (CPUID and RDTSC are trapped)"
+elif [ ! -x "$CXX" ]; then bad "$CXX not built (make images)"
+else
+  export JINX_CACHE_DIR="$tmp/scan"
+  boot() { # NAME: the boot's --stats line and --report
+    "$VMM" run --no-control --quiet --stats --report "$tmp/$1.report" "$CXX" -- --main-only \
+      >/dev/null 2>"$tmp/$1.err" || echo "status $?" >>"$tmp/$1.err"
+    sed -n 's/.*scan_cache_hits=\([0-9]*\) scan_cache_misses=\([0-9]*\).*/\1 \2/p' "$tmp/$1.err" | tail -1
+  }
+  sites() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1])).get("cpuid_patches"); print(json.dumps(p, sort_keys=True))' "$tmp/$1.report" 2>/dev/null; }
+  read -r h1 m1 <<<"$(boot s1)"; read -r h2 m2 <<<"$(boot s2)"
+  n=$(ls "$JINX_CACHE_DIR"/scan-*.txt 2>/dev/null | wc -l)
+  [ "${h1:-x}" = 0 ] && [ "${m1:-0}" -gt 0 ] && [ "$n" = "$m1" ] && ok "scan cache: the first boot scans $m1 files and writes $n entries" \
+    || { bad "scan cache: first boot hits '$h1' misses '$m1', $n entries"; tail -3 "$tmp/s1.err"; }
+  [ "${h2:-x}" = "$m1" ] && [ "${m2:-x}" = 0 ] && ok "scan cache: the second boot takes all $h2 from the cache" \
+    || { bad "scan cache: second boot hits '$h2' misses '$m2'"; tail -3 "$tmp/s2.err"; }
+  a=$(sites s1); b=$(sites s2)
+  [ -n "$a" ] && [ "$a" != null ] && [ "$a" = "$b" ] && ok "scan cache: the same patched sites either way ($(echo "$a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sites"])'))" \
+    || bad "scan cache: sites differ: $a / $b"
+  for f in "$JINX_CACHE_DIR"/scan-*.txt; do printf 'garbage\n' >"$f"; done
+  read -r h3 m3 <<<"$(boot s3)"; c=$(sites s3)
+  [ "${m3:-x}" = "$m1" ] && [ "$c" = "$a" ] && ok "scan cache: damaged entries are rescanned, same sites" \
+    || bad "scan cache: after damage hits '$h3' misses '$m3', sites $c"
+  read -r h4 m4 <<<"$(boot s4)"
+  [ "${h4:-x}" = "$m1" ] && ok "scan cache: and rewritten" || bad "scan cache: not rewritten (hits '$h4')"
+fi
 
 echo "cpucache tests: $pass passed, $fail failed"
 [ $fail = 0 ]

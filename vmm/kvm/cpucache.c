@@ -3,6 +3,7 @@
 #include "kvm/cpumodel.h"
 #include "kvm/libvirtcpu.h"
 #include "kvm/libvirtdl.h"
+#include "lib/cachedir.h"
 #include "lib/sha256.h"
 #include <dirent.h>
 #include <errno.h>
@@ -21,21 +22,7 @@ static const char *last = "none";
 
 const char *cpucache_last(void) { return last; }
 
-int cpucache_dir(char *out, size_t outlen)
-{
-    const char *d = getenv("JINX_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-               *h = getenv("HOME");
-    int w;
-    if (d && d[0])
-        w = snprintf(out, outlen, "%s", d);
-    else if (x && x[0] == '/')
-        w = snprintf(out, outlen, "%s/jinx", x);
-    else if (h && h[0] == '/')
-        w = snprintf(out, outlen, "%s/.cache/jinx", h);
-    else
-        return -1;
-    return w > 0 && (size_t)w < outlen ? 0 : -1;
-}
+int cpucache_dir(char *out, size_t outlen) { return cachedir_path(out, outlen); }
 
 static bool name_ok(const char *s, size_t n)
 {
@@ -231,66 +218,11 @@ int cpucache_key(const char *model, const char *lib, const char *cpu_map_dir, ch
     return 0;
 }
 
-static char *read_small(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    char *t = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size <= CPUCACHE_MAX_BYTES && (t = malloc((size_t)st.st_size))) {
-        ssize_t r = pread(fd, t, (size_t)st.st_size, 0);
-        if (r != st.st_size) {
-            free(t);
-            t = NULL;
-        }
-        *len = (size_t)st.st_size;
-    }
-    close(fd);
-    return t;
-}
-
-/* mkdir -p of dir (0700 for what it makes). */
-static int make_dirs(const char *dir)
-{
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-        return -1;
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(p, 0700) < 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    return mkdir(p, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
-static int write_atomic(const char *dir, const char *path, const char *text, size_t len)
-{
-    char tmp[4200];
-    if (make_dirs(dir) < 0 ||
-        snprintf(tmp, sizeof tmp, "%s/.cpu-model-XXXXXX", dir) >= (int)sizeof tmp)
-        return -1;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    bool ok = write(fd, text, len) == (ssize_t)len;
-    ok &= fchmod(fd, 0644) == 0;
-    ok &= close(fd) == 0;
-    if (!ok || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 /* The cached names for model if the file at path is valid for this host now. */
 static int lookup(const char *path, const char *model, char ***names, size_t *n)
 {
     size_t len = 0;
-    char *t = read_small(path, &len);
+    char *t = cachedir_read(path, CPUCACHE_MAX_BYTES, &len);
     if (!t)
         return -1;
     char lib[4096], key[65], now[65], why[128];
@@ -325,7 +257,7 @@ int cpucache_model_features(const char *model, char ***names, size_t *n, char *e
         return 0;
     size_t len;
     char *t = cpucache_format(model, key, v->path, *names, *n, &len);
-    if (t && write_atomic(dir, path, t, len) == 0)
+    if (t && cachedir_write(dir, path, "cpu-model", t, len) == 0)
         last = "miss";
     free(t);
     return 0;

@@ -35,7 +35,7 @@ const char *cpucache_last(void);
 int cpucache_model_features(const char *model, char ***names, size_t *n, char *err,
                             size_t errlen);
 
-/* The cache directory as above in out, or -1 when no variable gives one. */
+/* The cache directory as above in out (lib/cachedir.h), or -1 when no variable gives one. */
 int cpucache_dir(char *out, size_t outlen);
 
 /* The pure parts, unit-tested. key_hex: the key this host computes now (64 hex digits).

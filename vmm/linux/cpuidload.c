@@ -3,6 +3,7 @@
 #include "kvm/cpuidpatch.h"
 #include "kvm/vm.h"
 #include "linux/cpuidscan.h"
+#include "linux/scancache.h"
 #include "lib/util.h"
 #include <fcntl.h>
 #include <pthread.h>
@@ -81,12 +82,28 @@ static bool patch_site(struct vm *vm, const uint8_t *data, uint64_t fo, uint64_t
     return true;
 }
 
+/* The scan of file data[0..size) over [off, off + len): the whole file's from the scan
+ * cache (st: the file's fstat) filtered to the range, or without st the range scanned. */
+static int scan_range(struct vm *vm, const struct stat *st, const uint8_t *data, size_t size,
+                      uint64_t off, uint64_t len, struct cpuidscan *r)
+{
+    if (!st)
+        return cpuidscan_file_kinds(data, size, off, len, vm->patch_kinds, r);
+    struct cpuidscan whole;
+    int rc = scancache_scan(st, data, size, vm->patch_kinds, &whole);
+    if (rc == 0)
+        rc = cpuidscan_select(&whole, off, len, r);
+    cpuidscan_free(&whole);
+    return rc;
+}
+
 /* Scans file data[0..size) mapped at at from offset off over len bytes and patches. */
-static void patch_mapping(struct vm *vm, const char *name, const uint8_t *data, size_t size,
-                          uint64_t at, uint64_t off, uint64_t len)
+static void patch_mapping(struct vm *vm, const char *name, const struct stat *st,
+                          const uint8_t *data, size_t size, uint64_t at, uint64_t off,
+                          uint64_t len)
 {
     struct cpuidscan r = {0};
-    if (cpuidscan_file_kinds(data, size, off, len, vm->patch_kinds, &r) < 0) {
+    if (scan_range(vm, st, data, size, off, len, &r) < 0) {
         jx_err("warning: cannot scan %s for CPUID/RDTSC instructions (out of memory): "
                "they stay the host's", name);
         cpuidscan_free(&r);
@@ -119,8 +136,8 @@ void cpuidload_image(struct vm *vm, const char *name, const struct elf_image *im
     for (int i = 0; i < img->nseg; i++) {
         const struct elf_segment *s = &img->seg[i];
         if ((s->prot & PROT_X) && s->filesz)
-            patch_mapping(vm, name, img->data, img->size, bias + s->vaddr, s->offset,
-                          s->filesz);
+            patch_mapping(vm, name, img->have_file_st ? &img->file_st : NULL, img->data,
+                          img->size, bias + s->vaddr, s->offset, s->filesz);
     }
 }
 
@@ -175,7 +192,7 @@ void cpuidload_file_map(struct vm *vm, const char *path, int hostfd, uint64_t at
     const uint8_t *data = map_file(hostfd, &st);
     if (!data)
         return;
-    patch_mapping(vm, path, data, (size_t)st.st_size, at, off, len);
+    patch_mapping(vm, path, &st, data, (size_t)st.st_size, at, off, len);
     munmap((void *)data, (size_t)st.st_size);
 }
 
@@ -259,7 +276,7 @@ void cpuidload_mprotect(struct vm *vm, uint64_t addr, uint64_t len, int prot)
         /* Only the very file that was mapped (the guest's memory is checked too). */
         if (data && st.st_dev == g->dev && st.st_ino == g->ino && st.st_size == g->size &&
             st.st_mtim.tv_sec == g->mtime.tv_sec && st.st_mtim.tv_nsec == g->mtime.tv_nsec)
-            patch_mapping(vm, g->path, data, (size_t)st.st_size, g->start, g->off,
+            patch_mapping(vm, g->path, &st, data, (size_t)st.st_size, g->start, g->off,
                           g->end - g->start);
         if (data)
             munmap((void *)data, (size_t)st.st_size);

@@ -32,6 +32,17 @@ static const uint8_t kind_bytes[PATCH_NKINDS][3] = {
 static const unsigned kind_len[PATCH_NKINDS] = {2, 2, 3};
 static const unsigned kind_id[PATCH_NKINDS] = {X86_INS_CPUID, X86_INS_RDTSC, X86_INS_RDTSCP};
 
+/* Bump when a change to this file could change what a scan of the same bytes gives: the
+ * scan cache's entries (linux/scancache.h) are keyed by it. */
+#define SCAN_LOGIC_VERSION 1u
+
+uint32_t cpuidscan_engine(void)
+{
+    int major = 0, minor = 0;
+    cs_version(&major, &minor);
+    return SCAN_LOGIC_VERSION << 16 | ((uint32_t)major & 0xFF) << 8 | ((uint32_t)minor & 0xFF);
+}
+
 unsigned patch_kind_len(unsigned k) { return k < PATCH_NKINDS ? kind_len[k] : 0; }
 const uint8_t *patch_kind_bytes(unsigned k) { return k < PATCH_NKINDS ? kind_bytes[k] : NULL; }
 
@@ -45,19 +56,40 @@ static int kind_at(const uint8_t *p, size_t left, unsigned kinds)
     return -1;
 }
 
-static int push_site(struct cpuidscan *r, uint64_t at, unsigned k)
+/* Appends (at, k) to the parallel lists at_v and kind_v of n entries (capacity cap). */
+static int push_pos(uint64_t **at_v, uint8_t **kind_v, size_t *n, size_t *cap, uint64_t at,
+                    unsigned k)
 {
-    size_t cap = r->cap;
-    if (r->n == cap) {
-        uint8_t *nk = realloc(r->kind, (cap ? cap * 2 : 64) * sizeof *nk);
+    size_t c = *cap;
+    if (*n == c) {
+        uint8_t *nk = realloc(*kind_v, (c ? c * 2 : 64) * sizeof *nk);
         if (!nk)
             return -1;
-        r->kind = nk;
+        *kind_v = nk;
     }
-    if (push_u64(&r->sites, &r->n, &r->cap, at) < 0)
+    if (push_u64(at_v, n, cap, at) < 0)
         return -1;
-    r->kind[r->n - 1] = (uint8_t)k;
+    (*kind_v)[*n - 1] = (uint8_t)k;
     return 0;
+}
+
+static int push_site(struct cpuidscan *r, uint64_t at, unsigned k)
+{
+    return push_pos(&r->sites, &r->kind, &r->n, &r->cap, at, k);
+}
+
+int cpuidscan_add_unsure(struct cpuidscan *r, uint64_t at, unsigned k)
+{
+    if (k >= PATCH_NKINDS || push_pos(&r->unsure_at, &r->unsure_at_kind, &r->nu, &r->ucap, at, k) < 0)
+        return -1;
+    r->unsure++;
+    r->unsure_kind[k]++;
+    return 0;
+}
+
+int cpuidscan_add_site(struct cpuidscan *r, uint64_t at, unsigned k)
+{
+    return k < PATCH_NKINDS ? push_site(r, at, k) : -1;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -100,16 +132,16 @@ static bool has_pair(const uint8_t *p, size_t len, unsigned kinds)
     return false;
 }
 
-static void count_pairs(const uint8_t *data, uint64_t lo, uint64_t hi, uint64_t off,
-                        uint64_t len, unsigned kinds, struct cpuidscan *r)
+static int count_pairs(const uint8_t *data, uint64_t lo, uint64_t hi, uint64_t off,
+                       uint64_t len, unsigned kinds, struct cpuidscan *r)
 {
     for (uint64_t i = lo; i + 1 < hi; i++) {
         int k = data[i] == 0x0F ? kind_at(data + i, (size_t)(hi - i), kinds) : -1;
-        if (k >= 0 && i >= off && i + kind_len[k] <= off + len) {
-            r->unsure++;
-            r->unsure_kind[k]++;
-        }
+        if (k >= 0 && i >= off && i + kind_len[k] <= off + len &&
+            cpuidscan_add_unsure(r, i, (unsigned)k) < 0)
+            return -1;
     }
+    return 0;
 }
 
 /* One section [lo, hi) of file offsets, anchors sorted inside it. */
@@ -151,7 +183,8 @@ static int sweep(csh h, cs_insn *insn, const uint8_t *data, uint64_t lo, uint64_
          * on the anchor means left == 0 with every byte decoded. */
         if (!ok || pc != end) {
             r->n = first;
-            count_pairs(data, start, end, off, len, kinds, r);
+            if (count_pairs(data, start, end, off, len, kinds, r) < 0)
+                return -1;
         }
         start = end;
     }
@@ -219,9 +252,31 @@ int cpuidscan_file_kinds(const uint8_t *data, size_t size, uint64_t off, uint64_
     return rc;
 }
 
+int cpuidscan_select(const struct cpuidscan *whole, uint64_t off, uint64_t len,
+                     struct cpuidscan *r)
+{
+    for (size_t i = 0; i < whole->n; i++) {
+        unsigned k = whole->kind[i];
+        uint64_t at = whole->sites[i];
+        if (k < PATCH_NKINDS && at >= off && at - off <= len && kind_len[k] <= len - (at - off) &&
+            push_site(r, at, k) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < whole->nu; i++) {
+        unsigned k = whole->unsure_at_kind[i];
+        uint64_t at = whole->unsure_at[i];
+        if (k < PATCH_NKINDS && at >= off && at - off <= len && kind_len[k] <= len - (at - off) &&
+            cpuidscan_add_unsure(r, at, k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 void cpuidscan_free(struct cpuidscan *r)
 {
     free(r->sites);
     free(r->kind);
+    free(r->unsure_at);
+    free(r->unsure_at_kind);
     memset(r, 0, sizeof *r);
 }

@@ -30,12 +30,19 @@ enum patch_kind { PATCH_CPUID = 0, PATCH_RDTSC = 1, PATCH_RDTSCP = 2, PATCH_NKIN
 unsigned patch_kind_len(unsigned k);
 const uint8_t *patch_kind_bytes(unsigned k);
 
+/* What decides a scan's result besides the file's bytes: this scanner's logic version
+ * and capstone's (major, minor). */
+uint32_t cpuidscan_engine(void);
+
 struct cpuidscan {
     uint64_t *sites;    /* file offsets of the instructions found (ascending per section) */
     uint8_t *kind;      /* kind[i]: site i's enum patch_kind */
     size_t n, cap;
     unsigned unsure;    /* byte patterns in swept code not known to be an instruction start */
     unsigned unsure_kind[PATCH_NKINDS]; /* the same per kind (they sum to unsure) */
+    uint64_t *unsure_at;     /* where each of them is (file offsets), nu of them */
+    uint8_t *unsure_at_kind; /* and its kind */
+    size_t nu, ucap;
 };
 
 /* The cpuid instructions of file data[0..size) whose two bytes lie in the file range
@@ -47,6 +54,18 @@ int cpuidscan_file(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
  * site's every byte lies in [off, off + len). cpuidscan_file is kinds = CPUID alone. */
 int cpuidscan_file_kinds(const uint8_t *data, size_t size, uint64_t off, uint64_t len,
                          unsigned kinds, struct cpuidscan *r);
+/* The part of a scan of the whole file (off 0, len its size) that a scan of [off, off +
+ * len) would give: the same sites and unsure patterns, in the same order. Appends to r.
+ * 0, or -1 when out of memory. (A scan's result depends on the range only through this
+ * filter, so a whole-file scan can be cached and served for every mapping of the file:
+ * linux/scancache.h.) */
+int cpuidscan_select(const struct cpuidscan *whole, uint64_t off, uint64_t len,
+                     struct cpuidscan *r);
+/* Appends a site, or an unsure pattern (counted in unsure and unsure_kind too), of kind
+ * k at file offset at (the cache's parser rebuilds a scan with them). 0, or -1 when out
+ * of memory or k is no kind. */
+int cpuidscan_add_site(struct cpuidscan *r, uint64_t at, unsigned k);
+int cpuidscan_add_unsure(struct cpuidscan *r, uint64_t at, unsigned k);
 void cpuidscan_free(struct cpuidscan *r);
 
 #endif

@@ -235,7 +235,9 @@ int elf_parse(uint8_t *data, size_t size, struct elf_image *img, char *err, size
     return 0;
 }
 
-int elf_read_file(const char *path, uint8_t **out, size_t *outsize, char *err, size_t errlen)
+/* elf_read_file, and the fstat of the descriptor the bytes came from in *stp. */
+static int read_file_st(const char *path, uint8_t **out, size_t *outsize, struct stat *stp,
+                        char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -269,7 +271,14 @@ int elf_read_file(const char *path, uint8_t **out, size_t *outsize, char *err, s
     close(fd);
     *out = data;
     *outsize = size;
+    *stp = st;
     return 0;
+}
+
+int elf_read_file(const char *path, uint8_t **out, size_t *outsize, char *err, size_t errlen)
+{
+    struct stat st;
+    return read_file_st(path, out, outsize, &st, err, errlen);
 }
 
 int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
@@ -277,13 +286,16 @@ int elf_open(const char *path, struct elf_image *img, char *err, size_t errlen)
     memset(img, 0, sizeof *img);
     uint8_t *data;
     size_t size;
-    if (elf_read_file(path, &data, &size, err, errlen) < 0)
+    struct stat st;
+    if (read_file_st(path, &data, &size, &st, err, errlen) < 0)
         return -1;
     char inner[400];
     if (elf_parse(data, size, img, inner, sizeof inner) < 0) {
         elf_free(img);
         return jx_fail(err, errlen, "%s: %s", path, inner);
     }
+    img->file_st = st;
+    img->have_file_st = true;
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define ELF_MAX_SEGMENTS 16
 #define ELF_MAX_FILE     (1ULL << 30)
@@ -41,6 +42,8 @@ struct elf_image {
     struct elf_symbol *syms; /* sorted by address */
     size_t nsyms;
     char interp[ELF_MAX_INTERP]; /* PT_INTERP's path ("" when static) */
+    struct stat file_st;     /* elf_open: the file's fstat when its bytes were read (the */
+    bool have_file_st;       /* code-scan cache's key, linux/scancache.h) */
 };
 
 /* An FNV-1a based digest of the whole file, to tell builds apart. Computed on demand, not
