@@ -329,4 +329,53 @@ static inline struct ex_pending pend(uint32_t tid, uint8_t kind, uint64_t addr, 
     return (struct ex_pending){ tid, kind, addr, size, true, 0 };
 }
 
+
+/* A portfolio layout: the strategy kind and a hash of the choices of each of the first
+ * SIM_LAYOUT_INDEXES indexes the portfolio runs over a program, each run learnt before
+ * the next (as jinx test does). Tests of a gate that opens a slot for programs with some
+ * feature compare two layouts: with the gate as learnt, and with it forced shut. */
+#define SIM_LAYOUT_INDEXES 40
+
+struct sim_layout {
+    const struct sim_prog *p;
+    uint64_t seed;
+    /* Appends to each run's trace before it is learnt (a condition wait, say); or NULL. */
+    void (*amend)(struct ex_trace *tr);
+    /* The gate's flag in h; cleared too when shut (the layout without the slot). */
+    bool (*gate)(struct ex_history *h, bool shut);
+    /* Checks each index's strategy (o just ran index idx); or NULL. */
+    void (*check)(uint64_t idx, const struct ex_online *o);
+};
+
+/* Fills kinds[] and hash[] (SIM_LAYOUT_INDEXES each); *opened: whether the gate was
+ * ever set by what was learnt. */
+static inline void sim_run_layout(const struct sim_layout *L, bool shut, uint8_t *kinds,
+                                  uint64_t *hash, bool *opened)
+{
+    struct ex_history h;
+    ex_history_init(&h);
+    struct ex_online o;
+    ex_online_init(&o);
+    *opened = false;
+    for (uint64_t idx = 0; idx < SIM_LAYOUT_INDEXES; idx++) {
+        struct sim_run r;
+        run_index(L->p, &o, EX_ONLINE_PORTFOLIO, NULL, &h, L->seed, idx, &r);
+        kinds[idx] = o.kind;
+        if (L->check)
+            L->check(idx, &o);
+        size_t n;
+        const uint32_t *c = ex_online_choices(&o, &n);
+        hash[idx] = n;
+        for (size_t i = 0; i < n; i++)
+            hash[idx] = ex_hash2(hash[idx], c[i]);
+        if (L->amend)
+            L->amend(&r.tr);
+        assert_int_equal(ex_online_learn(&h, &o, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
+        *opened |= L->gate(&h, shut);
+        sim_free(&r);
+    }
+    ex_online_free(&o);
+    ex_history_free(&h);
+}
+
 #endif

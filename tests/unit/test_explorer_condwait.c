@@ -254,48 +254,38 @@ static void build_handoff(struct sim_prog *p, struct sim_ev ev[SIM_MAX_THREADS +
     }
 }
 
-#define LAYOUT_INDEXES 40
+#define LAYOUT_INDEXES SIM_LAYOUT_INDEXES
 
-/* Runs the portfolio's first LAYOUT_INDEXES schedules of the hand-off, each
- * trace followed by a mutex wait (cond false) or a condition wait; with
- * no_woke, h->woke is cleared after every run (the layout without wake slots).
- * Fills kinds[] and the choices' hash per index. */
+/* The hand-off's runs end in a mutex wait, or in a condition wait. */
+static void mutex_wait(struct ex_trace *tr)
+{
+    acc(tr, 3, EX_RMW, W, 4);
+    acc(tr, 2, EX_RMW, W, 4);
+    wait_on(tr, 2, W, true);
+    wake_on(tr, 3, W);
+    acc(tr, 2, EX_RMW, W, 4);
+}
+
+/* The old gate's signal, h->woke: cleared when shut (the layout without wake slots). */
+static bool woke_gate(struct ex_history *h, bool shut)
+{
+    bool was = h->woke;
+    if (shut)
+        h->woke = false;
+    return was;
+}
+
+/* Runs the portfolio's first LAYOUT_INDEXES schedules of the hand-off, each trace
+ * followed by a mutex wait (cond false) or a condition wait; with no_woke, h->woke is
+ * cleared after every run. */
 static void run_layout(bool cond, bool no_woke, uint8_t *kinds, uint64_t *hash, bool *woke)
 {
     struct sim_prog p;
     struct sim_ev ev[SIM_MAX_THREADS + 1][16];
     build_handoff(&p, ev);
-    struct ex_history h;
-    ex_history_init(&h);
-    struct ex_online o;
-    ex_online_init(&o);
-    *woke = false;
-    for (uint64_t idx = 0; idx < LAYOUT_INDEXES; idx++) {
-        struct sim_run r;
-        run_index(&p, &o, EX_ONLINE_PORTFOLIO, NULL, &h, 5, idx, &r);
-        kinds[idx] = o.kind;
-        size_t n;
-        const uint32_t *c = ex_online_choices(&o, &n);
-        hash[idx] = n;
-        for (size_t i = 0; i < n; i++)
-            hash[idx] = ex_hash2(hash[idx], c[i]);
-        if (cond) {
-            glibc_cond(&r.tr);
-        } else {
-            acc(&r.tr, 3, EX_RMW, W, 4);
-            acc(&r.tr, 2, EX_RMW, W, 4);
-            wait_on(&r.tr, 2, W, true);
-            wake_on(&r.tr, 3, W);
-            acc(&r.tr, 2, EX_RMW, W, 4);
-        }
-        assert_int_equal(ex_online_learn(&h, &o, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
-        *woke |= h.woke;
-        if (no_woke)
-            h.woke = false;
-        sim_free(&r);
-    }
-    ex_online_free(&o);
-    ex_history_free(&h);
+    struct sim_layout L = {.p = &p, .seed = 5, .amend = cond ? glibc_cond : mutex_wait,
+                           .gate = woke_gate};
+    sim_run_layout(&L, no_woke, kinds, hash, woke);
 }
 
 /* Lock waits and woken children (h->woke) change nothing: every index runs the

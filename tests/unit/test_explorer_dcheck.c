@@ -143,44 +143,35 @@ static void glibc_cond(struct ex_trace *t)
     acc(t, 2, EX_RMW, w, 0x604);
 }
 
-#define LAYOUT_INDEXES 40
+#define LAYOUT_INDEXES SIM_LAYOUT_INDEXES
 
-/* The portfolio's first LAYOUT_INDEXES schedules of the singleton; with
- * no_gate h->dchecks is cleared after every run (the layout without the
- * slot), with cond a condition wait is appended to every run's trace. */
+static bool dcheck_gate(struct ex_history *h, bool shut)
+{
+    bool was = h->dchecks;
+    if (shut)
+        h->dchecks = false;
+    return was;
+}
+
+/* Index 2, when it runs the sweep, aims its write window at X. */
+static void check_slot(uint64_t idx, const struct ex_online *o)
+{
+    if (idx == 2 && o->kind == EX_ONLINE_SWEEP)
+        assert_true(o->sweep.var == X && o->sweep.write && !o->sweep.pair);
+}
+
+/* The portfolio's first LAYOUT_INDEXES schedules of the singleton; with no_gate
+ * h->dchecks is cleared after every run (the layout without the slot), with cond a
+ * condition wait is appended to every run's trace. */
 static void run_layout(bool loop, bool no_gate, bool cond, uint8_t *kinds, uint64_t *hash,
                        bool *gated)
 {
     struct sim_prog p;
     struct sim_ev ev[SIM_MAX_THREADS + 1][16];
     build_dcl(&p, ev, loop);
-    struct ex_history h;
-    ex_history_init(&h);
-    struct ex_online o;
-    ex_online_init(&o);
-    *gated = false;
-    for (uint64_t idx = 0; idx < LAYOUT_INDEXES; idx++) {
-        struct sim_run r;
-        run_index(&p, &o, EX_ONLINE_PORTFOLIO, NULL, &h, 7, idx, &r);
-        kinds[idx] = o.kind;
-        if (idx == 2 && o.kind == EX_ONLINE_SWEEP) {
-            assert_true(o.sweep.var == X && o.sweep.write && !o.sweep.pair);
-        }
-        size_t n;
-        const uint32_t *c = ex_online_choices(&o, &n);
-        hash[idx] = n;
-        for (size_t i = 0; i < n; i++)
-            hash[idx] = ex_hash2(hash[idx], c[i]);
-        if (cond)
-            glibc_cond(&r.tr);
-        assert_int_equal(ex_online_learn(&h, &o, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
-        *gated |= h.dchecks;
-        if (no_gate)
-            h.dchecks = false;
-        sim_free(&r);
-    }
-    ex_online_free(&o);
-    ex_history_free(&h);
+    struct sim_layout L = {.p = &p, .seed = 7, .amend = cond ? glibc_cond : NULL,
+                           .gate = dcheck_gate, .check = check_slot};
+    sim_run_layout(&L, no_gate, kinds, hash, gated);
 }
 
 /* A loop re-reading X (no double check) runs every index as with the gate

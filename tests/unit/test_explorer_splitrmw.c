@@ -183,39 +183,25 @@ static void build_refcount(struct sim_prog *p, struct sim_ev ev[SIM_MAX_THREADS 
     }
 }
 
-#define LAYOUT_INDEXES 40
+#define LAYOUT_INDEXES SIM_LAYOUT_INDEXES
 
-/* Runs the portfolio's first LAYOUT_INDEXES schedules of the reference count;
- * with no_gate, h->split_updates is cleared after every run (the layout
- * without the pair slot). Fills kinds[] and the choices' hash per index;
- * *gated = whether the gate was ever set. */
+static bool split_gate(struct ex_history *h, bool shut)
+{
+    bool was = h->split_updates;
+    if (shut)
+        h->split_updates = false;
+    return was;
+}
+
+/* The portfolio's first LAYOUT_INDEXES schedules of the reference count; with no_gate,
+ * h->split_updates is cleared after every run (the layout without the pair slot). */
 static void run_layout(bool split, bool no_gate, uint8_t *kinds, uint64_t *hash, bool *gated)
 {
     struct sim_prog p;
     struct sim_ev ev[SIM_MAX_THREADS + 1][16];
     build_refcount(&p, ev, split);
-    struct ex_history h;
-    ex_history_init(&h);
-    struct ex_online o;
-    ex_online_init(&o);
-    *gated = false;
-    for (uint64_t idx = 0; idx < LAYOUT_INDEXES; idx++) {
-        struct sim_run r;
-        run_index(&p, &o, EX_ONLINE_PORTFOLIO, NULL, &h, 5, idx, &r);
-        kinds[idx] = o.kind;
-        size_t n;
-        const uint32_t *c = ex_online_choices(&o, &n);
-        hash[idx] = n;
-        for (size_t i = 0; i < n; i++)
-            hash[idx] = ex_hash2(hash[idx], c[i]);
-        assert_int_equal(ex_online_learn(&h, &o, &r.tr, EX_OUTCOME_NORMAL, NULL), 0);
-        *gated |= h.split_updates;
-        if (no_gate)
-            h.split_updates = false;
-        sim_free(&r);
-    }
-    ex_online_free(&o);
-    ex_history_free(&h);
+    struct sim_layout L = {.p = &p, .seed = 5, .gate = split_gate};
+    sim_run_layout(&L, no_gate, kinds, hash, gated);
 }
 
 /* Without a split update (the near miss) every index runs the same strategy
