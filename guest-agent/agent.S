@@ -104,6 +104,15 @@ hit_user_\i:
  * A vCPU kicked out of KVM_RUN in the look-ups before mmio_user or between clock_probe and
  * clock_end while the block is on is let run on until it leaves (vclock_mid_answer):
  * nobody may change the block under a half-done answer. */
+/* The answer's buffer at reg (non-NULL: checked before) must be 8-aligned and writable
+ * from its byte 0 to its byte last, else the exit; then on to answer. */
+.macro PROBE_OUT reg, last, answer
+    testq $7, \reg
+    jnz mmio_user
+    lock orb $0, (\reg)
+    lock orb $0, \last(\reg)
+    jmp \answer
+.endm
 clock_dispatch:
 clock_probe:                          /* (the dispatch cannot fault: in the stretch anyway) */
     cmpq $228, %rax                   /* clock_gettime */
@@ -115,11 +124,7 @@ clock_probe:                          /* (the dispatch cannot fault: in the stre
 time_probe:
     testq %rdi, %rdi
     jz time_now
-    testq $7, %rdi
-    jnz mmio_user
-    lock orb $0, (%rdi)
-    lock orb $0, 7(%rdi)
-    jmp time_now
+    PROBE_OUT %rdi, 7, time_now
 cg_probe:
     cmpq $1, %rdi                     /* REALTIME, MONOTONIC */
     jbe 1f
@@ -129,19 +134,11 @@ cg_probe:
     ja mmio_user
 1:  testq %rsi, %rsi
     jz mmio_user
-    testq $7, %rsi
-    jnz mmio_user
-    lock orb $0, (%rsi)
-    lock orb $0, 15(%rsi)
-    jmp cg_now
+    PROBE_OUT %rsi, 15, cg_now
 tod_probe:
     testq %rdi, %rdi
     jz mmio_user
-    testq $7, %rdi
-    jnz mmio_user
-    lock orb $0, (%rdi)
-    lock orb $0, 15(%rdi)
-    jmp tod_now
+    PROBE_OUT %rdi, 15, tod_now
 clock_compute:
 clock_zero:
     movq %r11, %rdx
