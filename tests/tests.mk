@@ -29,7 +29,7 @@ unit-test: $(UNIT_TESTS)
 	if [ $$fail -ne 0 ]; then echo "unit tests: FAILED"; exit 1; fi; echo "unit tests: all passed"
 
 check-kvm:
-	@scripts/check-kvm.sh
+	@BIN=$(BIN) scripts/check-kvm.sh
 
 integration-test: all check-kvm
 	@set -e; fail=0; for t in $(INTEGRATION_TESTS); do \

@@ -1,9 +1,9 @@
 # libFuzzer harnesses for the parsers of untrusted input: dump files (dumpfile, corefile,
 # roundrec), ELF images (elf), schedule files (schedule), control socket requests
 # (control), `jinx campaign`'s results/N.json and tasks.tsv (campaign), the file layer's
-# guest path confinement (pathconf), the dynamic-section parser (libdeps) and the cache files
-# (cpucache, scancache). clang from Debian: packages clang and libclang-rt-14-dev, installed by
-# scripts/setup-deps.sh.
+# guest path confinement (pathconf), the dynamic-section parser (libdeps), the cache files
+# (cpucache, scancache) and the host files behind `jinx-vmm check-kvm` (kvmdiag). clang from
+# Debian: packages clang and libclang-rt-14-dev, installed by scripts/setup-deps.sh.
 #   make fuzz-smoke            each harness for FUZZ_SECONDS (10) on its seed corpus, FUZZ_JOBS (2) at a time
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
 #   make fuzz-seeds            regenerate the synthetic seeds in tests/fuzz/corpus/
@@ -25,10 +25,10 @@ FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
 FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c vmm/dump/patchrec.c
 FUZZ_SRCS    += vmm/kvm/cpucache.c vmm/kvm/libvirtcpu.c vmm/kvm/libvirtdl.c vmm/linux/scancache.c
-FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c
+FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c vmm/kvm/kvmdiag.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan cpucache scancache
+                cpuidscan cpucache scancache kvmdiag
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps

@@ -1,6 +1,7 @@
 /* jinx-vmm: the command dispatch and its usage; each command has its file (run.c,
  * dump/replay.c). */
 #include "cli/commands.h"
+#include "cli/check_kvm.h"
 #include "cli/replay.h"
 #include "kvm/layout.h"
 #include "lib/util.h"
@@ -13,6 +14,7 @@ void jinx_vmm_usage(FILE *f)
     fprintf(f,
         "usage: jinx-vmm run [options] IMAGE [ARG...] [options] [-- ARG...]\n"
         "       jinx-vmm replay [--verbose] [--image PATH] [--timeout DUR] [--no-pin] DUMP.jinxdump\n"
+        "       jinx-vmm check-kvm [--json] [--root DIR]   (can this machine run guests? why not?)\n"
         "\n"
         "Boots IMAGE (an x86-64 Linux program: static, or dynamically linked against the\n"
         "host's glibc, e.g. built with gcc -pthread or g++) in a\n"
@@ -106,6 +108,9 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "replay"))
         return cmd_replay(argc - 1, argv + 1);
-    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE, jinx-vmm replay DUMP)", argv[1]);
+    if (!strcmp(argv[1], "check-kvm"))
+        return cmd_check_kvm(argc - 1, argv + 1);
+    jx_err("unknown command '%s' (try: jinx-vmm run IMAGE, jinx-vmm replay DUMP, jinx-vmm "
+           "check-kvm)", argv[1]);
     return EXIT_VMM_ERROR;
 }

@@ -2,6 +2,7 @@
 #include "kvm/cpuidnorm.h"
 #include "kvm/cputable.h"
 #include "kvm/answers.h"
+#include "kvm/kvmdiag.h"
 #include "kvm/vclock.h"
 #include "kvm/cpuidpatch.h"
 #include "lib/util.h"
@@ -104,8 +105,14 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     vm->pvm = detect_pvm();
     vm->cpuid_hidden = !vm->pvm || host_has_flag("cpuid_fault");
     vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (vm->kvm_fd < 0)
+    if (vm->kvm_fd < 0) {
+        int e = errno;
+        /* The why and the what to do depend on the host (kvmdiag.h). */
+        if (kvm_diagnose(NULL, err, errlen) != KVM_DIAG_OK)
+            return -1;
+        errno = e; /* it opens now: say what the first open met */
         return kvm_error(err, errlen, "/dev/kvm");
+    }
     if (ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
         snprintf(err, errlen, "/dev/kvm: unexpected KVM API version");
         return -1;
