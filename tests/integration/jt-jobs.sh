@@ -8,7 +8,8 @@
 #    wall time; the first bug stops the other run (SIGTERM), which is gone afterwards, its
 #    exploration still counted; a run that ignores SIGTERM is killed after the grace time;
 #    SIGTERM to jinx test itself stops every run (exit 143), and SIGKILL to it still ends
-#    them (PR_SET_PDEATHSIG); no private directory is left;
+#    them (PR_SET_PDEATHSIG); no private directory is left; when jinx-vmm cannot run the
+#    image at all, status 2 and --json/--junit still say could not test, with its reason;
 #  - real runs: --jobs 2 finds a corpus bug, its dump replays, and the reported seed alone
 #    (--jobs 1 --seeds S-S) meets the same bug at the same schedule; a bug-free twin under
 #    --jobs 2: nothing found, both jobs ran; no jinx-vmm left in jinx test's process
@@ -47,6 +48,7 @@ echo "-- a stand-in jinx-vmm (exact counts)"
 #   bug S       sleep S seconds, then: a bug (SIGABRT, exit 134), 3 schedules in 1.0 s
 #   long        run until stopped; on SIGTERM: 5 schedules in 4.0 s, exit 143
 #   stubborn    run until SIGKILL (ignores SIGTERM)
+#   novm        jinx-vmm cannot run the image at all: its message, exit 125, no report
 # Each run writes its pid to $tmp/pid.<seed> and, while it runs, $tmp/up.<seed>.
 cat >"$tmp/fake-vmm" <<FAKE
 #!/bin/bash
@@ -65,6 +67,7 @@ case \$mode in
         xl 3 2 1.0; rm -f "$tmp/up.\$seed"; exit 134;;
   long) trap 'xl 5 0 4.0; rm -f "$tmp/up.\$seed"; exit 143' TERM; mark; while :; do sleep 0.1; done;;
   stubborn) trap '' TERM; mark; while :; do sleep 0.1; done;;
+  novm) echo "jinx-vmm: /dev/kvm: stand-in: no KVM device here" >&2; exit 125;;
 esac
 FAKE
 chmod +x "$tmp/fake-vmm"
@@ -111,6 +114,27 @@ if fake "a run that ignores SIGTERM" 1 -- "$C/lw-flag-ok" --jobs 2 --budget 40s 
   if [ "$el" -ge 5000 ] && [ "$el" -lt 15000 ] && ! alive 1; then ok "a run that ignores SIGTERM is killed after the 5 s grace ($el ms)"
   else bad "stubborn run: $el ms, alive: $(alive 1 && echo yes || echo no)"; fi
 fi
+
+# jinx-vmm could not run the image (no /dev/kvm, say): status 2, and a script asking for
+# --json or --junit still gets its answer, could not test, with jinx-vmm's reason.
+reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo novm >"$tmp/mode.1"; echo novm >"$tmp/mode.2"
+if fake "jinx-vmm cannot run the image" 2 -- "$C/lw-flag-ok" --jobs 1 --budget 30s --dump-dir "$tmp/f7" \
+     --junit "$tmp/f7.xml"; then
+  got=$(jget "$tmp/out" '(d["found"], d["could_not_test"], d["outcome"], d["status"], d["runs"])')
+  reason=$(jget "$tmp/out" 'd["reason"]')
+  if [ "$got" = "(False, True, 'jinx-vmm error', 125, 1)" ] &&
+     [ "$reason" = "jinx-vmm could not run the image (status 125): /dev/kvm: stand-in: no KVM device here" ]; then
+    ok "jinx-vmm could not run the image: --json says could not test, with its reason"
+  else bad "jinx-vmm could not run the image: $got, reason '$reason'"; fi
+  grep -q '<error type="could-not-test" message="could not test: jinx-vmm could not run the image (status 125): /dev/kvm: stand-in' "$tmp/f7.xml" &&
+    ok "--junit: an error, could not test, with the reason" || bad "--junit: $(head -c 600 "$tmp/f7.xml")"
+  grep -q "stand-in: no KVM device here" "$tmp/err" && ok "jinx-vmm's message is on stderr" ||
+    bad "stderr lacks jinx-vmm's message"
+fi
+JINX_VMM="$tmp/fake-vmm" "$JINX" test "$C/lw-flag-ok" --jobs 1 --budget 30s --dump-dir "$tmp/f8" >"$tmp/out" 2>"$tmp/err"; st=$?
+if [ $st = 2 ] && [ ! -s "$tmp/out" ] && grep -q "stand-in: no KVM device here" "$tmp/err"; then
+  ok "without --json: status 2, jinx-vmm's message on stderr, nothing on stdout"
+else bad "without --json: status $st, stdout $(head -c 200 "$tmp/out")"; fi
 
 reap_fakes; rm -f "$tmp"/mode.* "$tmp"/pid.* "$tmp"/up.*; echo long >"$tmp/mode.1"; echo long >"$tmp/mode.2"
 JINX_VMM="$tmp/fake-vmm" setsid "$JINX" test "$C/lw-flag-ok" --jobs 2 --budget 60s --dump-dir "$tmp/f5" \

@@ -10,7 +10,8 @@
  * test": the failing run had met one of jinx's own limits first (limitlog.h: threads,
  * guest memory, a syscall jinx lacks, ...), so its failure may be jinx's and is not
  * reported as a bug. --json prints the result as one JSON object on stdout, --junit
- * writes a JUnit XML file (one test case: the image). The guest's own output is not shown
+ * writes a JUnit XML file (one test case: the image); both also when jinx-vmm could not
+ * run the image (could_not_test, the reason from jinx-vmm's first message). The guest's own output is not shown
  * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
  * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
 #include "lib/options.h"
@@ -415,11 +416,22 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
             fprintf(stderr, "\n");
         jx_err("jinx-vmm could not run %s (status %d); its report (%s):", ro->image, s, ro->log);
         FILE *lf = fopen(ro->log, "r");
-        char line[512];
-        while (lf && fgets(line, sizeof line, lf))
+        char line[512], first[512] = "";
+        while (lf && fgets(line, sizeof line, lf)) {
             fputs(line, stderr);
+            /* jinx-vmm's first message says why (no /dev/kvm, a bad option, ...). */
+            if (!first[0] && !strncmp(line, "jinx-vmm: ", 10))
+                snprintf(first, sizeof first, "%s", line + 10);
+        }
         if (lf)
             fclose(lf);
+        first[strcspn(first, "\n")] = 0;
+        /* No verdict on the program; --json and --junit still say so (cmd_test). */
+        r->status = s;
+        r->could_not_test = true;
+        snprintf(r->outcome, sizeof r->outcome, "jinx-vmm error");
+        snprintf(r->reason, sizeof r->reason, "jinx-vmm could not run the image (status %d): %s",
+                 s, first[0] ? first : "see its log");
         return RUN_FAILED;
     }
     if (s == 0 || s == 124) {
@@ -660,14 +672,15 @@ static int cmd_test(int argc, char **argv)
     r.seconds = (mono_ns() - t0) / 1e9;
     if (isatty(2))
         fprintf(stderr, "\r%*s\r", 100, "");
-    if (v == JT_FAILED)
-        return EXIT_USAGE;
+    if (v == JT_FAILED && !json && !junit)
+        return EXIT_USAGE; /* jinx-vmm's log was shown */
     if (v == JT_INTERRUPTED) {
         jx_err("test: interrupted by SIG%s after %.1f s: its runs were stopped, no verdict",
                sigabbrev_np(pool.signo) ? sigabbrev_np(pool.signo) : "?", r.seconds);
         return 128 + pool.signo;
     }
-    jt_report_text(image, &r, json ? stderr : stdout);
+    if (v != JT_FAILED)
+        jt_report_text(image, &r, json ? stderr : stdout);
     if (json)
         jt_report_json(image, &r, stdout);
     if (junit && jt_write_junit(junit, image, &r) < 0) {
