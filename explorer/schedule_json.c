@@ -92,6 +92,16 @@ static int jobject(struct json_lex *p, member_fn member, void *ctx, int depth)
     }
 }
 
+/* A key met for the first time: marks it seen. A repeated one is refused (a schedule
+ * file is read back exactly as written, so a repeat means an edited or forged file). */
+static int first_time(struct json_lex *p, bool *seen, const char *key)
+{
+    if (*seen)
+        return json_lex_fail(p, "duplicate key \"%s\"", key);
+    *seen = true;
+    return 0;
+}
+
 struct seg_ctx {
     uint32_t thread, steps;
     bool have_thread, have_steps;
@@ -101,15 +111,13 @@ static int seg_member(struct json_lex *p, const char *key, void *vctx, int depth
 {
     struct seg_ctx *c = vctx;
     if (strcmp(key, "thread") == 0) {
-        if (c->have_thread)
-            return json_lex_fail(p, "duplicate key \"thread\"");
-        c->have_thread = true;
+        if (first_time(p, &c->have_thread, "thread") != 0)
+            return -1;
         return juint(p, 1, EX_SCHED_MAX_TID, "thread", &c->thread);
     }
     if (strcmp(key, "steps") == 0) {
-        if (c->have_steps)
-            return json_lex_fail(p, "duplicate key \"steps\"");
-        c->have_steps = true;
+        if (first_time(p, &c->have_steps, "steps") != 0)
+            return -1;
         return juint(p, 1, EX_MAX_STEPS, "steps", &c->steps);
     }
     return json_lex_skip_value(p, depth + 1);
@@ -180,9 +188,8 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
     struct ex_schedule *s = c->s;
     if (strcmp(key, "version") == 0) {
         uint32_t v;
-        if (c->have_version)
-            return json_lex_fail(p, "duplicate key \"version\"");
-        c->have_version = true;
+        if (first_time(p, &c->have_version, "version") != 0)
+            return -1;
         json_lex_ws(p);
         size_t at_v = p->pos;
         if (juint(p, 0, 1000000, "version", &v) != 0)
@@ -195,9 +202,8 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
     }
     if (strcmp(key, "default") == 0) {
         char pol[16];
-        if (c->have_default)
-            return json_lex_fail(p, "duplicate key \"default\"");
-        c->have_default = true;
+        if (first_time(p, &c->have_default, "default") != 0)
+            return -1;
         json_lex_ws(p);
         size_t at_v = p->pos;
         if (json_lex_string(p, pol, sizeof pol, "default") != 0)
@@ -213,27 +219,23 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
         return 0;
     }
     if (strcmp(key, "quantum") == 0) {
-        if (c->have_quantum)
-            return json_lex_fail(p, "duplicate key \"quantum\"");
-        c->have_quantum = true;
+        if (first_time(p, &c->have_quantum, "quantum") != 0)
+            return -1;
         return juint(p, 1, EX_MAX_STEPS, "quantum", &s->quantum);
     }
     if (strcmp(key, "note") == 0) {
-        if (c->have_note)
-            return json_lex_fail(p, "duplicate key \"note\"");
-        c->have_note = true;
+        if (first_time(p, &c->have_note, "note") != 0)
+            return -1;
         return json_lex_string(p, s->note, sizeof s->note, "note");
     }
     if (strcmp(key, "shared_pages") == 0) {
-        if (c->have_shared)
-            return json_lex_fail(p, "duplicate key \"shared_pages\"");
-        c->have_shared = true;
+        if (first_time(p, &c->have_shared, "shared_pages") != 0)
+            return -1;
         return shared_pages(p, s);
     }
     if (strcmp(key, "segments") == 0) {
-        if (c->have_segments)
-            return json_lex_fail(p, "duplicate key \"segments\"");
-        c->have_segments = true;
+        if (first_time(p, &c->have_segments, "segments") != 0)
+            return -1;
         if (expect(p, '[') != 0)
             return -1;
         if (json_lex_at(p, ']')) {

@@ -216,6 +216,22 @@ static void test_json_rejects(void **st)
     parse_bad("{\"version\":1,\"segments\":[{\"thread\":1,\"thread\":2,\"steps\":1}]}", 1, 0,
               "duplicate");
     parse_bad("{\"version\":1,\"version\":1,\"segments\":[]}", 1, 0, "duplicate");
+    /* Every key, once each: the message names the repeated one. */
+    parse_bad("{\"version\":1,\"segments\":[{\"thread\":1,\"steps\":1,\"steps\":2}]}", 1, 0,
+              "duplicate key \"steps\"");
+    parse_bad("{\"version\":1,\"segments\":[{\"thread\":1,\"thread\":2,\"steps\":1}]}", 1, 0,
+              "duplicate key \"thread\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"segments\":[]}", 1, 0,
+              "duplicate key \"segments\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"default\":\"continue\",\"default\":\"continue\"}",
+              1, 0, "duplicate key \"default\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"quantum\":2,\"quantum\":2}", 1, 0,
+              "duplicate key \"quantum\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"note\":\"a\",\"note\":\"a\"}", 1, 0,
+              "duplicate key \"note\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"shared_pages\":[],\"shared_pages\":[]}", 1, 0,
+              "duplicate key \"shared_pages\"");
+    parse_bad("{\"version\":1,\"segments\":[],\"version\":1}", 1, 0, "duplicate key \"version\"");
     parse_bad("{\"version\":1,\"segments\":[],}", 1, 0, NULL);
     parse_bad("{\"version\":1,\"segments\":[1]}", 1, 26, "expected '{'");
     parse_bad("{\"version\":1,\"segments\":{}}", 1, 25, "expected '['");
