@@ -6,6 +6,11 @@ set -u
 cd "$(dirname "$0")/.."
 VMM=bin/jinx-vmm
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Every step boots a guest: on a machine that cannot, say why once and stop.
+if ! why=$($VMM check-kvm 2>&1); then
+  echo "make demo: the demo boots guests on KVM, and this machine cannot: $why" >&2
+  exit 1
+fi
 say "jinx-vmm run images/bin/circle   (the Jinx article's Circle class; its bug is rare)"
 $VMM run images/bin/circle; echo "exit status $?"
 say "jinx-vmm run images/bin/correct  (same shape, no bug)"
