@@ -63,6 +63,8 @@ BIN=${BIN:-bin}
 [ $# -gt 0 ] || set -- images/bin/throughput images/bin/correct
 for img in "$@"; do [ -x "$img" ] || { echo "soak.sh: no image $img (run make)" >&2; exit 2; }; done
 [ -x "$BIN/jinx-vmm" ] || { echo "soak.sh: no $BIN/jinx-vmm (run make)" >&2; exit 2; }
+# Runs that cannot boot (status 125) would be counted as false reports: say why instead.
+why=$("$BIN/jinx-vmm" check-kvm 2>&1) || { echo "soak.sh: this machine cannot boot guests: $why" >&2; exit 2; }
 out=${out:-soak-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out/logs" || exit 2
 cp "$BIN/jinx-vmm" "$out/jinx-vmm" || exit 2

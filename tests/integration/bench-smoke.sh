@@ -119,5 +119,20 @@ scripts/bench/time-to-bug.sh --images correct >/dev/null 2>&1; st=$?
 scripts/bench/round-cost.sh --bogus >/dev/null 2>&1; st=$?
 [ $st = 2 ] && ok "round-cost: unknown option refused" || bad "round-cost --bogus: status $st"
 
+# A machine that cannot boot guests (a stand-in jinx-vmm whose check-kvm fails): a
+# benchmark says why and stops with status 2, instead of tables of runs that all failed
+# with status 125 (read as "nothing found" and false positives).
+mkdir -p "$RESULTS/nokvm"
+printf '#!/bin/sh\n[ "$1" = check-kvm ] && { echo "/dev/kvm: stand-in: no KVM here"; exit 1; }\nexit 125\n' \
+  >"$RESULTS/nokvm/jinx-vmm"
+chmod +x "$RESULTS/nokvm/jinx-vmm"
+for cmd in "scripts/bench/explore.sh --quick" "scripts/bench/reset.sh --quick" \
+           "scripts/soak.sh --minutes 0.1 images/bin/correct"; do
+  out=$(BIN=$RESULTS/nokvm $cmd 2>&1); st=$?
+  if [ $st = 2 ] && echo "$out" | grep -q "cannot boot guests: /dev/kvm: stand-in: no KVM here"; then
+    ok "no KVM: ${cmd%% *} says why, status 2"
+  else bad "no KVM: $cmd: status $st, said: $(echo "$out" | tail -3)"; fi
+done
+
 echo "bench smoke: $pass passed, $fail failed"
 [ $fail = 0 ]
