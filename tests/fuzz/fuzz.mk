@@ -25,7 +25,7 @@ FUZZ_SRCS    := $(wildcard lib/*.c) vmm/dump/dumpfile.c vmm/dump/dumpfiles.c vmm
 FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm/dump/race_pair.c
 FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c vmm/dump/patchrec.c
 FUZZ_SRCS    += vmm/kvm/cpucache.c vmm/kvm/libvirtcpu.c vmm/kvm/libvirtdl.c vmm/linux/scancache.c
-FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c vmm/kvm/kvmdiag.c
+FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c vmm/kvm/kvmdiag.c vmm/kvm/hostcpu.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
                 cpuidscan cpucache scancache kvmdiag

@@ -11,9 +11,10 @@
  * guest memory, a syscall jinx lacks, ...), so its failure may be jinx's and is not
  * reported as a bug. --json prints the result as one JSON object on stdout, --junit
  * writes a JUnit XML file (one test case: the image); both also when jinx-vmm could not
- * run the image (could_not_test, the reason from jinx-vmm's first message). The guest's own output is not shown
- * (it would interleave with the progress line); the last run's jinx-vmm report is kept in
- * DIR/jinx-test-last.log and its JSON outcome in DIR/jinx-test-last.json. */
+ * run the image (could_not_test, the reason from jinx-vmm's first message). The guest's
+ * own output is not shown (it would interleave with the progress line); the last run's
+ * jinx-vmm report is kept in DIR/jinx-test-last.log and its JSON outcome in
+ * DIR/jinx-test-last.json. */
 #include "lib/options.h"
 #include "cli/hosts_cmd.h"
 #include "kvm/cpumodel.h"

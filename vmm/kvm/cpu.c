@@ -2,6 +2,7 @@
 #include "kvm/cpuidnorm.h"
 #include "kvm/cputable.h"
 #include "kvm/answers.h"
+#include "kvm/hostcpu.h"
 #include "kvm/kvmdiag.h"
 #include "kvm/vclock.h"
 #include "kvm/cpuidpatch.h"
@@ -66,24 +67,6 @@ static struct kvm_cpuid_entry2 *cpuid_find(struct kvm_cpuid2 *c, uint32_t fn, ui
 /* PVM serves /dev/kvm without VMX/SVM: guest "supervisor" code runs in hardware ring 3
  * and a user SYSCALL stays in user mode. The syscall entry differs (see agent.S); the
  * first syscall double-checks this guess (vm.c). */
-/* Whether user-mode CPUID can be made to trap here: always under VMX/SVM (CPUID exits
- * to KVM), under PVM only if the host CPU has CPUID faulting. */
-static bool host_has_flag(const char *flag)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return false;
-    char line[8192];
-    bool found = false;
-    size_t n = strlen(flag);
-    while (!found && fgets(line, sizeof line, f))
-        if (!strncmp(line, "flags", 5))
-            for (char *p = strstr(line, flag); p && !found; p = strstr(p + 1, flag))
-                found = p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n');
-    fclose(f);
-    return found;
-}
-
 static bool detect_pvm(void)
 {
     if (access("/sys/module/kvm_pvm", F_OK) == 0)
@@ -103,7 +86,9 @@ static bool detect_pvm(void)
 int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
 {
     vm->pvm = detect_pvm();
-    vm->cpuid_hidden = !vm->pvm || host_has_flag("cpuid_fault");
+    /* User-mode CPUID traps always under VMX/SVM (CPUID exits to KVM), under PVM only if
+     * the host CPU has CPUID faulting. */
+    vm->cpuid_hidden = !vm->pvm || hostcpu_flag("cpuid_fault");
     vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
     if (vm->kvm_fd < 0) {
         int e = errno;

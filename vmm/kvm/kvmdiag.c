@@ -1,5 +1,7 @@
 #include "kvm/kvmdiag.h"
+#include "kvm/hostcpu.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +10,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* /proc/cpuinfo's first CPU block holds the first "flags" line; 64 KiB is far past it
- * on any machine (one block is 1-3 KiB), and a file that long is only cut. */
-#define CPUINFO_MAX (64u << 10)
 #define MISC_MAX (16u << 10)
 
 static void path_of(char *out, size_t len, const char *root, const char *rel)
@@ -51,43 +50,19 @@ static bool exists(const char *root, const char *rel)
     return access(p, F_OK) == 0;
 }
 
-/* Whether the whitespace-separated word w is in s[0..n). */
-static bool has_word(const char *s, size_t n, const char *w)
-{
-    size_t wl = strlen(w);
-    for (size_t i = 0; i + wl <= n; i++) {
-        if (memcmp(s + i, w, wl))
-            continue;
-        bool start = i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t' || s[i - 1] == ':';
-        bool end = i + wl == n || s[i + wl] == ' ' || s[i + wl] == '\t' || s[i + wl] == '\n';
-        if (start && end)
-            return true;
-    }
-    return false;
-}
-
 void kvm_parse_cpu_flags(const char *buf, size_t n, struct kvm_host_facts *f)
 {
-    f->cpu_vmx = f->cpu_svm = f->cpu_hypervisor = false;
-    for (size_t at = 0; at < n;) {
-        const char *nl = memchr(buf + at, '\n', n - at);
-        size_t len = nl ? (size_t)(nl - (buf + at)) : n - at;
-        if (len >= 5 && !memcmp(buf + at, "flags", 5)) {
-            f->cpu_vmx = has_word(buf + at + 5, len - 5, "vmx");
-            f->cpu_svm = has_word(buf + at + 5, len - 5, "svm");
-            f->cpu_hypervisor = has_word(buf + at + 5, len - 5, "hypervisor");
-            return;
-        }
-        at += len + 1;
-    }
+    f->cpu_vmx = hostcpu_flag_in(buf, n, "vmx");
+    f->cpu_svm = hostcpu_flag_in(buf, n, "svm");
+    f->cpu_hypervisor = hostcpu_flag_in(buf, n, "hypervisor");
 }
 
 static void read_cpu_flags(const char *root, struct kvm_host_facts *f)
 {
-    char *buf = malloc(CPUINFO_MAX);
+    char *buf = malloc(HOSTCPU_READ_MAX);
     if (!buf)
         return;
-    kvm_parse_cpu_flags(buf, slurp(root, "proc/cpuinfo", buf, CPUINFO_MAX), f);
+    kvm_parse_cpu_flags(buf, slurp(root, "proc/cpuinfo", buf, HOSTCPU_READ_MAX), f);
     free(buf);
 }
 
@@ -148,10 +123,15 @@ void kvm_host_facts_read(const char *root, struct kvm_host_facts *f)
     read_cpu_flags(root, f);
 }
 
-static enum kvm_diag say(char *msg, size_t len, enum kvm_diag d, const char *fmt, const char *a)
+__attribute__((format(printf, 4, 5)))
+static enum kvm_diag say(char *msg, size_t len, enum kvm_diag d, const char *fmt, ...)
 {
-    if (msg && len)
-        snprintf(msg, len, fmt, a);
+    if (msg && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
     return d;
 }
 
@@ -179,30 +159,29 @@ static enum kvm_diag no_device(const struct kvm_host_facts *f, char *msg, size_t
     if (f->cpu_hypervisor)
         return say(msg, len, KVM_DIAG_NESTED_OFF,
                    "/dev/kvm: this machine is a virtual machine whose CPU shows neither VMX "
-                   "nor SVM: enable nested virtualization on its host%s, or boot a kernel "
-                   "with kvm_pvm (PVM needs no VMX/SVM)", "");
+                   "nor SVM: enable nested virtualization on its host, or boot a kernel "
+                   "with kvm_pvm (PVM needs no VMX/SVM)");
     return say(msg, len, KVM_DIAG_NO_VIRT,
                "/dev/kvm: the CPU shows neither VMX nor SVM: enable virtualization (VT-x / "
-               "AMD-V) in the firmware%s", "");
+               "AMD-V) in the firmware");
 }
 
 enum kvm_diag kvm_diagnose_facts(const struct kvm_host_facts *f, char *msg, size_t len)
 {
     if (f->node_kvm && f->node_rw)
-        return say(msg, len, KVM_DIAG_OK, "/dev/kvm: usable%s", "");
+        return say(msg, len, KVM_DIAG_OK, "/dev/kvm: usable");
     if (f->node && !f->node_kvm)
         return say(msg, len, KVM_DIAG_NOT_KVM,
-                   "/dev/kvm is not KVM's device (the character device 10:232)%s: remove it "
-                   "and, as root, mknod /dev/kvm c 10 232", "");
+                   "/dev/kvm is not KVM's device (the character device 10:232): remove it "
+                   "and, as root, mknod /dev/kvm c 10 232");
     if (f->node_kvm && (f->node_errno == EACCES || f->node_errno == EPERM))
         return say(msg, len, KVM_DIAG_PERMISSION,
-                   "/dev/kvm: permission denied%s: run as root or add yourself to group kvm",
-                   "");
+                   "/dev/kvm: permission denied: run as root or add yourself to group kvm");
     if (f->misc_kvm && !f->node)
         return say(msg, len, KVM_DIAG_NO_NODE,
                    "/dev/kvm is missing although the kernel registered KVM (/proc/misc lists "
-                   "kvm)%s: as root, mknod /dev/kvm c 10 232 (a container: pass the device "
-                   "in)", "");
+                   "kvm): as root, mknod /dev/kvm c 10 232 (a container: pass the device "
+                   "in)");
     if (f->misc_kvm)
         return say(msg, len, KVM_DIAG_OPEN_FAILED,
                    "/dev/kvm: the kernel registered KVM but the node does not open (%s): "

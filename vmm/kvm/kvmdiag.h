@@ -62,7 +62,7 @@ void kvm_host_facts_read(const char *root, struct kvm_host_facts *f);
  * to do, e.g. "kvm_pvm is in this kernel but registered no /dev/kvm ...". */
 enum kvm_diag kvm_diagnose_facts(const struct kvm_host_facts *f, char *msg, size_t len);
 /* The parsers behind kvm_host_facts_read, on a buffer (any bytes; tests/fuzz/fuzz_kvmdiag.c):
- * the first line that starts with "flags" sets f's cpu_* facts by whole word; /proc/misc
+ * f's cpu_* facts from the first "flags" line (hostcpu.h's rule); /proc/misc
  * text lists kvm when a line reads "232 kvm" (leading blanks allowed). */
 void kvm_parse_cpu_flags(const char *buf, size_t n, struct kvm_host_facts *f);
 bool kvm_parse_misc(const char *buf, size_t n);

@@ -8,6 +8,7 @@
 #include <x86intrin.h>
 
 #include "kvm/guestmem.h"
+#include "kvm/hostcpu.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include "linux/futex.h"
@@ -28,17 +29,8 @@ uint64_t vclock_elapsed(uint64_t ticks, uint64_t mult)
  * in every state, so a tick count is a time. */
 static bool tsc_is_clock(const char *cpuinfo)
 {
-    const char *f = cpuinfo ? strstr(cpuinfo, "\nflags") : NULL;
-    if (!f)
-        return false;
-    const char *end = strchr(f + 1, '\n');
-    size_t n = end ? (size_t)(end - f) : strlen(f);
-    char line[4096];
-    if (n >= sizeof line)
-        n = sizeof line - 1;
-    memcpy(line, f, n);
-    line[n] = 0;
-    return strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+    size_t n = cpuinfo ? strlen(cpuinfo) : 0;
+    return hostcpu_flag_in(cpuinfo, n, "constant_tsc") && hostcpu_flag_in(cpuinfo, n, "nonstop_tsc");
 }
 
 void vclock_setup(struct vclock *c, bool pvm, bool answers, uint64_t khz, const char *cpuinfo)
