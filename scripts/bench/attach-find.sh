@@ -35,8 +35,8 @@ done
 img=$1; shift
 [ -x "$img" ] || { echo "$0: no executable $img (run make)" >&2; exit 2; }
 name=$(basename "$img")
-[ $native = 1 ] || why=$("$VMM" check-kvm 2>&1) ||
-  { echo "$0: this machine cannot boot guests: $why" >&2; exit 2; }
+. "$(dirname "$0")/lib.sh"
+[ $native = 1 ] || bench_need_kvm
 ok=$(sed -n 's/^ok: *exit //p' "images/$name.manifest" 2>/dev/null | head -1); ok=${ok:-0}
 if [ $native = 1 ]; then
   run_tmo=${run_tmo:-2}; ulimit -c 0

@@ -4,7 +4,8 @@
 set -eu
 cd "$(dirname "$0")/../.."
 N=${1:-21}; IMAGE=${IMAGE:-images/bin/correct}
-why=$(bin/jinx-vmm check-kvm 2>&1) || { echo "boot.sh: this machine cannot boot guests: $why" >&2; exit 2; }
+. scripts/bench/lib.sh
+bench_need_kvm
 mkdir -p bench-results
 for i in $(seq "$N"); do
   bin/jinx-vmm run --stats --quiet "$IMAGE" 2>&1 >/dev/null | sed -n 's/.*stats: //p'

@@ -20,7 +20,8 @@ case "${1:-}" in
   '') ;;
   *) echo "cue-cost.sh: unknown argument $1 (usage: cue-cost.sh [--quick])" >&2; exit 2 ;;
 esac
-why=$(bin/jinx-vmm check-kvm 2>&1) || { echo "cue-cost.sh: this machine cannot boot guests: $why" >&2; exit 2; }
+. scripts/bench/lib.sh
+bench_need_kvm
 mkdir -p bench-results "${BUILD:-build}/bench"
 med() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 probe=${BUILD:-build}/bench/syscall-probe

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/../.."
 # vDSO call natively but a syscall under jinx-vmm, do not dominate what is measured.
 RUNS=${RUNS:-7}; THREADS=${THREADS:-4}; ITERS=${ITERS:-20}; CPU=${CPU:-409600}; PINGS=${PINGS:-20000}
 IMG=images/bin/throughput
-why=$(bin/jinx-vmm check-kvm 2>&1) || { echo "free-vs-native.sh: this machine cannot boot guests: $why" >&2; exit 2; }
+. scripts/bench/lib.sh
+bench_need_kvm
 mkdir -p bench-results
 : >bench-results/free-vs-native.raw
 for r in $(seq "$RUNS"); do

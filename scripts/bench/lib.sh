@@ -16,14 +16,20 @@ bench_summary() {
     print a[1], q1, a[int((NR+1)/2)], q3, a[NR], NR }'
 }
 
-# The build must exist: the benchmarks time it, they do not build it. And they boot
-# guests: on a machine that cannot, every run would fail with status 125 and the tables
-# would read as results (nothing found, false positives), so they stop with the reason.
+# The benchmarks boot guests: on a machine that cannot, every run would fail with status
+# 125 and the tables would read as results (nothing found, false positives), so they stop
+# with jinx-vmm check-kvm's reason.
+bench_need_kvm() {
+  local why
+  why=$("${BIN:-bin}/jinx-vmm" check-kvm 2>&1) || bench_die "this machine cannot boot guests: $why"
+}
+
+# The build must exist: the benchmarks time it, they do not build it (and bench_need_kvm).
 bench_need_build() {
   [ -x "${BIN:-bin}/jinx-vmm" ] || bench_die "no ${BIN:-bin}/jinx-vmm: run make first"
-  local f why
+  local f
   for f in "$@"; do [ -x "$f" ] || bench_die "no $f: run make first"; done
-  why=$("${BIN:-bin}/jinx-vmm" check-kvm 2>&1) || bench_die "this machine cannot boot guests: $why"
+  bench_need_kvm
 }
 
 # Host description for the JSON results.
