@@ -1,21 +1,7 @@
 #include "dcheck.h"
 #include "conflict.h"
+#include "holds.h"
 #include <string.h>
-
-#define HELD 4 /* words one thread holds at once, at most (more: not seen) */
-
-struct holder {
-    uint64_t w[HELD];
-    unsigned n;
-};
-
-static int held_at(const struct holder *h, uint64_t w)
-{
-    for (unsigned i = 0; i < h->n; i++)
-        if (h->w[i] == w)
-            return (int)i;
-    return -1;
-}
 
 /* The (thread, variable) states: CHECKED after an unlocked read (its rip in
  * the bits above), RECHECKED after a locked read by another instruction that
@@ -28,7 +14,7 @@ uint64_t ex_trace_double_checks(const struct ex_trace *t, const struct ex_u64map
 {
     if (!t || !t->ev)
         return 0;
-    struct holder held[EX_MAX_TID + 1];
+    struct ex_holds held[EX_MAX_TID + 1];
     memset(held, 0, sizeof held);
     struct ex_u64map state, done;
     ex_u64map_init(&state);
@@ -38,18 +24,10 @@ uint64_t ex_trace_double_checks(const struct ex_trace *t, const struct ex_u64map
         const struct ex_event *e = &t->ev[i];
         if (!ex_is_access(e) || e->tid == 0 || e->tid > EX_MAX_TID)
             continue;
-        struct holder *hd = &held[e->tid];
+        struct ex_holds *hd = &held[e->tid];
         uint64_t x = ex_loc_of(e);
-        int at = held_at(hd, x);
-        if (at >= 0 && ex_is_write(e)) {
-            hd->w[at] = hd->w[--hd->n]; /* released */
+        if (ex_holds_note(hd, e))
             continue;
-        }
-        if (e->kind == EX_RMW && ex_is_atomic(e)) {
-            if (hd->n < HELD)
-                hd->w[hd->n++] = x;
-            continue;
-        }
         uint64_t *s = ex_u64map_put(&state, ex_hash2(x, e->tid), NONE, NULL);
         if (!s)
             continue; /* no memory: at worst X missed */

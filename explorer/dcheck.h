@@ -7,8 +7,7 @@
  *   store, the first check skips it, so another thread can see X published
  *   before what X points to is filled).
  *
- * A thread HOLDS a word from its atomic RMW of it until its next store or RMW
- * of it (online_nest.c's rule; at most four at once). The re-read must be by
+ * A thread HOLDS a word by holds.h's rule. The re-read must be by
  * another instruction than the first read: the same one is a loop re-reading
  * its condition. Only the thread's own accesses count, so the rule needs no
  * happens-before; a variable is an access's start address (ex_loc_of).

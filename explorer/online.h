@@ -192,23 +192,27 @@
  *            So a program without DATA variables or chains runs exactly the
  *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
  *            once a run showed a condition wait (h->cond_waits, index >=
- *            h->cond_from; never for lock waits alone), indexes 5 and 7 run "wake"
- *            with ordinals 0 and 1 (creation order with the waker rule; the
- *            older half last with the woken rule; 1 and 0 when by index 5 a
- *            run showed a condition wait whose waker was created before the
- *            waiter, h->cond_older: a producer before its consumers) and index
- *            9 the sweep's pair
+ *            h->cond_from; never for lock waits alone), indexes 2 and 3 run
+ *            "wake" with ordinals 0 and 1 (creation order with the waker rule;
+ *            the older half last with the woken rule; 1 and 0 when by the
+ *            first of them a run showed a condition wait whose waker was
+ *            created before the waiter, h->cond_older: a producer before its
+ *            consumers), or indexes 5 and 7 where a slot's early index came
+ *            before the condition wait was known or after a SPLIT UPDATE was
+ *            (see EARLY SLOT: a lost update beside the wait, which the early
+ *            slot and the first flips find), and index 9 the sweep's pair
  *            of the second newest DATA variable (the newest's comes in the
  *            sweep's own cycle; "wake" ordinal 2 without DATA variables),
  *            unless that index is a sweep slot; they too are left out of the
- *            virtual index. Indexes 0-4 never change, and a program whose runs
- *            show no condition wait runs the layout without wake slots.
+ *            virtual index. Indexes 0 and 1 never change, and a program whose
+ *            runs show no condition wait runs the layout without wake slots.
  *            EARLY SLOT (online_split.c): index 2, unless it is a sweep or
  *            wake slot, runs the sweep at a variable a run's trace named (it
  *            too is left out of the virtual index): once a trace showed a
  *            SPLIT UPDATE (splitrmw.h: two threads each read a DATA variable
- *            with a plain load and make their very next access a plain store
- *            to it, a counter or reference count updated in two steps;
+ *            with a plain load, holding no lock, and make their very next
+ *            access to a shared variable a plain store to it, a counter or
+ *            reference count updated in two steps;
  *            h->split_updates, index >= h->split_from), the sweep's pair at it
  *            (h->split_var: its read window, then another thread's write
  *            window of it); else, once a trace showed a DOUBLE CHECK

@@ -183,17 +183,48 @@ void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len)
  * (condwait.h: h->cond_waits, from index h->cond_from). A program whose runs
  * only contend for locks (or wait for nothing) runs the layout without wake
  * slots. The older half last comes first when, by the first slot, a run showed
- * a condition wait whose waker is older than the waiter (h->cond_older). After index 4: earlier slots (2 and 3, 1 and 3, 2 and 5, 3 and 5) met
- * bb-if, bb-shared-cond and lw-wrong-waiter sooner but pushed thr4-barrier, a
- * condition-variable program whose bug is a data race, from 4 to 8 schedules
- * (docs/explore.md, "The condition-wait gate"). */
-static const uint64_t wake_slots[] = { 5, 7, 9 };
-#define NWAKE_SLOTS (sizeof wake_slots / sizeof wake_slots[0])
+ * a condition wait whose waker is older than the waiter (h->cond_older).
+ *
+ * Where the two variants go: EARLY (indexes 2 and 3) when by then a run showed
+ * a condition wait and no split update (splitrmw.h: h->split_updates, from
+ * h->split_from), else LATE (5 and 7). A condition-variable program whose bug
+ * is a lost update beside the wait (thr4-barrier: a barrier whose arrival count
+ * is bumped outside the lock) is found by the early slot's pair and the third
+ * flip at index 3, which earlier wake slots pushed from 4 to 8 schedules; the
+ * programs whose bug is the wait itself (bb-if, bb-shared-cond,
+ * lw-wrong-waiter) show no split update and are met 3 schedules sooner
+ * (docs/explore.md, "The condition-wait gate"). Every test below depends only
+ * on h->cond_from and h->split_from, which never change once set, so the layout
+ * of the indexes already run stays what it was. */
+static const uint64_t early_slots[] = { 2, 3 };
+static const uint64_t late_slots[] = { 5, 7 };
+#define PAIR_SLOT 9u
+#define NWAKE_VARIANT_SLOTS (sizeof early_slots / sizeof early_slots[0])
+
+static bool cond_known(const struct ex_history *h, uint64_t index)
+{
+    return h && h->cond_waits && index >= h->cond_from;
+}
+
+static bool early(const struct ex_history *h, size_t i)
+{
+    uint64_t at = early_slots[i];
+    return cond_known(h, at) && !(h->split_updates && at >= h->split_from);
+}
+
+/* The index of wake slot i (0, 1: the variants; 2: the pair). */
+static uint64_t slot_at(const struct ex_history *h, size_t i)
+{
+    if (i >= NWAKE_VARIANT_SLOTS)
+        return PAIR_SLOT;
+    return early(h, i) ? early_slots[i] : late_slots[i];
+}
 
 static int wake_slot(const struct ex_history *h, uint64_t index)
 {
-    for (size_t i = 0; h && h->cond_waits && index >= h->cond_from && i < NWAKE_SLOTS; i++)
-        if (index == wake_slots[i] && !ex_online_portfolio_sweeps(h, index))
+    for (size_t i = 0; i <= NWAKE_VARIANT_SLOTS; i++)
+        if (index == slot_at(h, i) && cond_known(h, index) &&
+            !ex_online_portfolio_sweeps(h, index))
             return (int)i;
     return -1;
 }
@@ -208,7 +239,7 @@ bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_
         /* A waiter woken by an older thread (a producer created before its
          * consumers): the older half last first (wake's ordinal 1). */
         *kind = EX_ONLINE_WAKE;
-        bool older = h->cond_older && h->cond_older_from <= wake_slots[0]; /* the same for both */
+        bool older = h->cond_older && h->cond_older_from <= slot_at(h, 0); /* the same for both */
         *ordinal = older ? (uint64_t)(1 - i) : (uint64_t)i;
     } else if (index >= ex_online_sweep_first(h)) {
         /* The second newest variable's pair (the newest's is the sweep's
@@ -226,7 +257,9 @@ bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_
 uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < NWAKE_SLOTS; i++)
-        n += wake_slots[i] < index && wake_slot(h, wake_slots[i]) >= 0;
+    for (size_t i = 0; i <= NWAKE_VARIANT_SLOTS; i++) {
+        uint64_t at = slot_at(h, i);
+        n += at < index && wake_slot(h, at) >= 0;
+    }
     return n;
 }

@@ -1,5 +1,7 @@
 #include "splitrmw.h"
 #include "conflict.h"
+#include "holds.h"
+#include <string.h>
 
 /* A thread's last access to a variable (the key: ex_hash2(addr, tid)). */
 enum { LAST_OTHER = 1, LAST_PLAIN_READ = 2 };
@@ -17,6 +19,8 @@ uint64_t ex_trace_split_updates(const struct ex_trace *t, const struct ex_u64map
     struct ex_u64map last, vars;
     ex_u64map_init(&last);
     ex_u64map_init(&vars);
+    struct ex_holds held[EX_MAX_TID + 1];
+    memset(held, 0, sizeof held);
     uint64_t found = 0, lastx[EX_MAX_TID + 1]; /* each thread's last variable accessed */
     for (size_t k = 0; k <= EX_MAX_TID; k++)
         lastx[k] = UINT64_MAX;
@@ -25,13 +29,17 @@ uint64_t ex_trace_split_updates(const struct ex_trace *t, const struct ex_u64map
         if (!ex_is_access(e) || e->tid == 0 || e->tid > EX_MAX_TID)
             continue;
         uint64_t x = ex_loc_of(e);
+        if (conflict && !ex_u64map_get(conflict, x))
+            continue; /* private (its own stack: the compiler's pushes between the two) */
         bool next = lastx[e->tid] == x; /* nothing of its own between the read and this */
         lastx[e->tid] = x;
+        bool step = ex_holds_note(&held[e->tid], e), locked = step || held[e->tid].n > 0;
         uint64_t *l = ex_u64map_put(&last, ex_hash2(x, e->tid), 0, NULL);
         if (!l)
             continue; /* no memory: this access is not seen (at worst X missed) */
-        bool split = *l == LAST_PLAIN_READ && next && e->kind == EX_WRITE && !ex_is_atomic(e);
-        *l = e->kind == EX_READ && !ex_is_atomic(e) ? LAST_PLAIN_READ : LAST_OTHER;
+        bool split = *l == LAST_PLAIN_READ && next && !locked && e->kind == EX_WRITE &&
+                     !ex_is_atomic(e);
+        *l = e->kind == EX_READ && !ex_is_atomic(e) && !locked ? LAST_PLAIN_READ : LAST_OTHER;
         if (!split)
             continue;
         uint64_t *v = ex_u64map_put(&vars, x, 0, NULL);

@@ -9,9 +9,17 @@
  * trace whether a program makes such updates:
  *
  *   a SPLIT UPDATE of a variable X: at least two threads each read X with a
- *   plain (not atomic) load and make their very next recorded access, of any
- *   variable, a plain store to X (a counter, a reference count, a maximum
- *   updated with two instructions instead of one atomic one: the lost update).
+ *   plain (not atomic) load, holding no lock (holds.h), and make their very
+ *   next recorded access, of any variable, a plain store to X, still holding
+ *   none (a counter, a reference count, a maximum updated with two
+ *   instructions instead of one atomic one: the lost update; under a lock it
+ *   is none, whatever the conflict map says of X: a condition wait gives the
+ *   mutex back inside libc by RMWs that make lock-protected data look racy,
+ *   bb-shared-cond's sum).
+ *   With a conflict map, "recorded access" means one to a variable the map
+ *   knows (some two threads access it): the compiler schedules a thread's own
+ *   stack slots (pushes of callee-saved registers) between the load and the
+ *   store of one statement (thr4-barrier's `arrived = n + 1`).
  *
  * "Very next": libc's flags read on entry and written much later (musl's
  * libc.need_locks, read by __lock, written by the exit of the last thread) are
@@ -21,11 +29,14 @@
  * ex_loc_of). Under one lock the accesses of X are no race and X is no DATA
  * variable (conflict.h), which the caller checks.
  *
- * Measured (docs/explore.md, "Split updates and double checks: the early slot"): in the
- * portfolio's first runs (seed 1) it holds for atom-counter, atom-lazy-init,
- * many-20-counter, many-64-max, many-150-ticket and rc-uaf (run 0 or 1: the
- * VMM records a thread's second access to a page it owns only once the page is
- * pre-shared), for none of the programs whose bugs the first flips find.
+ * Measured (docs/explore.md, "Split updates and double checks: the early slot",
+ * and "Early wake slots"): in the portfolio's first runs (seed 1) it holds for
+ * atom-counter, atom-lazy-init, many-20-counter, many-64-max, many-150-ticket,
+ * many-200-list, rc-uaf and thr4-barrier (run 0 or 1: the VMM records a
+ * thread's second access to a page it owns only once the page is pre-shared),
+ * for none of the programs whose bugs the first flips find, and for none of
+ * the condition-variable programs whose bug is the wait itself (bb-*, lw-*,
+ * token-ring).
  *
  * Pure data, no KVM; the trace is only read (any content is safe). */
 #ifndef EXPLORER_SPLITRMW_H

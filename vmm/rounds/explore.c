@@ -247,7 +247,8 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
     ex_trace_free(&live.trace);
 }
 
-static void note_run(struct explore_driver *d, uint64_t i, const struct sim_result *r)
+static void note_run(struct explore_driver *d, uint64_t i, const struct sim_result *r,
+                     uint64_t wall_ns, uint64_t cpu_ns_used)
 {
     d->st.schedules = i + 1;
     d->st.cues_total += r->cues;
@@ -257,10 +258,11 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
     if (d->cfg.verbose) {
         char note[160];
         ex_online_describe(&d->online, note, sizeof note);
-        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points (%s)\n",
+        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points in %.1f ms (%.1f ms "
+                        "CPU) (%s)\n",
                 (unsigned long long)(i + 1),
                 r->ended ? ex_outcome_name(r->outcome) : "cut by the run budget",
-                (unsigned long long)r->cues, note);
+                (unsigned long long)r->cues, wall_ns / 1e6, cpu_ns_used / 1e6, note);
     }
 }
 
@@ -304,7 +306,7 @@ static void explore(struct explore_driver *d)
         r.outcome = run_outcome(&r.out, r.ended);
         /* No memory: fewer flips or pages, still valid. */
         ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
-        note_run(d, i, &r);
+        note_run(d, i, &r, t_run, cpu_run);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
          * report lists it, and jinx test says "could not test". */
