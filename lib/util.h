@@ -32,6 +32,9 @@ bool parse_duration(const char *s, uint64_t *out_ns);
 bool parse_u64(const char *s, uint64_t *out);
 
 uint64_t mono_ns(void);
+/* The process's CPU time, every thread's (a vCPU thread's guest time included); 0 if
+ * the clock cannot be read. */
+uint64_t process_cpu_ns(void);
 
 
 #endif

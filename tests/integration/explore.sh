@@ -3,7 +3,8 @@
 # is taken at the first thread creation; whole runs from it find a short test's bug
 # (threads living well under a millisecond, which rounds never reach), the bug run is
 # replayed live (the program really crashes, dump written) and `jinx-vmm replay`
-# reproduces it; the same seed finds it at the same schedule with the same choices; a
+# reproduces it; the same seed finds it at the same schedule with the same choices, on
+# an idle CPU and on one a busy loop starves (a run's budget is CPU time); a
 # deadlock replays too, and the nest strategy meets a three-lock cycle within a few runs;
 # the portfolio's window sweep meets lw-flag's lost wakeup within 5 schedules; the wake
 # strategy meets bb-if's overtaken consumer within 5 and nothing in its twin; the lanes
@@ -58,6 +59,26 @@ fi
 a=$(xget "$tmp/s1.err" "(d['schedules_to_bug'], d['note'])"); b=$(xget "$tmp/s2.err" "(d['schedules_to_bug'], d['note'])")
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "seed 7 twice: the same schedule finds it ($a)" ||
   bad "seed 7 twice: '$a' vs '$b'"
+
+# 2b. Load: a run's budget is CPU time (serialize.h, budget_cpu), so a seed finds its bug
+# at the same schedule on a starved CPU as on an idle one. pre2-relay seed 5's bug run
+# takes ~180 ms of CPU; sharing one CPU with a busy loop at nice 13 it gets ~5% of it,
+# and with a 2 s wall budget that run was cut: 71 schedules, 15 cut, nothing found in 120 s.
+cpu=$(( $(nproc) - 1 ))
+if command -v taskset >/dev/null; then
+  "$VMM" run --no-control --quiet --explore 60s --seed 5 "$C/pre2-relay" 2>"$tmp/l1.err"
+  taskset -c "$cpu" sh -c 'while :; do :; done' & hog=$!
+  taskset -c "$cpu" nice -n 13 "$VMM" run --no-control --quiet --explore 60s --seed 5 \
+    "$C/pre2-relay" 2>"$tmp/l2.err"
+  kill "$hog"; wait "$hog" 2>/dev/null
+  a=$(xget "$tmp/l1.err" "(d['schedules_to_bug'], d['cut'], d['note'])")
+  b=$(xget "$tmp/l2.err" "(d['schedules_to_bug'], d['cut'], d['note'])")
+  [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(xget "$tmp/l1.err" "d['schedules_to_bug'] > 0")" = True ] &&
+    ok "seed 5 on a CPU shared with a busy loop: the same schedule finds it, none cut ($a)" ||
+    bad "seed 5 idle '$a' vs starved '$b'"
+else
+  bad "taskset (util-linux) is needed"
+fi
 
 # 3. A deadlock (lock-order inversion): found and replayed.
 "$VMM" run --no-control --quiet --explore 30s --dump-dir "$tmp/d3" images/bin/deadlock-abba \

@@ -94,10 +94,7 @@ static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
 /* The process's CPU time (every vCPU's guest and host time included): explore_wall.h. */
 static uint64_t cpu_ns(void)
 {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return process_cpu_ns();
 }
 
 static void learn_page(void *ctx, uint64_t page)
@@ -283,6 +280,7 @@ static void explore(struct explore_driver *d)
     bool have_ref = false, found = false, stretched = false, sized = false, ended_any = false;
     uint64_t wall = d->cfg.run_wall_ns;
     uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
+    vm->ser->budget_cpu = true; /* a run's budget is CPU time: serialize.h */
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
@@ -342,7 +340,7 @@ static void explore(struct explore_driver *d)
                 d->st.gave_up = true; /* not a short test: rounds, if anything */
                 break;
             }
-            /* An early run outlasted the wall budget: a program with many cue points
+            /* An early run outlasted its budget: a program with many cue points
              * (150 threads take 10-40k, at a few hundred microseconds each on a loaded
              * host) may still end; try with EXPLORE_STRETCH times the time, or half of the
              * budget left if the run was busy with cue points (explore_wall.h). One slow run
@@ -352,12 +350,14 @@ static void explore(struct explore_driver *d)
             wall = explore_wall_after_cut(d->cfg.run_wall_ns, EXPLORE_STRETCH, r.cues, cpu_run,
                                           deadline > now ? deadline - now : 0);
         } else if (r.ended && stretched && !sized) {
-            /* Runs take about this long: allow twice that from now on. */
+            /* Runs take about this long (CPU time, the budget's clock): allow twice
+             * that from now on. */
             sized = true;
-            wall = explore_wall_sized(d->cfg.run_wall_ns, wall, t_run);
+            wall = explore_wall_sized(d->cfg.run_wall_ns, wall, cpu_run);
         }
     }
     d->st.ns_explore = mono_ns() - t0;
+    vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
     if (over(vm))
         goto out;
     if (found) {
@@ -371,6 +371,7 @@ static void explore(struct explore_driver *d)
             jx_err("explore: cannot hand over to rounds: %s", err);
     }
 out:
+    vm->ser->budget_cpu = false;
     ex_schedule_free(&none);
     ex_schedule_free(&bug_sched);
     ex_trace_free(&r.trace);

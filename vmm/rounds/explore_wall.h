@@ -1,5 +1,7 @@
-/* The wall budget of one whole run of exploration (vmm/rounds/explore.c; docs/explore.md,
- * "Budgets"). Pure arithmetic, unit-tested (tests/unit/test_vmm_explore_wall.c).
+/* The budget of one whole run of exploration (vmm/rounds/explore.c; docs/explore.md,
+ * "Budgets"), in the process's CPU time (serialize.h, budget_cpu; the names keep "wall"
+ * from when it was wall time). Pure arithmetic, unit-tested
+ * (tests/unit/test_vmm_explore_wall.c).
  *
  * A whole run starts with EXPLORE_RUN_WALL_NS. When an early run is cut by it before any
  * run ended, the program is either a long one (private computation between few shared
@@ -24,8 +26,8 @@
 uint64_t explore_wall_after_cut(uint64_t run_wall_ns, unsigned stretch, uint64_t cues,
                                 uint64_t cpu_ns, uint64_t left_ns);
 
-/* Once a run ended after a cut: twice its time t_run_ns, at least run_wall_ns, at most
- * the stretched budget. */
+/* Once a run ended after a cut: twice its time t_run_ns (CPU time: the run budget's
+ * clock, serialize.h's budget_cpu), at least run_wall_ns, at most the stretched budget. */
 uint64_t explore_wall_sized(uint64_t run_wall_ns, uint64_t stretched_ns, uint64_t t_run_ns);
 
 #endif

@@ -280,13 +280,38 @@ bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
     return serialize_fragment_run_from(vm, want, 0, wall_ns);
 }
 
+/* What a fragment's budget has used since `from` (serializer.budget_cpu: CPU time). */
+struct budget_clock {
+    bool cpu;
+    uint64_t wall_from, cpu_from;
+};
+
+static void budget_start(struct budget_clock *b, uint64_t now)
+{
+    b->wall_from = now;
+    b->cpu_from = b->cpu ? process_cpu_ns() : 0;
+}
+
+static uint64_t budget_used(const struct budget_clock *b, uint64_t now)
+{
+    if (!b->cpu)
+        return now - b->wall_from;
+    uint64_t c = process_cpu_ns();
+    return c > b->cpu_from ? c - b->cpu_from : 0;
+}
+
 bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, uint64_t wall_ns)
 {
     uint64_t start = mono_ns();
     uint64_t guard = start + SERIALIZE_WALL_GUARD_NS;
     bool budget_on = exact == 0;
-    uint64_t soft = budget_on && wall_ns ? start + wall_ns : guard;
-    uint64_t hard = budget_on && wall_ns ? start + 5 * wall_ns : guard;
+    /* With a budget: the soft limit (cut at the next cue point) and the hard one (stop
+     * wherever it is) as amounts of the budget's clock; the wall backstop of a CPU
+     * budget. Without one, or in the exact part: the wall guard alone. */
+    struct budget_clock clk = {.cpu = vm->ser->budget_cpu && wall_ns};
+    budget_start(&clk, start);
+    uint64_t soft = wall_ns, hard = 5 * wall_ns;
+    uint64_t backstop = clk.cpu ? start + SERIALIZE_CPU_BACKSTOP * wall_ns : UINT64_MAX;
     bool cut = false;
     vm->ser->limit = want;
     vm->ser->notify_at = exact;
@@ -300,12 +325,13 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
         if (!budget_on && vm->ser->cues >= exact) {
             /* The exact part is done (serialize_cue_locked woke us): the budget starts. */
             budget_on = true;
-            if (wall_ns) {
-                soft = now + wall_ns;
-                hard = now + 5 * wall_ns;
-            }
+            budget_start(&clk, now);
+            if (clk.cpu)
+                backstop = now + SERIALIZE_CPU_BACKSTOP * wall_ns;
         }
-        if (now >= hard) {
+        bool budgeted = budget_on && wall_ns;
+        uint64_t used = budgeted ? budget_used(&clk, now) : 0;
+        if (budgeted ? used >= hard || now >= backstop : now >= guard) {
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
             vm->ser->guard_turn = vm->ser->current;
@@ -313,13 +339,24 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             vm->ser->stopped = true;
             break;
         }
-        if (budget_on && now >= soft && !vm->ser->cut) {
+        if (budgeted && used >= soft && !vm->ser->cut) {
             /* Over budget: the fragment ends at the next cue point, as if that were
              * the limit (a replay of the same length stops at the same place). */
             cut = true;
             vm->ser->cut = true;
         }
-        uint64_t until = vm->ser->cut || !budget_on ? hard : soft;
+        /* The next time a limit may be reached: a CPU budget is used no faster than the
+         * wall clock runs while one vCPU runs at a time (serialized), so waking when the
+         * wall clock has gone the rest of the way is never late by more than a busy
+         * VMM thread's share, and the loop looks again. */
+        uint64_t until = guard;
+        if (budgeted) {
+            uint64_t limit = vm->ser->cut ? hard : soft;
+            uint64_t rest = limit > used ? limit - used : 0;
+            until = now + (rest > 1000000 ? rest : 1000000);
+            if (until > backstop)
+                until = backstop;
+        }
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);

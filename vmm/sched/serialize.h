@@ -54,7 +54,18 @@ struct serializer {
      * serialize_init clears it; the round driver, its workers and the replay of a
      * round's dump set it, so that they all cut the same cue points. */
     bool turn_claims;
+    /* serialize_fragment_run_from's budget (wall_ns) counts the process's CPU time from
+     * its start, not wall time: whole-run exploration sets it (explore.c), so that a
+     * run on a loaded host is cut where it is on an idle one, and a seed's schedules do
+     * not change with the load (a run starved to a tenth of a CPU took its 2 s budget
+     * in 180 ms of CPU time and was cut at its 1070th of 1162 cue points, and the bug
+     * that run would have met came 51 schedules later). A wall backstop of
+     * SERIALIZE_CPU_BACKSTOP budgets still stops a run that spends no CPU time (a
+     * vCPU halted in the host). */
+    bool budget_cpu;
 };
+
+#define SERIALIZE_CPU_BACKSTOP 20u
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);
  * spin_threshold as in spin.h (0: no spin detection).
