@@ -91,12 +91,6 @@ static void set_picker(struct vm *vm, struct explore_driver *d)
 
 static bool over(struct vm *vm) { return atomic_load(&vm->stopping); }
 
-/* The process's CPU time (every vCPU's guest and host time included): explore_wall.h. */
-static uint64_t cpu_ns(void)
-{
-    return process_cpu_ns();
-}
-
 static void learn_page(void *ctx, uint64_t page)
 {
     struct explore_driver *d = ctx;
@@ -288,10 +282,11 @@ static void explore(struct explore_driver *d)
         preshare_learnt(d);
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
-        uint64_t t_run = mono_ns(), cpu_run = cpu_ns();
+        /* The process's CPU time, every vCPU's guest and host time: explore_wall.h. */
+        uint64_t t_run = mono_ns(), cpu_run = process_cpu_ns();
         sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
-        cpu_run = cpu_ns() - cpu_run;
+        cpu_run = process_cpu_ns() - cpu_run;
         set_picker(vm, NULL);
         if (over(vm)) {
             /* A real end (timeout, interrupt): that is the outcome. */

@@ -280,16 +280,18 @@ bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
     return serialize_fragment_run_from(vm, want, 0, wall_ns);
 }
 
-/* What a fragment's budget has used since `from` (serializer.budget_cpu: CPU time). */
+/* What a fragment's budget has used since `from` (serializer.budget_cpu: CPU time), and
+ * the wall backstop of a CPU budget (UINT64_MAX for a wall budget). */
 struct budget_clock {
     bool cpu;
-    uint64_t wall_from, cpu_from;
+    uint64_t wall_from, cpu_from, backstop;
 };
 
-static void budget_start(struct budget_clock *b, uint64_t now)
+static void budget_start(struct budget_clock *b, uint64_t now, uint64_t budget_ns)
 {
     b->wall_from = now;
     b->cpu_from = b->cpu ? process_cpu_ns() : 0;
+    b->backstop = b->cpu ? now + SERIALIZE_CPU_BACKSTOP * budget_ns : UINT64_MAX;
 }
 
 static uint64_t budget_used(const struct budget_clock *b, uint64_t now)
@@ -309,9 +311,8 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
      * wherever it is) as amounts of the budget's clock; the wall backstop of a CPU
      * budget. Without one, or in the exact part: the wall guard alone. */
     struct budget_clock clk = {.cpu = vm->ser->budget_cpu && wall_ns};
-    budget_start(&clk, start);
+    budget_start(&clk, start, wall_ns);
     uint64_t soft = wall_ns, hard = 5 * wall_ns;
-    uint64_t backstop = clk.cpu ? start + SERIALIZE_CPU_BACKSTOP * wall_ns : UINT64_MAX;
     bool cut = false;
     vm->ser->limit = want;
     vm->ser->notify_at = exact;
@@ -325,13 +326,11 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
         if (!budget_on && vm->ser->cues >= exact) {
             /* The exact part is done (serialize_cue_locked woke us): the budget starts. */
             budget_on = true;
-            budget_start(&clk, now);
-            if (clk.cpu)
-                backstop = now + SERIALIZE_CPU_BACKSTOP * wall_ns;
+            budget_start(&clk, now, wall_ns);
         }
         bool budgeted = budget_on && wall_ns;
         uint64_t used = budgeted ? budget_used(&clk, now) : 0;
-        if (budgeted ? used >= hard || now >= backstop : now >= guard) {
+        if (budgeted ? used >= hard || now >= clk.backstop : now >= guard) {
             /* A thread computing privately for long has no cue point to stop at: stop
              * it wherever it is (the pause kicks it). */
             vm->ser->guard_turn = vm->ser->current;
@@ -354,8 +353,8 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             uint64_t limit = vm->ser->cut ? hard : soft;
             uint64_t rest = limit > used ? limit - used : 0;
             until = now + (rest > 1000000 ? rest : 1000000);
-            if (until > backstop)
-                until = backstop;
+            if (until > clk.backstop)
+                until = clk.backstop;
         }
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
