@@ -26,6 +26,8 @@ void ex_schedule_reset(struct ex_schedule *s)
     s->quantum = 1;
     s->note[0] = 0;
     s->nshared = 0;
+    s->sparse = false;
+    s->npreempt = 0;
 }
 
 int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
@@ -41,6 +43,9 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
     dst->policy = src->policy;
     dst->quantum = src->quantum;
     memcpy(dst->note, src->note, sizeof dst->note);
+    dst->sparse = src->sparse;
+    dst->npreempt = src->npreempt;
+    memcpy(dst->preempt, src->preempt, sizeof dst->preempt);
     if (src->nshared && ex_schedule_set_shared(dst, src->shared, src->nshared) != 0) {
         ex_schedule_free(dst);
         return -1;
@@ -96,6 +101,18 @@ int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps)
     return 0;
 }
 
+int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count)
+{
+    if (thread == 0 || thread > EX_SCHED_MAX_TID || count == 0 || count > EX_MAX_STEPS ||
+        rip == 0 || rip > EX_MAX_PREEMPT_RIP || s->npreempt >= EX_MAX_PREEMPTS)
+        return -1;
+    for (uint32_t i = 0; i < s->npreempt; i++)
+        if (s->preempt[i].thread == thread && s->preempt[i].rip == rip)
+            return -1;
+    s->preempt[s->npreempt++] = (struct ex_preempt){.thread = thread, .count = count, .rip = rip};
+    return 0;
+}
+
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n)
 {
     ex_schedule_reset(s);
@@ -129,6 +146,9 @@ bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b)
         return false;
     if (a->policy == EX_DEFAULT_ROUNDROBIN && a->quantum != b->quantum)
         return false;
+    if (a->sparse != b->sparse || a->npreempt != b->npreempt ||
+        (a->npreempt && memcmp(a->preempt, b->preempt, a->npreempt * sizeof *a->preempt) != 0))
+        return false;
     return a->nseg == 0 || memcmp(a->seg, b->seg, a->nseg * sizeof *a->seg) == 0;
 }
 
@@ -137,6 +157,12 @@ uint64_t ex_schedule_hash(const struct ex_schedule *s)
     uint64_t h = ex_hash2(s->policy, s->policy == EX_DEFAULT_ROUNDROBIN ? s->quantum : 0);
     for (size_t i = 0; i < s->nseg; i++)
         h = ex_hash2(h, ((uint64_t)s->seg[i].thread << 32) | s->seg[i].steps);
+    if (s->sparse) {
+        h = ex_hash2(h, 0x5ea75e);
+        for (uint32_t i = 0; i < s->npreempt; i++)
+            h = ex_hash2(ex_hash2(h, s->preempt[i].rip),
+                         ((uint64_t)s->preempt[i].thread << 32) | s->preempt[i].count);
+    }
     return h;
 }
 

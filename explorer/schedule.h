@@ -31,7 +31,9 @@
  * "roundrobin"), "quantum" (1..EX_MAX_STEPS), "note" (a string, kept up to
  * EX_NOTE_LEN-1 bytes) and "shared_pages" (an array of at most
  * EX_MAX_SHARED_PAGES page-aligned addresses, strictly ascending; printed only
- * when there are some) are optional; other keys are ignored. Threads are
+ * when there are some), "sparse" (true or false) and "preempt" (only with
+ * "sparse": true; at most EX_MAX_PREEMPTS objects {"thread":T,"rip":R,"count":N},
+ * no two with the same thread and rip) are optional; other keys are ignored. Threads are
  * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
  * at most EX_MAX_LINE bytes, input at most EX_MAX_INPUT bytes. Both
  * parsers take untrusted input: anything else is rejected with a message
@@ -52,12 +54,23 @@
 #define EX_NOTE_LEN 128
 #define EX_MAX_SHARED_PAGES 65536u
 #define EX_SCHED_PAGE 4096u
+#define EX_MAX_PREEMPTS 16u
+#define EX_MAX_PREEMPT_RIP ((1ULL << 47) - 1) /* user addresses only */
 
 enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
 
 struct ex_segment {
     uint32_t thread;
     uint32_t steps;
+};
+
+/* A sparse schedule's decision inside computation: thread `thread` is stopped right
+ * before its `count`-th execution (counted from the run's start) of the instruction
+ * at `rip`, and that stop is a cue point like a syscall's (vmm/sched/sparse.h). */
+struct ex_preempt {
+    uint32_t thread;
+    uint32_t count;
+    uint64_t rip;
 };
 
 struct ex_schedule {
@@ -71,6 +84,12 @@ struct ex_schedule {
      * the schedule's meaning, depend on them. Not in the text format. */
     uint64_t *shared;
     size_t nshared;
+    /* Sparse (decisions only): no memory cue points; the cue points are the
+     * synchronization syscalls and the preemption points below, each thread
+     * running with its pages mapped in between. Not in the text format. */
+    bool sparse;
+    uint32_t npreempt;
+    struct ex_preempt preempt[EX_MAX_PREEMPTS];
 };
 
 struct ex_parse_error {
@@ -93,13 +112,17 @@ int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps);
  * to its page). Returns 0, or -1 (s unchanged) for more than
  * EX_MAX_SHARED_PAGES distinct pages or no memory. */
 int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t n);
+/* Adds a preemption point (sparse schedules): 0, or -1 for a bad point (thread 0 or
+ * past EX_SCHED_MAX_TID, count 0 or past EX_MAX_STEPS, rip 0 or past
+ * EX_MAX_PREEMPT_RIP), a repeat of a (thread, rip) already there, or a full list. */
+int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count);
 /* Builds a schedule from one thread id per cue point. */
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n);
 /* Total steps covered by the segments. */
 uint64_t ex_schedule_length(const struct ex_schedule *s);
 /* Thread chosen at cue point i (0 if i is beyond the segments). */
 uint32_t ex_schedule_thread_at(const struct ex_schedule *s, uint64_t i);
-/* Same segments and default policy (the note is not compared). */
+/* Same segments, default policy and sparse points (the note is not compared). */
 bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b);
 uint64_t ex_schedule_hash(const struct ex_schedule *s);
 void ex_schedule_set_note(struct ex_schedule *s, const char *fmt, ...)

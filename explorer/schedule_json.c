@@ -126,7 +126,87 @@ static int seg_member(struct json_lex *p, const char *key, void *vctx, int depth
 struct top_ctx {
     struct ex_schedule *s;
     bool have_version, have_segments, have_default, have_quantum, have_note, have_shared;
+    bool have_sparse, have_preempt;
 };
+
+struct preempt_ctx {
+    uint32_t thread, count;
+    uint64_t rip;
+    bool have_thread, have_count, have_rip;
+};
+
+static int preempt_member(struct json_lex *p, const char *key, void *vctx, int depth)
+{
+    struct preempt_ctx *c = vctx;
+    if (strcmp(key, "thread") == 0) {
+        if (first_time(p, &c->have_thread, "thread") != 0)
+            return -1;
+        return juint(p, 1, EX_SCHED_MAX_TID, "thread", &c->thread);
+    }
+    if (strcmp(key, "count") == 0) {
+        if (first_time(p, &c->have_count, "count") != 0)
+            return -1;
+        return juint(p, 1, EX_MAX_STEPS, "count", &c->count);
+    }
+    if (strcmp(key, "rip") == 0) {
+        if (first_time(p, &c->have_rip, "rip") != 0)
+            return -1;
+        return ju64(p, 1, EX_MAX_PREEMPT_RIP, "rip", &c->rip);
+    }
+    return json_lex_skip_value(p, depth + 1);
+}
+
+/* "preempt": [{"thread":T,"rip":R,"count":N}, ...] */
+static int preempts(struct json_lex *p, struct ex_schedule *s, int depth)
+{
+    if (expect(p, '[') != 0)
+        return -1;
+    if (json_lex_at(p, ']')) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        struct preempt_ctx pc = {0};
+        json_lex_ws(p);
+        size_t at = p->pos;
+        int line = p->line;
+        size_t ls = p->line_start;
+        if (jobject(p, preempt_member, &pc, depth + 1) != 0)
+            return -1;
+        if (!pc.have_thread || !pc.have_count || !pc.have_rip) {
+            p->pos = at, p->line = line, p->line_start = ls;
+            return json_lex_fail(p, "a preemption point needs \"thread\", \"rip\" and \"count\"");
+        }
+        if (ex_schedule_add_preempt(s, pc.thread, pc.rip, pc.count) != 0) {
+            p->pos = at, p->line = line, p->line_start = ls;
+            return json_lex_fail(p, "more than %u preemption points, or two for one thread "
+                                 "and rip", EX_MAX_PREEMPTS);
+        }
+        if (json_lex_at(p, ',')) {
+            p->pos++;
+            continue;
+        }
+        return expect(p, ']');
+    }
+}
+
+/* true or false */
+static int jbool(struct json_lex *p, const char *what, bool *out)
+{
+    json_lex_ws(p);
+    size_t rest = p->len - p->pos;
+    if (rest >= 4 && memcmp(p->s + p->pos, "true", 4) == 0) {
+        p->pos += 4;
+        *out = true;
+        return 0;
+    }
+    if (rest >= 5 && memcmp(p->s + p->pos, "false", 5) == 0) {
+        p->pos += 5;
+        *out = false;
+        return 0;
+    }
+    return json_lex_fail(p, "%s must be true or false", what);
+}
 
 /* "shared_pages": [page, ...], page-aligned and strictly ascending (as printed). */
 static int shared_pages(struct json_lex *p, struct ex_schedule *s)
@@ -233,6 +313,16 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
             return -1;
         return shared_pages(p, s);
     }
+    if (strcmp(key, "sparse") == 0) {
+        if (first_time(p, &c->have_sparse, "sparse") != 0)
+            return -1;
+        return jbool(p, "sparse", &s->sparse);
+    }
+    if (strcmp(key, "preempt") == 0) {
+        if (first_time(p, &c->have_preempt, "preempt") != 0)
+            return -1;
+        return preempts(p, s, depth);
+    }
     if (strcmp(key, "segments") == 0) {
         if (first_time(p, &c->have_segments, "segments") != 0)
             return -1;
@@ -305,6 +395,10 @@ int ex_schedule_parse_json(const char *buf, size_t len, struct ex_schedule *s,
         json_lex_fail(&p, "missing \"segments\"");
         goto fail;
     }
+    if (s->npreempt && !s->sparse) {
+        json_lex_fail(&p, "\"preempt\" points need \"sparse\": true");
+        goto fail;
+    }
     return 0;
 fail:
     report(&p, err);
@@ -349,7 +443,7 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
             k += l;
     }
     json_escape(note, clean);
-    size_t cap = 180 + strlen(note) + s->nseg * 48 + s->nshared * 22;
+    size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80;
     char *out = malloc(cap);
     if (!out)
         return NULL;
@@ -362,6 +456,14 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
         for (size_t k = 0; k < s->nshared; k++)
             n += (size_t)snprintf(out + n, cap - n, "%s%llu", k ? "," : "",
                                   (unsigned long long)s->shared[k]);
+        n += (size_t)snprintf(out + n, cap - n, "],\n ");
+    }
+    if (s->sparse) {
+        n += (size_t)snprintf(out + n, cap - n, "\"sparse\":true,\"preempt\":[");
+        for (uint32_t k = 0; k < s->npreempt; k++)
+            n += (size_t)snprintf(out + n, cap - n, "%s{\"thread\":%u,\"rip\":%llu,\"count\":%u}",
+                                  k ? "," : "", s->preempt[k].thread,
+                                  (unsigned long long)s->preempt[k].rip, s->preempt[k].count);
         n += (size_t)snprintf(out + n, cap - n, "],\n ");
     }
     n += (size_t)snprintf(out + n, cap - n, "\"segments\":[");

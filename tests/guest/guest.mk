@@ -1,6 +1,6 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
-               freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim
+               freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 
@@ -20,6 +20,11 @@ $(GUEST_BIN)/cpuid_glibc: tests/guest/cpuid_glibc.c | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
 
-guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc
+# sparsebank_ok: the same source with the fix (FIXED), the bug-free twin.
+$(GUEST_BIN)/sparsebank_ok: tests/guest/sparsebank.c | deps
+	@mkdir -p $(dir $@)
+	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
+
+guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh

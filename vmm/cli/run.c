@@ -344,7 +344,14 @@ static int set_up(struct run *r, struct vm *vm)
     }
     if (r->opt.record_ns)
         vm->ser->on = false; /* free until the fragment */
-    if ((r->opt.serial || r->explore) && !r->opt.no_crew && crew_start(vm) < 0) {
+    bool sparse = r->opt.serial && !r->explore && vm->ser->sched.sparse;
+    if (sparse) {
+        /* A sparse --schedule: every page mapped, its points planted (sched/sparse.h). */
+        pthread_mutex_lock(&vm->lock);
+        sparse_begin_locked(vm, &vm->ser->sched);
+        pthread_mutex_unlock(&vm->lock);
+    }
+    if ((r->opt.serial || r->explore) && !r->opt.no_crew && !sparse && crew_start(vm) < 0) {
         jx_err("%s", r->err[0] ? r->err : "cannot start page-ownership recording");
         vm_destroy(vm);
         return -1;

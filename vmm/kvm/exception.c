@@ -168,8 +168,10 @@ bool vm_handle_exception(struct vm *vm, struct vcpu *v, int vec)
     u.rip = rip;
     u.rsp = rsp;
     u.rflags = frame[2];
-    if (user && vec == 3 && vm->mode && vm->mode->breakpoint(vm, v, rip, &u))
-        return return_to_user(vm, v, rip - 1, rsp, frame[2] & ~RFLAGS_TF);
+    bool bp_step = false;
+    if (user && vec == 3 && vm->mode && vm->mode->breakpoint(vm, v, rip, &u, &bp_step))
+        return return_to_user(vm, v, rip - 1, rsp,
+                              bp_step ? frame[2] | RFLAGS_TF : frame[2] & ~RFLAGS_TF);
     /* Back for anything else, a step's int3 goes and the step goes on by TF. */
     uint64_t tf_back = user && (vm->mode && vm->mode->unpatch(vm, v)) ? RFLAGS_TF : 0;
     if (user && vec == 13 && (emulate_tsc(vm, v, &frame[0]) || emulate_cpuid(vm, v, &frame[0])))

@@ -358,3 +358,14 @@ int strncpy_from_user(struct guestmem *gm, char *dst, uint64_t va, size_t max)
     }
     return -2;
 }
+
+uint8_t *gm_code_byte(struct guestmem *gm, uint64_t va)
+{
+    uint64_t *pte = gm_pte(gm, va, false);
+    uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
+    uint64_t frame = e & PTE_ADDR;
+    if (!(e & PTE_P) || !(e & PTE_U) || (e & PTE_W) || (e & PTE_NX) || frame < GPA_POOL ||
+        frame + PAGE_SIZE > gm->size)
+        return NULL;
+    return gm->host + frame + (va & (PAGE_SIZE - 1));
+}

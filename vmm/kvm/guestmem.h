@@ -112,6 +112,10 @@ uint64_t *gm_pte(struct guestmem *gm, uint64_t va, bool create);
 
 /* For walks over big ranges: the leaf PTE slot for va if its tables exist, else NULL;
  * either way *next is the next address worth looking at (past a missing table). */
+/* The host byte of a user code address where the VMM may write an int3: a present,
+ * read-only, executable user page (a writable one may be watched or shared data);
+ * NULL otherwise. */
+uint8_t *gm_code_byte(struct guestmem *gm, uint64_t va);
 uint64_t *gm_pte_scan(struct guestmem *gm, uint64_t va, uint64_t *next);
 
 /* Maps the agent's syscall entry page (UVA_AGENT) and the syscall MMIO page (UVA_MMIO)

@@ -242,10 +242,11 @@ struct vm_mode_ops {
     void (*perform_pending_locked)(struct vm *vm, struct vcpu *v);
     /* A sandboxed simulation ended: nobody runs until the snapshot is restored. */
     void (*fragment_over_locked)(struct vm *vm);
-    /* User exceptions the mode may own: an int3 it planted (true: resume at rip-1
-     * without TF), a #PF on a page it watches, the #DB ending a single step (true:
+    /* User exceptions the mode may own: an int3 it planted (true: resume at rip-1,
+     * with TF if *step is set, else without), a #PF on a page it watches, the #DB ending a single step (true:
      * resume, *keep_tf says whether TF stays). */
-    bool (*breakpoint)(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u);
+    bool (*breakpoint)(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                       bool *step);
     enum vm_fault_verdict (*fault)(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64_t err,
                                    uint64_t rip, const struct kvm_regs *u,
                                    const struct kvm_sregs *s);

@@ -158,19 +158,6 @@ int crew_start(struct vm *vm)
     return 0;
 }
 
-/* The host byte of a user code address if the breakpoint may go there: a present,
- * read-only, executable page (writable pages may be watched or shared data). */
-static uint8_t *code_byte(struct vm *vm, uint64_t va)
-{
-    uint64_t *pte = gm_pte(&vm->gm, va, false);
-    uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
-    uint64_t frame = e & PTE_ADDR;
-    if (!(e & PTE_P) || !(e & PTE_U) || (e & PTE_W) || (e & PTE_NX) || frame < GPA_POOL ||
-        frame + PAGE_SIZE > vm->gm.size)
-        return NULL;
-    return vm->gm.host + frame + (va & (PAGE_SIZE - 1));
-}
-
 /* Whether the rest of a rep string instruction (count rcx, elements of esz bytes, from
  * rsi and rdi, backwards if DF) could read the page of va. */
 static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
@@ -194,7 +181,7 @@ static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
 static bool patch(struct vm *vm, struct vcpu *v, const struct kvm_regs *r)
 {
     uint64_t at = STEP(v)->rip + STEP(v)->len;
-    uint8_t *b = code_byte(vm, at);
+    uint8_t *b = gm_code_byte(&vm->gm, at);
     if (!b || *b == 0xCC || rep_touches(at, r, STEP(v)->esz ? STEP(v)->esz : 8))
         return false;
     STEP(v)->bp_saved = *b;
@@ -209,7 +196,7 @@ static void unpatch(struct vm *vm, struct vcpu *v)
 {
     if (!STEP(v)->bp)
         return;
-    uint8_t *b = code_byte(vm, STEP(v)->bp_addr);
+    uint8_t *b = gm_code_byte(&vm->gm, STEP(v)->bp_addr);
     if (b && *b == 0xCC)
         *b = STEP(v)->bp_saved;
     STEP(v)->bp = false;

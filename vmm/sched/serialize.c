@@ -137,6 +137,22 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
     serialize_pick_locked(vm, tid);
 }
 
+void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
+{
+    struct serializer *s = vm->ser;
+    if (!s->on || s->current < 0)
+        return;
+    s->cues++;
+    uint32_t x = v->xid > 0 ? (uint32_t)v->xid : 0;
+    struct ex_event *e = x ? ex_trace_sync(&s->trace, x, EX_SYNC_OTHER, rip, 0) : NULL;
+    if (e) {
+        e->flags = EX_F_PREEMPT;
+        e->rip = rip;
+        vm_symbolize(vm, rip, e->sym, sizeof e->sym);
+    }
+    serialize_pick_locked(vm, v->tid);
+}
+
 static void enabled_locked(struct vm *vm, struct ex_tidset *enabled)
 {
     ex_tidset_clear(enabled);
@@ -183,8 +199,10 @@ int serialize_pick_locked(struct vm *vm, int tid)
             nv = w;
     }
     int next = nv ? nv->tid : 0;
-    if (next != tid)
+    if (next != tid) {
         crew_switch_locked(vm, next);
+        sparse_unplant_all_locked(vm); /* only the running thread's points are planted */
+    }
     s->current = next;
     if (nv)
         pthread_cond_broadcast(&nv->cv);
@@ -269,8 +287,11 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     ex_spin_init(&s->spin, s->spin_threshold, 0);
     ex_trace_free(&s->trace);
     ex_trace_init(&s->trace);
+    sparse_begin_locked(vm, &s->sched);
+    bool sparse = s->sched.sparse;
     pthread_mutex_unlock(&vm->lock);
-    crew_start(vm);
+    if (!sparse)
+        crew_start(vm); /* a sparse schedule runs with every page mapped: sparse.h */
 }
 
 /* Lets the fragment run until `want` cue points (or the program ends, or 5 s pass),
@@ -371,6 +392,8 @@ void serialize_fragment_end(struct vm *vm)
 {
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
+    sparse_unplant_all_locked(vm);
+    vm->ser->sparse.on = false;
     uint64_t vt = serialize_vtime(vm);
     vm->ser->on = false;
     vm->ser->limit = 0;

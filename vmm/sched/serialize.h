@@ -13,6 +13,7 @@
 #ifndef JINX_SERIALIZE_H
 #define JINX_SERIALIZE_H
 #include "explorer/explorer.h"
+#include "sched/sparse.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,6 +64,8 @@ struct serializer {
      * SERIALIZE_CPU_BACKSTOP budgets still stops a run that spends no CPU time (a
      * vCPU halted in the host). */
     bool budget_cpu;
+    /* Sparse execution (sparse.h): set from the schedule at each fragment's begin. */
+    struct sparse sparse;
 };
 
 #define SERIALIZE_CPU_BACKSTOP 20u
@@ -86,6 +89,10 @@ bool serialize_may_run_locked(struct vm *vm, struct vcpu *v);
 /* Records a cue point of thread v and picks who runs next. Caller holds vm->lock. */
 void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags);
+/* A sparse schedule's preemption point fired: thread v stops right before the
+ * instruction at rip, a cue point (EX_SYNC_OTHER, EX_F_PREEMPT) and a pick. Caller holds
+ * vm->lock. */
+void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip);
 /* Picks who runs after thread tid's cue point (the cursor over the enabled threads,
  * keeping its default policy away from spinners), hands pages over (crew.h) and wakes
  * the chosen one. Caller holds vm->lock. */

@@ -55,6 +55,38 @@ static void ser_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t n
         serialize_after_syscall(vm, v, tid, nr, ret, blocked);
 }
 
+/* Sparse execution's points first (sparse.h), then the crew's step breakpoint. */
+static bool ser_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                           bool *step)
+{
+    if (sparse_breakpoint(vm, v, rip, step))
+        return true;
+    *step = false;
+    return crew_breakpoint(vm, v, rip, u);
+}
+
+static bool ser_step_done(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                          bool *keep_tf)
+{
+    if (sparse_step_done(vm, v)) {
+        *keep_tf = false;
+        return true;
+    }
+    return crew_step_done(vm, v, rip, u, keep_tf);
+}
+
+static bool ser_unpatch(struct vm *vm, struct vcpu *v)
+{
+    sparse_unpatch(vm, v); /* planted again at the next entry, if v still has the turn */
+    return crew_unpatch(vm, v);
+}
+
+static void ser_guest_enter(struct vm *vm, struct vcpu *v)
+{
+    sparse_enter(vm, v);
+    guest_cues_enter(vm, v);
+}
+
 static void ser_destroy(struct vm *vm)
 {
     if (vm->crew)
@@ -73,14 +105,14 @@ static const struct vm_mode_ops serialize_ops = {
     .has_turn_locked = ser_has_turn_locked,
     .perform_pending_locked = crew_perform_pending_locked,
     .fragment_over_locked = ser_fragment_over_locked,
-    .breakpoint = crew_breakpoint,
+    .breakpoint = ser_breakpoint,
     .fault = ser_fault,
-    .step_done = crew_step_done,
-    .unpatch = crew_unpatch,
+    .step_done = ser_step_done,
+    .unpatch = ser_unpatch,
     .after_syscall = ser_after_syscall,
     .mapped = crew_watch_range,
     .destroy = ser_destroy,
-    .guest_enter = guest_cues_enter,
+    .guest_enter = ser_guest_enter,
     .guest_left = guest_cues_left,
 };
 

@@ -1,0 +1,255 @@
+/* Sparse schedules: the learnt model, the plan and PCT over decisions (sparse.h). */
+#include "sparse.h"
+#include <stdlib.h>
+#include <string.h>
+
+void ex_sparse_model_init(struct ex_sparse_model *m)
+{
+    memset(m, 0, sizeof *m);
+    ex_u64map_init(&m->site_of);
+    ex_u64map_init(&m->var_of);
+}
+
+void ex_sparse_model_free(struct ex_sparse_model *m)
+{
+    free(m->site);
+    free(m->next_site);
+    free(m->var);
+    ex_u64map_free(&m->site_of);
+    ex_u64map_free(&m->var_of);
+    ex_sparse_model_init(m);
+}
+
+static bool is_access(const struct ex_event *e)
+{
+    return e->kind == EX_READ || e->kind == EX_WRITE || e->kind == EX_RMW;
+}
+
+static struct ex_sparse_var *var_of(struct ex_sparse_model *m, uint64_t addr)
+{
+    bool added;
+    uint64_t *slot = ex_u64map_put(&m->var_of, addr, 0, &added);
+    if (!slot)
+        return NULL;
+    if (!added)
+        return &m->var[*slot - 1];
+    if (m->nvar == m->capvar) {
+        size_t ncap = m->capvar ? m->capvar * 2 : 64;
+        struct ex_sparse_var *nv = realloc(m->var, ncap * sizeof *nv);
+        if (!nv) {
+            *slot = 0; /* an entry that names no variable: looked up as absent below */
+            return NULL;
+        }
+        m->var = nv;
+        m->capvar = ncap;
+    }
+    m->var[m->nvar] = (struct ex_sparse_var){.addr = addr};
+    ex_tidset_clear(&m->var[m->nvar].threads);
+    *slot = ++m->nvar;
+    return &m->var[m->nvar - 1];
+}
+
+/* The site (tid, rip) of variable vi, made if new. NULL: no memory or too many sites. */
+static struct ex_sparse_site *site_of(struct ex_sparse_model *m, uint32_t tid, uint64_t rip,
+                                      size_t vi)
+{
+    uint64_t key = ex_hash2(rip, tid);
+    bool added;
+    uint64_t *slot = ex_u64map_put(&m->site_of, key, 0, &added);
+    if (!slot)
+        return NULL;
+    if (!added && *slot)
+        return &m->site[*slot - 1];
+    if (m->nsite >= EX_SPARSE_MAX_SITES)
+        return NULL;
+    if (m->nsite == m->capsite) {
+        size_t ncap = m->capsite ? m->capsite * 2 : 64;
+        struct ex_sparse_site *ns = realloc(m->site, ncap * sizeof *ns);
+        if (!ns)
+            return NULL;
+        m->site = ns;
+        uint32_t *nn = realloc(m->next_site, ncap * sizeof *nn);
+        if (!nn)
+            return NULL;
+        m->next_site = nn;
+        m->capsite = ncap;
+    }
+    size_t i = m->nsite++;
+    m->site[i] = (struct ex_sparse_site){.rip = rip, .var = m->var[vi].addr, .tid = tid};
+    /* Chained from its variable: the first variable a site was met with keeps it. */
+    m->next_site[i] = m->var[vi].first_site;
+    m->var[vi].first_site = (uint32_t)(i + 1);
+    *slot = i + 1;
+    return &m->site[i];
+}
+
+int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t)
+{
+    /* Hits per (tid, rip) in this run; a site keeps the most any run had. */
+    struct ex_u64map hits;
+    ex_u64map_init(&hits);
+    int rc = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!is_access(e) || !e->rip || e->rip > EX_MAX_PREEMPT_RIP)
+            continue;
+        struct ex_sparse_var *v = var_of(m, e->addr);
+        if (!v) {
+            rc = -1;
+            continue;
+        }
+        v->accesses++;
+        ex_tidset_add(&v->threads, e->tid);
+        v->written |= e->kind != EX_READ;
+        uint64_t *h = ex_u64map_put(&hits, ex_hash2(e->rip, e->tid), 0, NULL);
+        if (!h) {
+            rc = -1;
+            continue;
+        }
+        ++*h;
+        struct ex_sparse_site *s = site_of(m, e->tid, e->rip, (size_t)(v - m->var));
+        if (!s) {
+            rc = -1;
+            continue;
+        }
+        if (*h > s->hits)
+            s->hits = *h > UINT32_MAX ? UINT32_MAX : (uint32_t)*h;
+    }
+    ex_u64map_free(&hits);
+    m->runs++;
+    return rc;
+}
+
+static bool racy(const struct ex_sparse_var *v)
+{
+    return v->written && v->first_site && ex_tidset_count(&v->threads) >= 2;
+}
+
+size_t ex_sparse_racy_vars(const struct ex_sparse_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nvar; i++)
+        n += racy(&m->var[i]);
+    return n;
+}
+
+void ex_sparse_run_init(struct ex_sparse_run *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void ex_sparse_run_free(struct ex_sparse_run *r)
+{
+    free(r->choices);
+    ex_sparse_run_init(r);
+}
+
+/* A change point: a racy variable uniformly, then one of its sites, then a count. */
+static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m, size_t nracy,
+                      struct ex_schedule *plan)
+{
+    uint64_t k = ex_rng_below(&r->rng, nracy);
+    const struct ex_sparse_var *v = NULL;
+    for (size_t i = 0; i < m->nvar && !v; i++)
+        if (racy(&m->var[i]) && k-- == 0)
+            v = &m->var[i];
+    if (!v)
+        return -1;
+    uint32_t nsites = 0;
+    for (uint32_t s = v->first_site; s; s = m->next_site[s - 1])
+        nsites++;
+    uint64_t pick = ex_rng_below(&r->rng, nsites);
+    uint32_t s = v->first_site;
+    while (pick--)
+        s = m->next_site[s - 1];
+    const struct ex_sparse_site *site = &m->site[s - 1];
+    uint32_t top = site->hits < EX_SPARSE_MAX_COUNT ? site->hits : EX_SPARSE_MAX_COUNT;
+    uint32_t count = 1 + (uint32_t)ex_rng_below(&r->rng, top ? top : 1);
+    /* A repeat of a (thread, rip) already planned is dropped: the plan has fewer points. */
+    ex_schedule_add_preempt(plan, site->tid, site->rip, count);
+    return 0;
+}
+
+int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, uint64_t seed,
+                    uint64_t index, struct ex_schedule *plan)
+{
+    uint32_t *choices = r->choices;
+    size_t cap = r->cap;
+    memset(r, 0, sizeof *r);
+    r->choices = choices; /* the buffer stays for the next run */
+    r->cap = cap;
+    ex_rng_seed(&r->rng, ex_hash2(seed ^ 0x5ea75e5ea75eULL, index));
+    r->low = EX_SPARSE_MAX_POINTS + EX_MAX_TID + 2;
+    ex_schedule_reset(plan);
+    plan->sparse = true;
+    size_t nracy = ex_sparse_racy_vars(m);
+    uint32_t npoints = nracy ? 1 + (uint32_t)ex_rng_below(&r->rng, EX_SPARSE_MAX_POINTS) : 0;
+    for (uint32_t i = 0; i < npoints; i++)
+        if (draw_point(r, m, nracy, plan) < 0)
+            return -1;
+    ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu", plan->npreempt, nracy);
+    return 0;
+}
+
+static void record(struct ex_sparse_run *r, uint32_t t)
+{
+    if (r->lost)
+        return;
+    if (r->nchoices == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 256;
+        uint32_t *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(r->choices, ncap * sizeof *nv) : NULL;
+        if (!nv) {
+            r->lost = true;
+            return;
+        }
+        r->choices = nv;
+        r->cap = ncap;
+    }
+    r->choices[r->nchoices++] = t;
+}
+
+/* Initial priorities sit above every lowered one: lowered ones count down from r->low,
+ * which starts below the smallest initial priority. */
+#define SPARSE_PRIO_BASE (1u << 20)
+
+uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled,
+                        const struct ex_tidset *avoid, const struct ex_event *last)
+{
+    bool fresh = last && last->seq + 1 > r->seen; /* a pick without a new cue point: no */
+    if (fresh)
+        r->seen = last->seq + 1;
+    if (fresh && last->tid <= EX_MAX_TID && last->kind == EX_SYNC_OTHER && r->low > 1) {
+        /* A change point fired, or the thread yielded or slept: it goes below everyone. */
+        r->prio[last->tid] = --r->low;
+        r->lowered++;
+    }
+    uint32_t best = 0, best_avoided = 0;
+    for (uint32_t t = ex_tidset_next_cyclic(enabled, 0), first = t; t;) {
+        if (!r->prio[t])
+            r->prio[t] = SPARSE_PRIO_BASE + 1 + (uint32_t)ex_rng_below(&r->rng, SPARSE_PRIO_BASE);
+        bool av = avoid && ex_tidset_has(avoid, t);
+        uint32_t *b = av ? &best_avoided : &best;
+        if (!*b || r->prio[t] > r->prio[*b])
+            *b = t;
+        t = ex_tidset_next_cyclic(enabled, t);
+        if (t == first)
+            break;
+    }
+    uint32_t pick = best ? best : best_avoided;
+    if (pick)
+        record(r, pick);
+    return pick;
+}
+
+int ex_sparse_schedule(const struct ex_sparse_run *r, const struct ex_schedule *plan,
+                       struct ex_schedule *out)
+{
+    if (r->lost || ex_schedule_from_choices(out, r->choices, r->nchoices) != 0)
+        return -1;
+    out->policy = EX_DEFAULT_CONTINUE;
+    out->sparse = true;
+    out->npreempt = plan->npreempt;
+    memcpy(out->preempt, plan->preempt, sizeof out->preempt);
+    memcpy(out->note, plan->note, sizeof out->note);
+    return 0;
+}

@@ -1,0 +1,104 @@
+/* Sparse schedules: PCT over decisions, with change points drawn over learnt sites.
+ *
+ * A sparse run (vmm/sched/sparse.h) makes cue points only at synchronization syscalls
+ * and at its preemption points ("thread T before its N-th execution of the instruction
+ * at RIP"); in between a thread runs with all its pages mapped. So a schedule costs its
+ * decisions, not the program's shared accesses, and the strategy must know where to
+ * put its few points. It learns them from traced runs (every shared access a cue point,
+ * or a cut run's prefix: ex_sparse_learn):
+ *
+ *   - a *variable* is an accessed address; it is *racy* when two threads touched it and
+ *     one of them wrote it (a conflict, whatever the locks: a point inside a critical
+ *     section is a point too);
+ *   - a *site* is (thread, rip) of an access to a racy variable, with how many times
+ *     that thread executed it in the run where it did so most.
+ *
+ * A run's plan (ex_sparse_plan) draws each change point by *variable first*, uniformly
+ * among the racy variables, then a site of that variable and a count in [1, hits],
+ * capped at EX_SPARSE_MAX_COUNT (each counted hit costs an exit pair). Drawing by
+ * variable is the bounding that keeps a hot statistics counter, accessed 10^5 times,
+ * from absorbing every change point: it is one variable among the others.
+ *
+ * The run itself (ex_sparse_next) is PCT: every thread gets a random priority when it
+ * first shows up; at each cue point the enabled thread of highest priority runs; when a
+ * change point fires (the thread's EX_F_PREEMPT cue point) that thread's priority drops
+ * below every other. A thread that yields (sched_yield, a sleep: EX_SYNC_OTHER without
+ * EX_F_PREEMPT) drops the same way, so spin-yield loops and barriers hand over instead
+ * of spinning on forever. Spinners the VMM names (avoid) run only if nobody else can.
+ *
+ * Everything is a function of the seed, the run index and what the program did, so a run
+ * is reproducible; the choices made are recorded for the bug's schedule. */
+#ifndef EXPLORER_SPARSE_H
+#define EXPLORER_SPARSE_H
+#include "rng.h"
+#include "schedule.h"
+#include "trace.h"
+#include "u64map.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EX_SPARSE_MAX_COUNT 256u  /* a point's count is drawn in [1, min(hits, this)] */
+#define EX_SPARSE_MAX_SITES 65536u
+#define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
+
+struct ex_sparse_site {
+    uint64_t rip, var;
+    uint32_t tid, hits;
+};
+
+struct ex_sparse_var {
+    uint64_t addr;
+    uint64_t accesses;          /* over every learnt run */
+    struct ex_tidset threads;   /* who accessed it */
+    bool written;
+    uint32_t first_site;        /* index of its first site + 1 in the site chain, 0: none */
+};
+
+struct ex_sparse_model {
+    struct ex_sparse_site *site;
+    uint32_t *next_site;        /* per site: next site of the same variable + 1, 0: end */
+    size_t nsite, capsite;
+    struct ex_sparse_var *var;
+    size_t nvar, capvar;
+    struct ex_u64map site_of;   /* hash(tid, rip) -> site index + 1 */
+    struct ex_u64map var_of;    /* addr -> var index + 1 */
+    uint64_t runs;              /* traces learnt */
+};
+
+void ex_sparse_model_init(struct ex_sparse_model *m);
+void ex_sparse_model_free(struct ex_sparse_model *m);
+/* Learns one traced run. 0, or -1 out of memory (what was learnt stays valid). */
+int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t);
+/* Racy variables (two threads, one writing) with at least one site. */
+size_t ex_sparse_racy_vars(const struct ex_sparse_model *m);
+
+struct ex_sparse_run {
+    struct ex_rng rng;
+    uint32_t prio[EX_MAX_TID + 1];  /* 0: not seen yet */
+    uint32_t low;                   /* the next lowered priority (counts down) */
+    uint32_t *choices;
+    size_t nchoices, cap;
+    bool lost;                      /* out of memory recording choices */
+    uint64_t lowered;               /* priority drops: points fired and yields */
+    uint64_t seen;                  /* seq + 1 of the last cue point looked at */
+};
+
+void ex_sparse_run_init(struct ex_sparse_run *r);
+void ex_sparse_run_free(struct ex_sparse_run *r);
+/* Starts run `index` of the exploration seeded `seed`: plans its points into *plan (a
+ * sparse schedule with no segments; cleared first) from the model, and resets the
+ * priorities. With no racy variable the plan has no point (PCT over syscalls alone).
+ * 0, or -1 if plan could not be filled. */
+int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, uint64_t seed,
+                    uint64_t index, struct ex_schedule *plan);
+/* The thread to run at a cue point: enabled (non-empty for a choice; empty returns 0),
+ * avoid may be NULL, last is the cue point just made (NULL at the start). */
+uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled,
+                        const struct ex_tidset *avoid, const struct ex_event *last);
+/* The run so far as a schedule: plan's points and the choices, default continue.
+ * 0, or -1 (choices lost, or no memory). */
+int ex_sparse_schedule(const struct ex_sparse_run *r, const struct ex_schedule *plan,
+                       struct ex_schedule *out);
+
+#endif

@@ -1,0 +1,143 @@
+/* Sparse execution's preemption points (sparse.h). */
+#include "sched/sparse.h"
+#include "sched/serialize.h"
+#include "kvm/vm.h"
+#include <string.h>
+
+bool sparse_insn_ok(const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    for (; i < n; i++) {
+        uint8_t c = b[i];
+        if (c == 0xF2 || c == 0xF3)
+            return false; /* rep/repne: a string instruction traps per iteration */
+        if (c == 0x66 || c == 0x67 || c == 0x2E || c == 0x3E || c == 0x26 || c == 0x36 ||
+            c == 0x64 || c == 0x65 || c == 0xF0 || (c >= 0x40 && c <= 0x4F))
+            continue;
+        break;
+    }
+    if (i >= n)
+        return false;
+    uint8_t op = b[i];
+    if (op == 0xCC || op == 0xCD || op == 0xCE || op == 0x9C)
+        return false; /* int3, int n, into, pushf (it would store TF) */
+    if (op == 0x0F && (i + 1 >= n || b[i + 1] == 0x05 || b[i + 1] == 0x34 || b[i + 1] == 0x07))
+        return false; /* syscall, sysenter, sysret */
+    return true;
+}
+
+void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    sparse_unplant_all_locked(vm);
+    memset(sp->stepping, 0, sizeof sp->stepping);
+    sp->decisions = sp->hits = 0;
+    sp->n = 0;
+    __atomic_store_n(&sp->on, s->sparse, __ATOMIC_RELEASE);
+    if (!s->sparse)
+        return;
+    for (uint32_t i = 0; i < s->npreempt && i < EX_MAX_PREEMPTS; i++)
+        sp->pt[sp->n++] = (struct sparse_point){.rip = s->preempt[i].rip,
+                                                .xid = s->preempt[i].thread,
+                                                .count = s->preempt[i].count};
+}
+
+static void unplant(struct vm *vm, struct sparse_point *p)
+{
+    if (!p->planted)
+        return;
+    uint8_t *b = gm_code_byte(&vm->gm, p->rip);
+    if (b && *b == 0xCC)
+        *b = p->saved;
+    p->planted = false;
+}
+
+void sparse_unplant_all_locked(struct vm *vm)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    for (uint32_t i = 0; i < sp->n; i++)
+        unplant(vm, &sp->pt[i]);
+}
+
+/* Plants p (of the running thread): false when it never can (done from now on). */
+static bool plant(struct vm *vm, struct sparse_point *p)
+{
+    uint8_t *b = gm_code_byte(&vm->gm, p->rip);
+    if (!b || *b == 0xCC)
+        return false;
+    uint64_t room = PAGE_SIZE - (p->rip & (PAGE_SIZE - 1));
+    if (!sparse_insn_ok(b, room < 15 ? (size_t)room : 15))
+        return false;
+    p->saved = *b;
+    *b = 0xCC;
+    /* A restore puts the page back whatever happens to the byte. */
+    gm_mark_dirty(&vm->gm, (uint64_t)(b - vm->gm.host) & PAGE_MASK);
+    p->planted = true;
+    return true;
+}
+
+void sparse_enter(struct vm *vm, struct vcpu *v)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE) || sp->stepping[v->index])
+        return; /* a step over a point's instruction runs it first, unplanted */
+    pthread_mutex_lock(&vm->lock);
+    if (vm->ser->on && vm->ser->current == v->tid && v->xid > 0)
+        for (uint32_t i = 0; i < sp->n; i++) {
+            struct sparse_point *p = &sp->pt[i];
+            if (p->xid == (uint32_t)v->xid && !p->done && !p->planted && !plant(vm, p))
+                p->done = true; /* the same in every run: nothing else decides it */
+        }
+    pthread_mutex_unlock(&vm->lock);
+}
+
+void sparse_unpatch(struct vm *vm, struct vcpu *v)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&vm->lock);
+    for (uint32_t i = 0; i < sp->n; i++)
+        if (sp->pt[i].xid == (uint32_t)v->xid)
+            unplant(vm, &sp->pt[i]);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    *step = false;
+    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE) || rip == 0)
+        return false;
+    pthread_mutex_lock(&vm->lock);
+    struct sparse_point *p = NULL;
+    for (uint32_t i = 0; i < sp->n && !p; i++)
+        if (sp->pt[i].planted && sp->pt[i].rip == rip - 1 && sp->pt[i].xid == (uint32_t)v->xid)
+            p = &sp->pt[i];
+    if (!p) {
+        pthread_mutex_unlock(&vm->lock);
+        return false; /* the program's own int3: a SIGTRAP */
+    }
+    unplant(vm, p);
+    p->hits++;
+    sp->hits++;
+    if (p->hits < p->count) {
+        sp->stepping[v->index] = true;
+        *step = true;
+    } else {
+        p->done = true;
+        sp->decisions++;
+        serialize_preempt_locked(vm, v, p->rip);
+    }
+    pthread_mutex_unlock(&vm->lock);
+    return true;
+}
+
+bool sparse_step_done(struct vm *vm, struct vcpu *v)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE) || !sp->stepping[v->index])
+        return false;
+    sp->stepping[v->index] = false; /* planted again at the next entry */
+    return true;
+}

@@ -1,0 +1,75 @@
+/* Sparse execution (decisions only): serialized execution without memory cue points.
+ *
+ * A sparse schedule (explorer/schedule.h: sparse, preempt[]) runs one thread at a time
+ * with every page mapped, so a thread computes at native speed between decisions. Its
+ * cue points are the synchronization syscalls (as in any serialized run) and its
+ * preemption points: "thread T, right before its N-th execution of the instruction at
+ * RIP". A point is an int3 written over RIP while T has the turn (only T runs then, so
+ * nobody else meets it); each hit counts, and a hit before the N-th steps over the
+ * instruction (the byte back, RFLAGS.TF, the #DB puts nothing back: the next entry into
+ * the guest plants it again). The N-th hit is a cue point (EX_SYNC_OTHER at RIP, flag
+ * EX_F_PREEMPT) where the picker chooses who runs next; T later resumes at RIP with the
+ * byte gone. Every point of the running thread is planted at each entry into the guest
+ * and taken out whenever the turn moves (serialize_pick_locked), the VM pauses or stops,
+ * so a dump and a snapshot never hold one. Counting costs an exit pair per hit of a
+ * planted point (this PVM host has no hardware breakpoints): a strategy draws points with
+ * small counts (explorer/sparse.h).
+ *
+ * Deterministic: hits depend only on what the thread executes, the points only on the
+ * schedule, so a sparse schedule replays exactly (the dump's schedule carries them).
+ *
+ * A point that cannot be planted (not a read-only executable page of the program, an
+ * int3 already there, or an instruction that must not be stepped: syscall, a rep string,
+ * pushf) never fires; the same in every run. */
+#ifndef JINX_SPARSE_H
+#define JINX_SPARSE_H
+#include "explorer/explorer.h"
+#include "kvm/layout.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct vcpu;
+
+struct sparse_point {
+    uint64_t rip;
+    uint32_t xid;           /* the explorer thread id whose executions count */
+    uint32_t count, hits;
+    bool done;              /* fired, or cannot be planted */
+    bool planted;
+    uint8_t saved;          /* the byte under the int3 */
+};
+
+struct sparse {
+    bool on;                /* this fragment runs sparse (read without the lock) */
+    uint32_t n;
+    struct sparse_point pt[EX_MAX_PREEMPTS];
+    uint64_t decisions;     /* preemption points fired in this fragment */
+    uint64_t hits;          /* counted hits in this fragment (an exit pair each) */
+    bool stepping[MAX_VCPUS]; /* by vcpu->index: stepping over a point's instruction */
+};
+
+/* A fragment begins (serialize_fragment_begin) with schedule s: sparse or not, its
+ * points with no hits. Caller holds vm->lock; nothing is planted yet. */
+void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s);
+/* Takes out every planted byte: the turn moves, the fragment ends. Caller holds vm->lock. */
+void sparse_unplant_all_locked(struct vm *vm);
+/* Before v enters the guest (the mode's guest_enter): plants v's pending points if v has
+ * the turn. Caller holds no lock. */
+void sparse_enter(struct vm *vm, struct vcpu *v);
+/* v is back in the VMM and may not run on (a pause, a stop, another turn): its bytes go. */
+void sparse_unpatch(struct vm *vm, struct vcpu *v);
+/* A #BP from user mode, rip after the int3: true if it was a point of v's. Then either
+ * the hit is counted and the instruction is to be stepped over (*step), or it was the
+ * point's N-th hit: a cue point was made and the picker chose (v resumes at rip - 1
+ * when its turn comes). Caller holds no lock. */
+bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step);
+/* A #DB from user mode: true if it ended v's step over a point (TF then goes). */
+bool sparse_step_done(struct vm *vm, struct vcpu *v);
+
+/* Whether an instruction starting with these bytes may carry a point (not syscall,
+ * sysenter, int3, int n, pushf, nor a rep/repne string instruction): stepping over it
+ * must take exactly one #DB and leave the program's flags alone. */
+bool sparse_insn_ok(const uint8_t *b, size_t n);
+
+#endif
