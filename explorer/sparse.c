@@ -1,5 +1,7 @@
 /* Sparse schedules: the learnt model, the plan and PCT over decisions (sparse.h). */
 #include "sparse.h"
+#include "race.h"
+#include "syncdep.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +85,37 @@ static struct ex_sparse_site *site_of(struct ex_sparse_model *m, uint32_t tid, u
     return &m->site[i];
 }
 
-int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t)
+/* Marks the variables of t's races (race.h). 0, or -1 out of memory. */
+static int mark_races(struct ex_sparse_model *m, const struct ex_trace *t)
+{
+    if (!t->n)
+        return 0;
+    int32_t *dep = malloc(t->n * sizeof *dep);
+    struct ex_hb hb;
+    memset(&hb, 0, sizeof hb);
+    struct ex_race *races = NULL;
+    size_t nraces = 0;
+    int rc = -1;
+    if (dep && ex_syncdeps(t, dep) == 0 && ex_hb_build(&hb, t, dep) == 0 &&
+        ex_races_find(t, &hb, 0, &races, &nraces) == 0) {
+        for (size_t i = 0; i < nraces; i++) {
+            const uint32_t ab[2] = {races[i].a, races[i].b};
+            for (int k = 0; k < 2; k++) {
+                const uint64_t *vi = ex_u64map_get(&m->var_of, t->ev[ab[k]].addr);
+                if (vi && *vi)
+                    m->var[*vi - 1].raced = true;
+            }
+        }
+        rc = 0;
+    }
+    free(races);
+    ex_hb_free(&hb);
+    free(dep);
+    return rc;
+}
+
+int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool complete,
+                    const struct ex_u64map *shared_pages)
 {
     /* Hits per (tid, rip) in this run; a site keeps the most any run had. */
     struct ex_u64map hits;
@@ -100,6 +132,9 @@ int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t)
         }
         v->accesses++;
         ex_tidset_add(&v->threads, e->tid);
+        ex_tidset_add(&m->threads, e->tid);
+        if (shared_pages && ex_u64map_get(shared_pages, e->addr & ~(uint64_t)(EX_SCHED_PAGE - 1)))
+            v->on_shared = true;
         v->written |= e->kind != EX_READ;
         uint64_t *h = ex_u64map_put(&hits, ex_hash2(e->rip, e->tid), 0, NULL);
         if (!h) {
@@ -112,17 +147,29 @@ int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t)
             rc = -1;
             continue;
         }
-        if (*h > s->hits)
-            s->hits = *h > UINT32_MAX ? UINT32_MAX : (uint32_t)*h;
+        if (*h > s->hits || (complete && !s->exact)) {
+            /* An exact count replaces a bound; a bound never lowers an exact count. */
+            if (complete || !s->exact)
+                s->hits = *h > UINT32_MAX ? UINT32_MAX : (uint32_t)*h;
+        }
     }
+    /* A site met in a run that ended has its count: that run's (the largest of them). */
+    if (complete)
+        for (size_t i = 0; i < m->nsite; i++)
+            if (ex_u64map_get(&hits, ex_hash2(m->site[i].rip, m->site[i].tid)))
+                m->site[i].exact = true;
     ex_u64map_free(&hits);
+    if (mark_races(m, t) != 0)
+        rc = -1;
     m->runs++;
     return rc;
 }
 
 static bool racy(const struct ex_sparse_var *v)
 {
-    return v->written && v->first_site && ex_tidset_count(&v->threads) >= 2;
+    if (!v->written || !v->first_site)
+        return false;
+    return ex_tidset_count(&v->threads) >= 2 ? v->raced : v->on_shared;
 }
 
 size_t ex_sparse_racy_vars(const struct ex_sparse_model *m)
@@ -144,15 +191,31 @@ void ex_sparse_run_free(struct ex_sparse_run *r)
     ex_sparse_run_init(r);
 }
 
-/* A change point: a racy variable uniformly, then one of its sites, then a count. */
-static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m, size_t nracy,
-                      struct ex_schedule *plan)
+/* A variable's weight among the racy ones: 1 + floor(log2(accesses)). */
+static uint64_t weight(const struct ex_sparse_var *v)
 {
-    uint64_t k = ex_rng_below(&r->rng, nracy);
+    uint64_t w = 1;
+    for (uint64_t a = v->accesses; a > 1; a >>= 1)
+        w++;
+    return w;
+}
+
+/* A change point: a racy variable by weight, then one of its sites, a thread and a count.
+ * 1 when drawn, 0 when the site is known never to run (drawn again), -1 no variable. */
+static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
+                      uint64_t total, struct ex_schedule *plan)
+{
+    uint64_t k = ex_rng_below(&r->rng, total);
     const struct ex_sparse_var *v = NULL;
-    for (size_t i = 0; i < m->nvar && !v; i++)
-        if (racy(&m->var[i]) && k-- == 0)
+    for (size_t i = 0; i < m->nvar && !v; i++) {
+        if (!racy(&m->var[i]))
+            continue;
+        uint64_t w = weight(&m->var[i]);
+        if (k < w)
             v = &m->var[i];
+        else
+            k -= w;
+    }
     if (!v)
         return -1;
     uint32_t nsites = 0;
@@ -163,11 +226,58 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m, 
     while (pick--)
         s = m->next_site[s - 1];
     const struct ex_sparse_site *site = &m->site[s - 1];
-    uint32_t top = site->hits < EX_SPARSE_MAX_COUNT ? site->hits : EX_SPARSE_MAX_COUNT;
-    uint32_t count = 1 + (uint32_t)ex_rng_below(&r->rng, top ? top : 1);
+    uint32_t tid = site->tid, nthreads = ex_tidset_count(&m->threads);
+    if (nthreads && ex_rng_below(&r->rng, 2)) {
+        uint64_t j = ex_rng_below(&r->rng, nthreads);
+        tid = ex_tidset_next_cyclic(&m->threads, 0);
+        while (j--)
+            tid = ex_tidset_next_cyclic(&m->threads, tid);
+        const uint64_t *known = ex_u64map_get(&m->site_of, ex_hash2(site->rip, tid));
+        if (known && *known)
+            site = &m->site[*known - 1]; /* that thread's own count of the site */
+    }
+    uint32_t count;
+    if (site->exact && site->tid == tid) {
+        if (!site->hits)
+            return 0; /* that thread never runs it */
+        uint32_t top = site->hits < EX_SPARSE_MAX_COUNT ? site->hits : EX_SPARSE_MAX_COUNT;
+        count = 1 + (uint32_t)ex_rng_below(&r->rng, top);
+    } else {
+        /* Log-uniform: a power of two below the cap, then uniform within its octave. */
+        uint32_t octaves = 0;
+        while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
+            octaves++;
+        uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
+        count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
+        if (count > EX_SPARSE_MAX_COUNT)
+            count = EX_SPARSE_MAX_COUNT;
+    }
     /* A repeat of a (thread, rip) already planned is dropped: the plan has fewer points. */
-    ex_schedule_add_preempt(plan, site->tid, site->rip, count);
-    return 0;
+    if (ex_schedule_add_preempt(plan, tid, site->rip, count) == 0)
+        r->point_var[plan->npreempt - 1] = v->addr;
+    return 1;
+}
+
+int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
+                      const struct ex_schedule *plan, const uint32_t *hits)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < plan->npreempt && i < EX_MAX_PREEMPTS; i++) {
+        const struct ex_preempt *p = &plan->preempt[i];
+        if (hits[i] >= p->count)
+            continue; /* it fired: only a lower bound */
+        const uint64_t *vi = ex_u64map_get(&m->var_of, r->point_var[i]);
+        struct ex_sparse_site *s =
+            vi && *vi ? site_of(m, p->thread, p->rip, (size_t)(*vi - 1)) : NULL;
+        if (!s) {
+            rc = -1;
+            continue;
+        }
+        if (!s->exact || hits[i] > s->hits)
+            s->hits = hits[i];
+        s->exact = true;
+    }
+    return rc;
 }
 
 int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, uint64_t seed,
@@ -182,11 +292,22 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
     r->low = EX_SPARSE_MAX_POINTS + EX_MAX_TID + 2;
     ex_schedule_reset(plan);
     plan->sparse = true;
-    size_t nracy = ex_sparse_racy_vars(m);
+    size_t nracy = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->nvar; i++)
+        if (racy(&m->var[i])) {
+            nracy++;
+            total += weight(&m->var[i]);
+        }
     uint32_t npoints = nracy ? 1 + (uint32_t)ex_rng_below(&r->rng, EX_SPARSE_MAX_POINTS) : 0;
     for (uint32_t i = 0; i < npoints; i++)
-        if (draw_point(r, m, nracy, plan) < 0)
-            return -1;
+        for (uint32_t tries = 0; tries < EX_SPARSE_DRAWS; tries++) {
+            int got = draw_point(r, m, total, plan);
+            if (got < 0)
+                return -1;
+            if (got > 0)
+                break;
+        }
     ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu", plan->npreempt, nracy);
     return 0;
 }

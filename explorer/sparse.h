@@ -7,15 +7,27 @@
  * put its few points. It learns them from traced runs (every shared access a cue point,
  * or a cut run's prefix: ex_sparse_learn):
  *
- *   - a *variable* is an accessed address; it is *racy* when two threads touched it and
- *     one of them wrote it (a conflict, whatever the locks: a point inside a critical
- *     section is a point too);
+ *   - a *variable* is an accessed address; it is *racy* when two of its accesses from
+ *     different threads, one a write, race (race.h: unordered by happens-before, so a
+ *     thread's start-up data that its creator wrote is not), or when only one thread's
+ *     accesses show, it wrote, and its page was shared (a traced run makes cue points on
+ *     a page only from its second thread's first touch on, so the first thread's
+ *     accesses may be missing from the trace);
  *   - a *site* is (thread, rip) of an access to a racy variable, with how many times
- *     that thread executed it in the run where it did so most.
+ *     that thread executed it in the run where it did so most, and whether that count
+ *     is exact (a run that ended) or a lower bound (a run cut by its budget: a prefix).
  *
- * A run's plan (ex_sparse_plan) draws each change point by *variable first*, uniformly
- * among the racy variables, then a site of that variable and a count in [1, hits],
- * capped at EX_SPARSE_MAX_COUNT (each counted hit costs an exit pair). Drawing by
+ * A run's plan (ex_sparse_begin) draws each change point by *variable first*, among the
+ * racy variables with a weight that grows with the log of its accesses (a variable
+ * touched once by thread start-up code weighs 1, one accessed 10^5 times 17), then a site of that variable, the site's thread or (half of
+ * the time) any thread the runs showed (threads often run the same code, and a traced
+ * prefix shows only some of them), and a count: uniform in
+ * [1, hits] when hits is exact, log-uniform in [1, EX_SPARSE_MAX_COUNT] when it is only a
+ * lower bound (nothing is known of the scale past the prefix), and never past
+ * EX_SPARSE_MAX_COUNT (each counted hit costs an exit pair). A count past the thread's
+ * real executions never fires: that run is PCT over syscalls alone, but it tells the
+ * exact count (the hits of a point that did not fire in a run that ended), which the
+ * model keeps (ex_sparse_observe): sparse runs refine what the traced prefix showed. Drawing by
  * variable is the bounding that keeps a hot statistics counter, accessed 10^5 times,
  * from absorbing every change point: it is one variable among the others.
  *
@@ -41,10 +53,12 @@
 #define EX_SPARSE_MAX_COUNT 256u  /* a point's count is drawn in [1, min(hits, this)] */
 #define EX_SPARSE_MAX_SITES 65536u
 #define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
+#define EX_SPARSE_DRAWS 8u        /* tries to draw a point at a site that can fire */
 
 struct ex_sparse_site {
     uint64_t rip, var;
     uint32_t tid, hits;
+    bool exact;                 /* hits is from a run that ended */
 };
 
 struct ex_sparse_var {
@@ -52,6 +66,8 @@ struct ex_sparse_var {
     uint64_t accesses;          /* over every learnt run */
     struct ex_tidset threads;   /* who accessed it */
     bool written;
+    bool on_shared;             /* its page was shared in a learnt run */
+    bool raced;                 /* two of its accesses raced in a learnt run */
     uint32_t first_site;        /* index of its first site + 1 in the site chain, 0: none */
 };
 
@@ -64,12 +80,16 @@ struct ex_sparse_model {
     struct ex_u64map site_of;   /* hash(tid, rip) -> site index + 1 */
     struct ex_u64map var_of;    /* addr -> var index + 1 */
     uint64_t runs;              /* traces learnt */
+    struct ex_tidset threads;   /* every thread with an access in a learnt run */
 };
 
 void ex_sparse_model_init(struct ex_sparse_model *m);
 void ex_sparse_model_free(struct ex_sparse_model *m);
-/* Learns one traced run. 0, or -1 out of memory (what was learnt stays valid). */
-int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t);
+/* Learns one traced run; complete: it ended (not cut by its budget); shared_pages (may be
+ * NULL): the pages the run shared, as keys (page-aligned addresses). 0, or -1 out of
+ * memory (what was learnt stays valid). */
+int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool complete,
+                    const struct ex_u64map *shared_pages);
 /* Racy variables (two threads, one writing) with at least one site. */
 size_t ex_sparse_racy_vars(const struct ex_sparse_model *m);
 
@@ -80,6 +100,7 @@ struct ex_sparse_run {
     uint32_t *choices;
     size_t nchoices, cap;
     bool lost;                      /* out of memory recording choices */
+    uint64_t point_var[EX_MAX_PREEMPTS]; /* the variable each planned point was drawn for */
     uint64_t lowered;               /* priority drops: points fired and yields */
     uint64_t seen;                  /* seq + 1 of the last cue point looked at */
 };
@@ -96,6 +117,11 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
  * avoid may be NULL, last is the cue point just made (NULL at the start). */
 uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled,
                         const struct ex_tidset *avoid, const struct ex_event *last);
+/* After a sparse run that ended, planned by r as plan: hits[i] is how often plan's point i
+ * was hit; a point that did not fire (hits[i] < its count) counted every execution of its
+ * site by its thread, an exact count the model keeps. 0, or -1 out of memory. */
+int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
+                      const struct ex_schedule *plan, const uint32_t *hits);
 /* The run so far as a schedule: plan's points and the choices, default continue.
  * 0, or -1 (choices lost, or no memory). */
 int ex_sparse_schedule(const struct ex_sparse_run *r, const struct ex_schedule *plan,

@@ -1,6 +1,7 @@
 /* Whole-run exploration (explore.h). */
 #include "rounds/explore.h"
 #include "rounds/explore_replay.h"
+#include "rounds/explore_sparse.h"
 #include "rounds/explore_wall.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
@@ -34,6 +35,9 @@ struct explore_driver {
     uint64_t *preshare;
     size_t npreshare, cappreshare;
     uint64_t bug_ns;            /* how long the bug run took */
+    struct explore_sparse sparse; /* sparse runs (explore_sparse.h) */
+    bool run_sparse;            /* the current run is sparse: the picker asks its PCT */
+    uint64_t traced;            /* traced runs done */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -56,6 +60,10 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
                      const struct ex_tidset *avoid)
 {
     struct explore_driver *d = ctx;
+    if (d->run_sparse) {
+        const struct ex_trace *t = &vm->ser->trace;
+        return ex_sparse_next(&d->sparse.run, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
+    }
     struct ex_tidset from = *enabled;
     if (avoid) {
         struct ex_tidset rest = *enabled;
@@ -241,6 +249,26 @@ static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
 static void note_run(struct explore_driver *d, uint64_t i, const struct sim_result *r,
                      uint64_t wall_ns, uint64_t cpu_ns_used)
 {
+    if (d->run_sparse) {
+        d->st.schedules = i + 1;
+        d->st.cut += !r->ended;
+        if (d->cfg.verbose)
+            fprintf(stderr, "jinx-vmm: explore: run %llu (sparse): %s, %llu cue points (%llu "
+                    "decisions of %u points, %llu counted hits) in %.1f ms (%.1f ms CPU) (%s)\n",
+                    (unsigned long long)(i + 1),
+                    r->ended ? ex_outcome_name(r->outcome) : "cut by the run budget",
+                    (unsigned long long)r->cues, (unsigned long long)d->vm->ser->sparse.decisions,
+                    d->sparse.plan.npreempt, (unsigned long long)d->vm->ser->sparse.hits,
+                    wall_ns / 1e6, cpu_ns_used / 1e6, d->sparse.plan.note);
+        for (uint32_t k = 0; d->cfg.verbose && k < d->sparse.plan.npreempt; k++) {
+            const struct ex_preempt *p = &d->sparse.plan.preempt[k];
+            char sym[EX_SYM_LEN];
+            vm_symbolize(d->vm, p->rip, sym, sizeof sym);
+            fprintf(stderr, "jinx-vmm: explore:   point: T%u before its execution %u of 0x%llx %s\n",
+                    p->thread, p->count, (unsigned long long)p->rip, sym);
+        }
+        return;
+    }
     d->st.schedules = i + 1;
     d->st.cues_total += r->cues;
     if (r->cues > d->st.cues_max)
@@ -278,13 +306,19 @@ static void explore(struct explore_driver *d)
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
-        ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
-        preshare_learnt(d);
+        bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
+                  explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
+        d->run_sparse = sp;
+        if (!sp) {
+            ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
+            preshare_learnt(d);
+        }
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
         /* The process's CPU time, every vCPU's guest and host time: explore_wall.h. */
         uint64_t t_run = mono_ns(), cpu_run = process_cpu_ns();
-        sim_run_fragment(vm, &none, d->cfg.run_cues, wall, d->snap.vtime, false, &r);
+        sim_run_fragment(vm, sp ? &d->sparse.plan : &none, d->cfg.run_cues,
+                         sp ? explore_sparse_budget(&d->sparse) : wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
         cpu_run = process_cpu_ns() - cpu_run;
         set_picker(vm, NULL);
@@ -294,12 +328,19 @@ static void explore(struct explore_driver *d)
                 note_unjudged_limits(d, i + 1);
             break;
         }
-        ex_u64map_clear(&d->learnt);
-        crew_each_shared(vm, learn_page, d);
         r.outcome = run_outcome(&r.out, r.ended);
-        /* No memory: fewer flips or pages, still valid. */
-        ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
-        note_run(d, i, &r, t_run, cpu_run);
+        if (sp) {
+            note_run(d, i, &r, t_run, cpu_run);
+            explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
+        } else {
+            ex_u64map_clear(&d->learnt);
+            crew_each_shared(vm, learn_page, d);
+            /* No memory: fewer flips or pages, still valid. */
+            ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
+            note_run(d, i, &r, t_run, cpu_run);
+            d->traced++;
+            explore_sparse_after_traced(&d->sparse, &r.trace, r.ended, r.cues, &d->learnt);
+        }
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
          * report lists it, and jinx test says "could not test". */
@@ -307,16 +348,22 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            if (ex_online_schedule(&d->online, &bug_sched) < 0 ||
-                ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0) {
+            int got = sp ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, &bug_sched)
+                      : ex_online_schedule(&d->online, &bug_sched) < 0 ||
+                              ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0
+                          ? -1 : 0;
+            if (got < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
             } else {
                 found = true;
                 d->st.bug_at = i + 1;
                 snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
-                         ex_online_name((enum ex_online_kind)d->online.kind));
-                ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
+                         sp ? "sparse" : ex_online_name((enum ex_online_kind)d->online.kind));
+                if (sp)
+                    snprintf(d->st.note, sizeof d->st.note, "%s", d->sparse.plan.note);
+                else
+                    ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
                 d->bug_ns = t_run;
@@ -329,9 +376,20 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
+        if (sp) {
+            if (d->sparse.off && d->sparse.only) {
+                d->st.gave_up = true; /* neither kind of run fits: rounds, if anything */
+                break;
+            }
+            continue;
+        }
         ended_any |= r.ended;
-        if (!r.ended && !ended_any && d->st.schedules <= EXPLORE_FIRST_CUTS) {
-            if (!r.cut || d->st.schedules == EXPLORE_FIRST_CUTS) {
+        if (!r.ended && !ended_any && d->traced <= EXPLORE_FIRST_CUTS) {
+            if (!r.cut || d->traced == EXPLORE_FIRST_CUTS) {
+                if (d->sparse.on) {
+                    d->sparse.only = true; /* traced runs do not fit: sparse ones do */
+                    continue;
+                }
                 d->st.gave_up = true; /* not a short test: rounds, if anything */
                 break;
             }
@@ -429,6 +487,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     ex_online_init(&d->online);
     ex_history_init(&d->hist);
     ex_u64map_init(&d->learnt);
+    explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;
@@ -512,6 +571,7 @@ void explore_shutdown(struct vm *vm)
     ex_online_free(&d->online);
     ex_history_free(&d->hist);
     ex_u64map_free(&d->learnt);
+    explore_sparse_free(&d->sparse);
     free(d->preshare);
     free(d);
     vm->explore = NULL;

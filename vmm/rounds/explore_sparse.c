@@ -1,0 +1,81 @@
+/* Sparse runs in whole-run exploration (explore_sparse.h). */
+#include "rounds/explore_sparse.h"
+#include "kvm/vm.h"
+#include "sched/serialize.h"
+#include <string.h>
+
+void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns)
+{
+    memset(es, 0, sizeof *es);
+    ex_sparse_model_init(&es->model);
+    ex_sparse_run_init(&es->run);
+    ex_schedule_init(&es->plan);
+    es->wall_ns = traced_wall_ns;
+}
+
+void explore_sparse_free(struct explore_sparse *es)
+{
+    ex_sparse_model_free(&es->model);
+    ex_sparse_run_free(&es->run);
+    ex_schedule_free(&es->plan);
+}
+
+void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
+                                 bool ended, uint64_t cues, const struct ex_u64map *shared)
+{
+    ex_sparse_learn(&es->model, t, ended, shared); /* no memory: fewer sites, still valid */
+    es->cost_traced += cues;
+    if (!es->on && !es->off && (!ended || cues >= EXPLORE_SPARSE_CUES))
+        es->on = true;
+}
+
+bool explore_sparse_next_is_sparse(const struct explore_sparse *es)
+{
+    return es->on && (es->only || es->cost_sparse <= EXPLORE_SPARSE_SHARE * es->cost_traced);
+}
+
+int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
+{
+    return ex_sparse_begin(&es->run, &es->model, seed, es->index++, &es->plan);
+}
+
+uint64_t explore_sparse_budget(const struct explore_sparse *es)
+{
+    uint64_t hits = 0;
+    for (uint32_t i = 0; i < es->plan.npreempt; i++)
+        hits += es->plan.preempt[i].count;
+    return es->wall_ns + hits * EXPLORE_SPARSE_HIT_NS;
+}
+
+void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,
+                          uint64_t cpu_ns)
+{
+    const struct sparse *sp = &vm->ser->sparse;
+    es->runs++;
+    es->ended += ended;
+    es->cues += cues;
+    es->decisions += sp->decisions;
+    es->hits += sp->hits;
+    es->points += es->plan.npreempt;
+    es->cost_sparse += EXPLORE_SPARSE_RUN_COST + cues + sp->hits / 2;
+    if (ended) {
+        uint32_t hits[EX_MAX_PREEMPTS] = {0};
+        for (uint32_t i = 0; i < sp->n && i < es->plan.npreempt; i++)
+            hits[i] = sp->pt[i].hits;
+        ex_sparse_observe(&es->model, &es->run, &es->plan, hits); /* no memory: learnt less */
+    }
+    if (ended && !es->sized) {
+        /* The first run that ended sizes the budget of the others: a run that spins
+         * (below) then costs a few of those, not the traced runs' budget. */
+        uint64_t w = EXPLORE_SPARSE_WALL_FACTOR * cpu_ns;
+        if (w < EXPLORE_SPARSE_MIN_WALL_NS)
+            w = EXPLORE_SPARSE_MIN_WALL_NS;
+        if (w < es->wall_ns)
+            es->wall_ns = w;
+        es->sized = true;
+    }
+    if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {
+        es->on = false; /* they all spin or outlast the budget: sparse runs do not fit */
+        es->off = true;
+    }
+}

@@ -1,0 +1,67 @@
+/* Sparse runs in whole-run exploration (explore.h; the runs themselves: sched/sparse.h,
+ * the strategy: explorer/sparse.h).
+ *
+ * A traced run pays a cue point for every shared access; a program whose threads compute
+ * on shared pages makes 10^5 of them and gets a schedule every few seconds, or its runs
+ * are cut. Once a traced run is cut or makes EXPLORE_SPARSE_CUES cue points, sparse runs
+ * join the exploration: their points are drawn over what the traced runs showed (the
+ * learnt racy sites), and they cost their decisions only. The two kinds then share the
+ * work by cost, counted in cue points (and counted breakpoint hits, an exit pair each),
+ * not in time, so that a seed's sequence of runs does not depend on the host's load: the
+ * next run is sparse while the sparse runs have cost no more than EXPLORE_SPARSE_SHARE
+ * times the traced ones (a traced run that long costs 150-200 us of CPU a cue point
+ * here, a sparse run ~3 ms: EXPLORE_SPARSE_RUN_COST cue points, and a counted hit about
+ * half of one). When
+ * traced runs would give up (the first ones all cut), the rest of the budget is sparse.
+ *
+ * A sparse run that does not end within its budget is cut, never a bug (a thread
+ * spinning without a syscall on what a lowered thread holds, or a long program); when
+ * the first EXPLORE_SPARSE_FIRST_CUTS sparse runs are all cut, sparse runs stop (the
+ * traced runs, or rounds, go on as before). */
+#ifndef JINX_EXPLORE_SPARSE_H
+#define JINX_EXPLORE_SPARSE_H
+#include "explorer/sparse.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+
+#define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long: sparse runs join */
+#define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
+#define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
+#define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */
+#define EXPLORE_SPARSE_MIN_WALL_NS 50000000ULL /* a sparse run's budget: at least this, */
+#define EXPLORE_SPARSE_WALL_FACTOR 10u  /* ... and this many times the first one's CPU time, */
+#define EXPLORE_SPARSE_HIT_NS 500000ULL /* ... and this much per hit its points may count */
+
+struct explore_sparse {
+    struct ex_sparse_model model;
+    struct ex_sparse_run run;
+    struct ex_schedule plan;    /* the current sparse run's points */
+    bool on;                    /* sparse runs are part of the exploration */
+    bool off;                   /* ... and were dropped (their first runs all cut) */
+    bool only;                  /* traced runs gave up: sparse runs only */
+    bool sized;                 /* wall_ns set from an ended run */
+    uint64_t wall_ns;           /* a sparse run's budget (CPU time, as traced runs') */
+    uint64_t runs, ended, index;
+    uint64_t cost_traced, cost_sparse;
+    uint64_t cues, decisions, hits, points; /* over all sparse runs */
+};
+
+void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns);
+void explore_sparse_free(struct explore_sparse *es);
+/* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
+void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
+                                 bool ended, uint64_t cues, const struct ex_u64map *shared);
+/* Whether the next run is sparse. */
+bool explore_sparse_next_is_sparse(const struct explore_sparse *es);
+/* Plans the next sparse run (es->plan). 0, or -1 (no memory: run a traced one). */
+int explore_sparse_begin(struct explore_sparse *es, uint64_t seed);
+/* The planned run's budget: es->wall_ns and its points' counts (an exit pair each). */
+uint64_t explore_sparse_budget(const struct explore_sparse *es);
+/* After a sparse run of `cues` cue points (the VM's sparse counters still hold its
+ * decisions and hits); cpu_ns its CPU time. */
+void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,
+                          uint64_t cpu_ns);
+
+#endif
