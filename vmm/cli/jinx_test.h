@@ -39,6 +39,8 @@ struct result {
     /* Whole-run exploration (jinx-vmm run --explore), summed over the runs. */
     uint64_t schedules;         /* whole runs simulated */
     uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
+    uint64_t sparse;            /* ... of them sparse (decisions only: explore_sparse.h) */
+    uint64_t cues;              /* cue points of all those runs (a schedule's decisions) */
     double explore_seconds;     /* wall time spent on them, summed over the runs */
     double explore_wall;        /* ... of the job that spent the most: with runs side by
                                    side (--jobs), the wall time of exploration */
@@ -55,7 +57,7 @@ struct result {
     int search_runs;            /* runs the search took */
     uint64_t first_seed;        /* the seed whose run met it in free execution */
     char first_dump[PATH_MAX];  /* that run's dump (no replay) */
-    uint64_t cues;              /* the retired trace's cue points (0: no round records) */
+    uint64_t bug_cues;          /* the retired trace's cue points (0: no round records) */
     int has_race;               /* 1: race[] is the retired schedule's racing pair */
     char race[2][RACE_SIDE_LEN];
     char dump[PATH_MAX], core[PATH_MAX];

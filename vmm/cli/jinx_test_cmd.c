@@ -268,12 +268,14 @@ static void read_explore(const char *js, struct result *r)
     char err[128];
     if (json_parse_object(js, strlen(js), 0, &o, err, sizeof err) < 0)
         return;
-    uint64_t sched = 0, to_bug = 0;
+    uint64_t sched = 0, to_bug = 0, sparse = 0, cues_mean = 0;
     double secs = 0;
     bool reproduced = false, gave_up = false, limited = false;
     const char *strategy = NULL;
     json_get_u64(&o, "schedules", &sched);
     json_get_u64(&o, "schedules_to_bug", &to_bug);
+    json_get_u64(&o, "sparse_schedules", &sparse);
+    json_get_u64(&o, "cues_mean", &cues_mean);
     json_get_double(&o, "seconds", &secs);
     json_get_bool(&o, "reproduced", &reproduced);
     json_get_bool(&o, "gave_up", &gave_up);
@@ -287,6 +289,8 @@ static void read_explore(const char *js, struct result *r)
         snprintf(r->strategy, sizeof r->strategy, "%s", strategy ? strategy : "");
     }
     r->schedules += sched;
+    r->sparse += sparse;
+    r->cues += cues_mean * sched;
     r->explore_seconds += secs;
     r->gave_up |= gave_up;
 }
@@ -344,7 +348,7 @@ static void read_dump(const char *image, struct result *r)
     if (dump_round_parse(&d, &rd, err, sizeof err) == 0 && rd.present) {
         r->round = rd.score.round;
         r->replayable = true;
-        r->cues = rd.retired.n;
+        r->bug_cues = rd.retired.n;
         r->has_race = race_pair_of_round(&rd.retired, &rd.recorded, r->race[0], r->race[1],
                                          RACE_SIDE_LEN);
         dump_round_free(&rd);

@@ -89,10 +89,13 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         char jobs[32] = "";
         if (r->jobs > 1)
             snprintf(jobs, sizeof jobs, ", %d at once", r->jobs);
+        char sparse[48] = "";
+        if (r->sparse)
+            snprintf(sparse, sizeof sparse, " (%llu sparse)", (unsigned long long)r->sparse);
         fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu%s; %llu "
-                "whole-run schedules, %.1f/s%s)\n", image, r->seconds, r->runs,
+                "whole-run schedules%s, %.1f/s%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
-                (unsigned long long)r->seed, jobs, (unsigned long long)r->schedules,
+                (unsigned long long)r->seed, jobs, (unsigned long long)r->schedules, sparse,
                 jt_schedules_per_second(r),
                 r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
         for (int i = 0; i < r->nnotes; i++)
@@ -152,6 +155,8 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
     fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
             (unsigned long long)r->schedules, jt_schedules_per_second(r),
             r->gave_up ? "true" : "false");
+    fprintf(f, ",\"sparse_schedules\":%llu,\"cues_per_schedule\":%.1f",
+            (unsigned long long)r->sparse, r->schedules ? (double)r->cues / r->schedules : 0.0);
     fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d", r->jobs, r->stopped);
     if (r->could_not_test) {
         fprintf(f, ",\"reason\":");
@@ -181,7 +186,7 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
             fprintf(f, "%s", i ? "," : "");
             json_fput_str(f, r->bt[i], false);
         }
-        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->cues);
+        fprintf(f, "],\"cues\":%llu,\"race\":", (unsigned long long)r->bug_cues);
         race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
         fprintf(f, ",\"stderr_tail\":");
         json_fput_str(f, r->stderr_tail, true);

@@ -252,6 +252,12 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
     if (d->run_sparse) {
         d->st.schedules = i + 1;
         d->st.cut += !r->ended;
+        d->st.cues_total += r->cues;
+        d->st.sparse++;
+        d->st.sparse_cut += !r->ended;
+        d->st.sparse_cues += r->cues;
+        d->st.sparse_fired += d->vm->ser->sparse.decisions;
+        d->st.sparse_hits += d->vm->ser->sparse.hits;
         if (d->cfg.verbose)
             fprintf(stderr, "jinx-vmm: explore: run %llu (sparse): %s, %llu cue points (%llu "
                     "decisions of %u points, %llu counted hits) in %.1f ms (%.1f ms CPU) (%s)\n",
@@ -536,14 +542,20 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      "{\"snapshot\":%s,\"snapshot_cue\":%llu,\"schedules\":%llu,\"cut\":%llu,"
                      "\"schedules_to_bug\":%llu,\"schedules_per_second\":%.1f,"
                      "\"cues_mean\":%llu,\"cues_max\":%llu,\"seconds\":%.3f,"
-                     "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,\"strategy\":",
+                     "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,"
+                     "\"sparse_schedules\":%llu,\"sparse_cut\":%llu,\"sparse_cues_mean\":%.1f,"
+                     "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,\"strategy\":",
                      st->snapshot_taken ? "true" : "false",
                      (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
                      (unsigned long long)st->cut, (unsigned long long)st->bug_at,
                      secs > 0 ? st->schedules / secs : 0.0,
                      (unsigned long long)(st->schedules ? st->cues_total / st->schedules : 0),
                      (unsigned long long)st->cues_max, secs, st->reproduced ? "true" : "false",
-                     st->gave_up ? "true" : "false", st->limited ? "true" : "false");
+                     st->gave_up ? "true" : "false", st->limited ? "true" : "false",
+                     (unsigned long long)st->sparse, (unsigned long long)st->sparse_cut,
+                     st->sparse ? (double)st->sparse_cues / st->sparse : 0.0,
+                     st->sparse ? (double)st->sparse_fired / st->sparse : 0.0,
+                     st->sparse ? (double)st->sparse_hits / st->sparse : 0.0);
     if (n < 0 || (size_t)n >= len)
         return -1;
     struct jbuf j;

@@ -57,6 +57,9 @@ struct explore_stats {
     bool reproduced;                /* the live replay of the bug run ended in the same bug */
     bool gave_up;                   /* first run cut: the program is not a short test */
     bool limited;                   /* the run replayed live had met a jinx limit */
+    /* Sparse runs among them (explore_sparse.h): how many, cut, their cue points, the
+     * preemption points that fired and the breakpoint hits counted, in all. */
+    uint64_t sparse, sparse_cut, sparse_cues, sparse_fired, sparse_hits;
     char strategy[32];              /* the strategy of the bug run (portfolio members) */
     char note[160];                 /* its description (ex_online_describe) */
 };
