@@ -34,6 +34,7 @@
 #include "rng.h"
 #include "schedule.h"
 #include "score.h"
+#include "sparse.h"
 #include "spin.h"
 #include "steer.h"
 #include "strategy.h"

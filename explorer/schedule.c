@@ -234,6 +234,11 @@ char *ex_schedule_to_text(const struct ex_schedule *s)
         note[i] = 0;
         sb_add(&b, "# %s\n", note);
     }
+    if (s->sparse)
+        sb_add(&b, "sparse\n");
+    for (uint32_t i = 0; s->sparse && i < s->npreempt; i++)
+        sb_add(&b, "preempt T%u 0x%llx x%u\n", s->preempt[i].thread,
+               (unsigned long long)s->preempt[i].rip, s->preempt[i].count);
     for (size_t i = 0; i < s->nseg; i++)
         sb_add(&b, "T%u x%u\n", s->seg[i].thread, s->seg[i].steps);
     if (s->policy == EX_DEFAULT_ROUNDROBIN)
@@ -287,6 +292,29 @@ static int parse_num(const char *tok, size_t len, uint32_t min, uint32_t max, co
     if (v < min)
         return ex_parse_error_set(err, line, col, "%s must be at least %u", what, min);
     *out = (uint32_t)v;
+    return 0;
+}
+
+/* A user address "0x..." in [1, EX_MAX_PREEMPT_RIP] from tok[0..len). */
+static int parse_rip(const char *tok, size_t len, uint64_t *out, struct ex_parse_error *err,
+                     int line, int col)
+{
+    if (len < 3 || tok[0] != '0' || (tok[1] != 'x' && tok[1] != 'X'))
+        return ex_parse_error_set(err, line, col, "expected a rip as 0x<hex>");
+    uint64_t v = 0;
+    for (size_t i = 2; i < len; i++) {
+        char c = tok[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return ex_parse_error_set(err, line, col + (int)i, "rip must be hexadecimal");
+        v = v * 16 + (uint64_t)d;
+        if (v > EX_MAX_PREEMPT_RIP)
+            return ex_parse_error_set(err, line, col, "rip too large (a user address)");
+    }
+    if (v == 0)
+        return ex_parse_error_set(err, line, col, "rip must not be 0");
+    *out = v;
     return 0;
 }
 
@@ -368,6 +396,37 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                      EX_MAX_SEGMENTS);
                 goto fail;
             }
+        } else if (tok_is(tok[0], tlen[0], "sparse")) {
+            if (s->sparse || ntok > 1) {
+                ex_parse_error_set(err, line, tcol[ntok > 1 ? 1 : 0],
+                                   ntok > 1 ? "unexpected text after 'sparse'"
+                                            : "duplicate 'sparse' line");
+                goto fail;
+            }
+            s->sparse = true;
+        } else if (tok_is(tok[0], tlen[0], "preempt")) {
+            uint32_t thread = 0, count = 0;
+            uint64_t rip = 0;
+            if (!s->sparse) {
+                ex_parse_error_set(err, line, tcol[0], "'preempt' needs a 'sparse' line before it");
+                goto fail;
+            }
+            if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') ||
+                (tok[3][0] != 'x' && tok[3][0] != 'X')) {
+                ex_parse_error_set(err, line, tcol[0], "expected 'preempt T<thread> 0x<rip> x<count>'");
+                goto fail;
+            }
+            if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err,
+                          line, tcol[1] + 1) != 0 ||
+                parse_rip(tok[2], tlen[2], &rip, err, line, tcol[2]) != 0 ||
+                parse_num(tok[3] + 1, tlen[3] - 1, 1, EX_MAX_STEPS, "count", &count, err, line,
+                          tcol[3] + 1) != 0)
+                goto fail;
+            if (ex_schedule_add_preempt(s, thread, rip, count) != 0) {
+                ex_parse_error_set(err, line, tcol[0], "more than %u preemption points, or two for "
+                                   "one thread and rip", EX_MAX_PREEMPTS);
+                goto fail;
+            }
         } else if (tok_is(tok[0], tlen[0], "default")) {
             if (have_default) {
                 ex_parse_error_set(err, line, tcol[0], "duplicate 'default' line");
@@ -399,7 +458,8 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                 goto fail;
             }
         } else {
-            ex_parse_error_set(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...' or '#'");
+            ex_parse_error_set(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...', "
+                               "'sparse', 'preempt ...' or '#'");
             goto fail;
         }
     }

@@ -22,6 +22,12 @@
  *     T1          # same as "T1 x1"
  *     default continue        # or: default roundrobin 3
  *
+ * A sparse schedule (vmm/sched/sparse.h) says so on a line of its own, then lists its
+ * preemption points, before or among the segments:
+ *
+ *     sparse
+ *     preempt T2 0x4012bf x21 # T2 stops before its 21st execution of 0x4012bf
+ *
  * JSON format:
  *
  *     {"version":1,"default":"continue","quantum":1,"note":"...",
@@ -86,7 +92,7 @@ struct ex_schedule {
     size_t nshared;
     /* Sparse (decisions only): no memory cue points; the cue points are the
      * synchronization syscalls and the preemption points below, each thread
-     * running with its pages mapped in between. Not in the text format. */
+     * running with its pages mapped in between. */
     bool sparse;
     uint32_t npreempt;
     struct ex_preempt preempt[EX_MAX_PREEMPTS];

@@ -85,11 +85,13 @@ static struct ex_sparse_site *site_of(struct ex_sparse_model *m, uint32_t tid, u
     return &m->site[i];
 }
 
-/* Marks the variables of t's races (race.h). 0, or -1 out of memory. */
+/* Marks the variables of t's races (race.h). 0, or -1 out of memory. A trace that is
+ * not well-formed (trace.h) marks none. */
 static int mark_races(struct ex_sparse_model *m, const struct ex_trace *t)
 {
-    if (!t->n)
-        return 0;
+    char why[96];
+    if (!t->n || !ex_trace_validate(t, why, sizeof why))
+        return 0; /* happens-before needs a well-formed trace: no race is marked */
     int32_t *dep = malloc(t->n * sizeof *dep);
     struct ex_hb hb;
     memset(&hb, 0, sizeof hb);
