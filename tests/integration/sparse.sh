@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Sparse schedules (vmm/sched/sparse.h, explorer/sparse.h, rounds/explore_sparse.h) on
+# tests/guest/sparsebank.c: two tellers bump a hot statistics counter between operations
+# (~80 000 shared accesses a run) and withdraw with an unlocked check-then-act; its twin
+# sparsebank_ok holds a mutex. Checks:
+#  1. a hand-written sparse schedule stops teller T2 before its N-th execution of the
+#     withdrawal's second load (found in the binary): N = 21..40 (the account drained by
+#     the other teller meanwhile) crashes, N = 20 and 41 do not, each the same cue-point
+#     count every time, and no memory cue point at all;
+#  2. `jinx test` finds the bug by a sparse run (strategy "sparse"), the traced runs being
+#     cut, and its dump replays the crash (jinx-vmm replay, twice);
+#  3. the twin: no bug reported in BUDGET_OK, and sparse runs did run (sparse_schedules).
+# Env: BUDGET (default 120 s), BUDGET_OK (default 20 s).
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
+PROG="$BUILD/guest-tests/sparsebank"; TWIN="$BUILD/guest-tests/sparsebank_ok"
+BUDGET=${BUDGET:-120}; BUDGET_OK=${BUDGET_OK:-20}
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+for p in "$PROG" "$TWIN"; do [ -x "$p" ] || { echo "FAIL $p not built (make guest-tests)"; exit 1; }; done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# The withdrawal's second load: `mov (%rbx),%rax` right after the check's `jle`.
+site=$(objdump -d --no-show-raw-insn "$PROG" | awk '/<teller>:/,/^$/' |
+       awk '/jle/ {getline; print $1; exit}' | tr -d ':')
+if [ -z "$site" ]; then
+  bad "cannot find the withdrawal's second load in teller (objdump)"
+else
+  for n in 20 21 30 40 41; do
+    printf 'sparse\npreempt T2 0x%s x%s\ndefault roundrobin\n' "$site" "$n" > "$tmp/s.sched"
+    want=0; [ "$n" -ge 21 ] && [ "$n" -le 40 ] && want=134
+    cues=""; same=1
+    for rep in 1 2 3; do
+      out=$(timeout 60 "$VMM" run --no-control --serial --schedule "$tmp/s.sched" "$PROG" 2>&1); st=$?
+      c=$(echo "$out" | sed -n 's/.*serial: \([0-9]*\) cue points (0 memory accesses.*/\1/p')
+      [ "$st" = "$want" ] && [ -n "$c" ] || same=0
+      [ -z "$cues" ] && cues=$c
+      [ "$c" = "$cues" ] || same=0
+    done
+    if [ $same = 1 ]; then
+      ok "point T2 0x$site x$n: status $want three times, $cues cue points each, none from memory"
+    else
+      bad "point T2 0x$site x$n: wanted status $want and one cue-point count; last status $st"
+      echo "$out" | tail -4
+    fi
+  done
+fi
+
+# jinx test: the traced runs are cut (each shared access a cue point), sparse runs find it.
+out=$(timeout $((BUDGET + 60)) "$JT" --budget "${BUDGET}s" --json --dump-dir "$tmp/d" "$PROG" 2>"$tmp/jt.err"); st=$?
+eval "$(echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("found=%s strat=%s sparse=%s dump=%s sps=%s to_bug=%s" % (str(d["found"]).lower(),
+      d.get("strategy", ""), d.get("sparse_schedules", 0), d.get("dump", ""),
+      d.get("schedules_per_second", 0), d.get("schedules_to_bug", 0)))' 2>/dev/null || echo found=none)"
+if [ $st = 1 ] && [ "$found" = true ] && [ "$strat" = sparse ] && [ "${sparse:-0}" -gt 0 ]; then
+  ok "jinx test: found by a sparse run (schedule $to_bug, $sparse sparse, $sps schedules/s)"
+else
+  bad "jinx test: status $st, found=$found strategy=${strat:-} sparse=${sparse:-}"
+  tail -5 "$tmp/jt.err"
+fi
+if [ -n "${dump:-}" ] && [ -f "$dump" ]; then
+  r=0
+  for rep in 1 2; do
+    timeout 120 "$VMM" replay "$dump" > "$tmp/rp.out" 2>&1
+    grep -q "replay reproduced the dump's crash: SIGABRT" "$tmp/rp.out" && r=$((r+1))
+  done
+  if [ $r = 2 ]; then ok "its dump replays the crash, 2 of 2"
+  else bad "its dump replayed $r of 2"; tail -3 "$tmp/rp.out"; fi
+else
+  bad "no dump to replay"
+fi
+
+# The twin: nothing found, and the sparse runs did run.
+out=$(timeout $((BUDGET_OK + 60)) "$JT" --budget "${BUDGET_OK}s" --json "$TWIN" 2>"$tmp/ok.err"); st=$?
+found=$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(str(d["found"]).lower(), d.get("sparse_schedules",0))' 2>/dev/null)
+if [ $st = 0 ] && [ "${found%% *}" = false ] && [ "${found##* }" -gt 0 ]; then
+  ok "twin: nothing found in ${BUDGET_OK} s (${found##* } sparse schedules)"
+else
+  bad "twin: status $st, found/sparse: ${found:-none}"
+  tail -5 "$tmp/ok.err"
+fi
+
+echo "sparse tests: $pass passed, $fail failed"
+[ $fail = 0 ]
