@@ -316,7 +316,8 @@ static void explore(struct explore_driver *d)
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
         if (!sp) {
-            ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed, i);
+            ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
+                            d->traced); /* traced runs keep their sequence, sparse or not */
             preshare_learnt(d);
         }
         set_picker(vm, d);
@@ -392,10 +393,8 @@ static void explore(struct explore_driver *d)
         ended_any |= r.ended;
         if (!r.ended && !ended_any && d->traced <= EXPLORE_FIRST_CUTS) {
             if (!r.cut || d->traced == EXPLORE_FIRST_CUTS) {
-                if (d->sparse.on) {
-                    d->sparse.only = true; /* traced runs do not fit: sparse ones do */
-                    continue;
-                }
+                if (explore_sparse_take_over(&d->sparse))
+                    continue; /* traced runs do not fit: sparse ones may */
                 d->st.gave_up = true; /* not a short test: rounds, if anything */
                 break;
             }

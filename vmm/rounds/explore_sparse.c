@@ -25,13 +25,31 @@ void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trac
 {
     ex_sparse_learn(&es->model, t, ended, shared); /* no memory: fewer sites, still valid */
     es->cost_traced += cues;
-    if (!es->on && !es->off && (!ended || cues >= EXPLORE_SPARSE_CUES))
+    es->traced_ended |= ended;
+    es->long_runs += ended && cues >= EXPLORE_SPARSE_CUES;
+    if (es->on || es->off)
+        return;
+    if (es->long_runs >= EXPLORE_SPARSE_LONG)
         es->on = true;
+    else if (!ended && !es->probed) {
+        es->probe = true;
+        es->probe_ref = cues;
+    }
+}
+
+bool explore_sparse_take_over(struct explore_sparse *es)
+{
+    if (es->off)
+        return false;
+    es->on = es->only = true;
+    es->probe = false;
+    return true;
 }
 
 bool explore_sparse_next_is_sparse(const struct explore_sparse *es)
 {
-    return es->on && (es->only || es->cost_sparse <= EXPLORE_SPARSE_SHARE * es->cost_traced);
+    uint64_t share = es->traced_ended ? 1 : EXPLORE_SPARSE_SHARE;
+    return es->probe || (es->on && (es->only || es->cost_sparse <= share * es->cost_traced));
 }
 
 int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
@@ -73,6 +91,12 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
         if (w < es->wall_ns)
             es->wall_ns = w;
         es->sized = true;
+    }
+    if (es->probe) {
+        es->probe = false;
+        es->probed = true;
+        if (ended && cues * EXPLORE_SPARSE_GAIN <= es->probe_ref)
+            es->on = true;
     }
     if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {
         es->on = false; /* they all spin or outlast the budget: sparse runs do not fit */

@@ -3,13 +3,24 @@
  *
  * A traced run pays a cue point for every shared access; a program whose threads compute
  * on shared pages makes 10^5 of them and gets a schedule every few seconds, or its runs
- * are cut. Once a traced run is cut or makes EXPLORE_SPARSE_CUES cue points, sparse runs
- * join the exploration: their points are drawn over what the traced runs showed (the
+ * are cut. Sparse runs join the exploration
+ *   - when the first traced run is cut and one sparse run (the probe) ends with
+ *     EXPLORE_SPARSE_GAIN times fewer cue points than the cut run had made (its threads
+ *     compute on shared pages; a program whose runs are long because it has 200 threads
+ *     makes hundreds of syscall cue points in a sparse run too, and its traced runs,
+ *     stretched, find its bugs: the corpus's 150- and 200-thread programs);
+ *   - when traced runs give up (the first ones all cut): the rest of the budget;
+ *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
+ *     or more without finding anything.
+ * Their points are drawn over what the traced runs showed (the learnt racy sites), and
+ * they cost their decisions only. their points are drawn over what the traced runs showed (the
  * learnt racy sites), and they cost their decisions only. The two kinds then share the
  * work by cost, counted in cue points (and counted breakpoint hits, an exit pair each),
  * not in time, so that a seed's sequence of runs does not depend on the host's load: the
  * next run is sparse while the sparse runs have cost no more than EXPLORE_SPARSE_SHARE
- * times the traced ones (a traced run that long costs 150-200 us of CPU a cue point
+ * times the traced ones while no traced run has ended (the program is out of reach of
+ * traced runs), as much as them once one has (traced runs find bugs in it too: the
+ * corpus's 150-thread programs). A traced run that long costs 150-200 us of CPU a cue point
  * here, a sparse run ~3 ms: EXPLORE_SPARSE_RUN_COST cue points, and a counted hit about
  * half of one). When
  * traced runs would give up (the first ones all cut), the rest of the budget is sparse.
@@ -26,7 +37,9 @@
 
 struct vm;
 
-#define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long: sparse runs join */
+#define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long is a long one */
+#define EXPLORE_SPARSE_LONG 4u          /* so many long traced runs: sparse runs join */
+#define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
 #define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */
@@ -40,8 +53,13 @@ struct explore_sparse {
     struct ex_schedule plan;    /* the current sparse run's points */
     bool on;                    /* sparse runs are part of the exploration */
     bool off;                   /* ... and were dropped (their first runs all cut) */
+    bool probe;                 /* the next run is the probe (a traced run was cut) */
+    bool probed;
+    uint64_t probe_ref;         /* the cut traced run's cue points */
     bool only;                  /* traced runs gave up: sparse runs only */
     bool sized;                 /* wall_ns set from an ended run */
+    bool traced_ended;          /* a traced run ended (sparse runs then get an equal share) */
+    uint32_t long_runs;         /* traced runs of EXPLORE_SPARSE_CUES or more that ended */
     uint64_t wall_ns;           /* a sparse run's budget (CPU time, as traced runs') */
     uint64_t runs, ended, index;
     uint64_t cost_traced, cost_sparse;
@@ -53,6 +71,8 @@ void explore_sparse_free(struct explore_sparse *es);
 /* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
                                  bool ended, uint64_t cues, const struct ex_u64map *shared);
+/* Traced runs gave up: sparse runs only, unless they were dropped (then false). */
+bool explore_sparse_take_over(struct explore_sparse *es);
 /* Whether the next run is sparse. */
 bool explore_sparse_next_is_sparse(const struct explore_sparse *es);
 /* Plans the next sparse run (es->plan). 0, or -1 (no memory: run a traced one). */
