@@ -20,7 +20,7 @@ INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh
 INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
                      tests/integration/woken-snapshot.sh tests/integration/ownspin.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
-INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh
+INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

@@ -38,7 +38,7 @@ echo "program,runner,seed,found,seconds,schedules,sparse_schedules,schedules_per
 # One jinx test run: "found seconds schedules sparse sps cues".
 jt() {
   local bin=$1 prog=$2 seed=$3 out
-  out=$(timeout $((budget + 90)) "$bin/jinx" --jobs 1 --seeds "$seed-$seed" --budget "${budget}s" \
+  out=$(timeout $((budget + 90)) "$bin/jinx" test --jobs 1 --seeds "$seed-$seed" --budget "${budget}s" \
         --json --dump-dir "$tmp/d$seed" "$prog" 2>/dev/null || true)
   echo "$out" | python3 -c '
 import json, sys

@@ -21,9 +21,9 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 for p in "$PROG" "$TWIN"; do [ -x "$p" ] || { echo "FAIL $p not built (make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-# The withdrawal's second load: `mov (%rbx),%rax` right after the check's `jle`.
+# The withdrawal's second load: the instruction after the check's `cmp $0x9` and `jle`.
 site=$(objdump -d --no-show-raw-insn "$PROG" | awk '/<teller>:/,/^$/' |
-       awk '/jle/ {getline; print $1; exit}' | tr -d ':')
+       awk '/cmp +\$0x9,/ {getline; getline; print $1; exit}' | tr -d ':')
 if [ -z "$site" ]; then
   bad "cannot find the withdrawal's second load in teller (objdump)"
 else
@@ -48,7 +48,7 @@ else
 fi
 
 # jinx test: the traced runs are cut (each shared access a cue point), sparse runs find it.
-out=$(timeout $((BUDGET + 60)) "$JT" --budget "${BUDGET}s" --json --dump-dir "$tmp/d" "$PROG" 2>"$tmp/jt.err"); st=$?
+out=$(timeout $((BUDGET + 60)) "$JT" test --budget "${BUDGET}s" --json --dump-dir "$tmp/d" "$PROG" 2>"$tmp/jt.err"); st=$?
 eval "$(echo "$out" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -74,7 +74,7 @@ else
 fi
 
 # The twin: nothing found, and the sparse runs did run.
-out=$(timeout $((BUDGET_OK + 60)) "$JT" --budget "${BUDGET_OK}s" --json "$TWIN" 2>"$tmp/ok.err"); st=$?
+out=$(timeout $((BUDGET_OK + 60)) "$JT" test --budget "${BUDGET_OK}s" --json "$TWIN" 2>"$tmp/ok.err"); st=$?
 found=$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(str(d["found"]).lower(), d.get("sparse_schedules",0))' 2>/dev/null)
 if [ $st = 0 ] && [ "${found%% *}" = false ] && [ "${found##* }" -gt 0 ]; then
   ok "twin: nothing found in ${BUDGET_OK} s (${found##* } sparse schedules)"
