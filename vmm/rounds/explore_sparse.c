@@ -62,7 +62,9 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es)
     uint64_t hits = 0;
     for (uint32_t i = 0; i < es->plan.npreempt; i++)
         hits += es->plan.preempt[i].count;
-    return es->wall_ns + hits * EXPLORE_SPARSE_HIT_NS;
+    /* The probe must show a large gain: a tenth of a traced run's budget is plenty. */
+    uint64_t base = es->probe ? es->wall_ns / EXPLORE_SPARSE_PROBE_DIV : es->wall_ns;
+    return base + hits * EXPLORE_SPARSE_HIT_NS;
 }
 
 void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,
@@ -97,6 +99,8 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
         es->probed = true;
         if (ended && cues * EXPLORE_SPARSE_GAIN <= es->probe_ref)
             es->on = true;
+        else if (!ended)
+            es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
     }
     if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {
         es->on = false; /* they all spin or outlast the budget: sparse runs do not fit */

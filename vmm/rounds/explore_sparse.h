@@ -9,7 +9,8 @@
  *     compute on shared pages; a program whose runs are long because it has 200 threads
  *     makes hundreds of syscall cue points in a sparse run too, and its traced runs,
  *     stretched, find its bugs: the corpus's 150- and 200-thread programs);
- *   - when traced runs give up (the first ones all cut): the rest of the budget;
+ *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
+ *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
  *     or more without finding anything.
  * Their points are drawn over what the traced runs showed (the learnt racy sites), and
@@ -40,6 +41,7 @@ struct vm;
 #define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long is a long one */
 #define EXPLORE_SPARSE_LONG 4u          /* so many long traced runs: sparse runs join */
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
+#define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
 #define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */
