@@ -172,7 +172,10 @@ void vm_stop_locked(struct vm *vm, const struct outcome *o)
 {
     if (atomic_load(&vm->stopping))
         return;
-    if (vm->sandbox && (o->kind == OUT_EXIT || o->kind == OUT_SIGNAL || o->kind == OUT_DEADLOCK)) {
+    bool sandboxed = o->kind == OUT_EXIT || o->kind == OUT_SIGNAL || o->kind == OUT_DEADLOCK;
+    if (vm->sandbox_clean_only)
+        sandboxed = o->kind == OUT_EXIT && o->status == 0;
+    if (vm->sandbox && sandboxed) {
         if (!vm->sim_ended) {
             vm->sim_out = *o;
             vm->sim_ended = true;

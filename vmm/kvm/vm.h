@@ -203,6 +203,9 @@ struct vm {
      * deadlock) ends the simulation instead of the VM; it lands in sim_out and the
      * fragment stops, so the snapshot can be restored. */
     bool sandbox;
+    /* ... a stress run's (rounds/explore_stress.h): only a clean exit (status 0) ends
+     * in the sandbox; a crash, deadlock or failure exit ends the VM for real. */
+    bool sandbox_clean_only;
     bool sim_ended;
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */

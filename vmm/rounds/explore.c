@@ -2,6 +2,7 @@
 #include "rounds/explore.h"
 #include "rounds/explore_replay.h"
 #include "rounds/explore_sparse.h"
+#include "rounds/explore_stress.h"
 #include "rounds/explore_wall.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
@@ -36,6 +37,7 @@ struct explore_driver {
     size_t npreshare, cappreshare;
     uint64_t bug_ns;            /* how long the bug run took */
     struct explore_sparse sparse; /* sparse runs (explore_sparse.h) */
+    struct explore_stress stress; /* stress runs (explore_stress.h) */
     bool run_sparse;            /* the current run is sparse: the picker asks its PCT */
     uint64_t traced;            /* traced runs done */
 };
@@ -312,6 +314,18 @@ static void explore(struct explore_driver *d)
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
+        if (explore_stress_due(&d->stress, mono_ns() - t0)) {
+            int got = explore_stress_run(&d->stress, vm, &d->snap);
+            if (d->cfg.verbose && got >= 0)
+                fprintf(stderr, "jinx-vmm: explore: stress run %llu (free, from the snapshot): "
+                        "%s\n", (unsigned long long)d->stress.runs,
+                        got ? "the program met a bug: the VM ends in it"
+                        : d->stress.cut ? "ended well or stopped at its budget" : "ended well");
+            if (got < 0)
+                goto out;
+            if (got > 0 || mono_ns() >= deadline)
+                break;
+        }
         bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
@@ -415,6 +429,9 @@ static void explore(struct explore_driver *d)
         }
     }
     d->st.ns_explore = mono_ns() - t0;
+    d->st.stress = d->stress.runs;
+    d->st.stress_cut = d->stress.cut;
+    d->st.stress_ns = d->stress.ns;
     vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
     if (over(vm))
         goto out;
@@ -493,6 +510,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     ex_history_init(&d->hist);
     ex_u64map_init(&d->learnt);
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
+    explore_stress_init(&d->stress, d->cfg.run_wall_ns);
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;
@@ -543,7 +561,8 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      "\"cues_mean\":%llu,\"cues_max\":%llu,\"seconds\":%.3f,"
                      "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,"
                      "\"sparse_schedules\":%llu,\"sparse_cut\":%llu,\"sparse_cues_mean\":%.1f,"
-                     "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,\"strategy\":",
+                     "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,"
+                     "\"stress_runs\":%llu,\"stress_cut\":%llu,\"stress_seconds\":%.3f,\"strategy\":",
                      st->snapshot_taken ? "true" : "false",
                      (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
                      (unsigned long long)st->cut, (unsigned long long)st->bug_at,
@@ -554,7 +573,9 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      (unsigned long long)st->sparse, (unsigned long long)st->sparse_cut,
                      st->sparse ? (double)st->sparse_cues / st->sparse : 0.0,
                      st->sparse ? (double)st->sparse_fired / st->sparse : 0.0,
-                     st->sparse ? (double)st->sparse_hits / st->sparse : 0.0);
+                     st->sparse ? (double)st->sparse_hits / st->sparse : 0.0,
+                     (unsigned long long)st->stress, (unsigned long long)st->stress_cut,
+                     st->stress_ns / 1e9);
     if (n < 0 || (size_t)n >= len)
         return -1;
     struct jbuf j;

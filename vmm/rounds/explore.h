@@ -60,6 +60,8 @@ struct explore_stats {
     /* Sparse runs among them (explore_sparse.h): how many, cut, their cue points, the
      * preemption points that fired and the breakpoint hits counted, in all. */
     uint64_t sparse, sparse_cut, sparse_cues, sparse_fired, sparse_hits;
+    /* Stress runs (explore_stress.h): how many, stopped at their budget, wall time. */
+    uint64_t stress, stress_cut, stress_ns;
     char strategy[32];              /* the strategy of the bug run (portfolio members) */
     char note[160];                 /* its description (ex_online_describe) */
 };

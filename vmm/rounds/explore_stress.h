@@ -1,0 +1,50 @@
+/* Stress runs in whole-run exploration (explore.h): the program free from the snapshot,
+ * every thread on its own vCPU in parallel, no cue points, exactly as native stress
+ * testing runs it (issue 26: "never worse than stress"). A bug that plain reruns meet in
+ * a few runs (a natively common one) must not wait for a controlled schedule to reach
+ * it, and a controlled schedule cannot reach what jinx's own model misses.
+ *
+ * A stress run is sandboxed only for a clean exit (status 0): the snapshot is restored
+ * and exploration goes on. A crash, a deadlock or a failure exit ends the VM for real
+ * (vm->sandbox_clean_only), as a crash in free execution does: the dump is written, it
+ * holds no schedule (free execution is not deterministic), and `jinx test` then looks
+ * for the same crash from snapshots with the next seeds (its replay search) and says
+ * whether its dump replays. A run that outlasts its budget is stopped and restored.
+ *
+ * Stress runs begin after EXPLORE_STRESS_AFTER_NS of exploration (a short test's bug is
+ * found by then by a controlled schedule, whose dump replays) and then take
+ * 1/EXPLORE_STRESS_SHARE_DIV of the wall time after it: one is due whenever they have
+ * taken less. Their timing is the host's, so they never change which
+ * controlled schedules a seed runs (traced and sparse runs keep their indexes); they are
+ * not counted as schedules. */
+#ifndef JINX_EXPLORE_STRESS_H
+#define JINX_EXPLORE_STRESS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct snapshot;
+
+#define EXPLORE_STRESS_AFTER_NS 2000000000ULL /* no stress run in exploration's first 2 s */
+#define EXPLORE_STRESS_SHARE_DIV 4u   /* stress runs' share of the wall time: 1/4 */
+#define EXPLORE_STRESS_MIN_NS 100000000ULL /* a run's budget: at least this, */
+#define EXPLORE_STRESS_FACTOR 4u      /* ... and this many times the longest run that ended */
+
+struct explore_stress {
+    bool off;                 /* --no-stress (or stress runs cannot run here) */
+    uint64_t runs, ended, cut;
+    uint64_t ns;              /* wall time they took */
+    uint64_t wall_ns;         /* a run's budget */
+    uint64_t longest;         /* the longest that ended */
+    bool sized;
+};
+
+void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns);
+/* Whether a stress run is due after elapsed_ns of exploration. */
+bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns);
+/* One stress run from the paused VM at snap (and back to it). 0: it ended well or was
+ * cut, the VM is paused at the snapshot again; 1: the program met a bug for real (the VM
+ * is over: its outcome is the program's); -1: the restore failed (reported). */
+int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap);
+
+#endif
