@@ -28,6 +28,7 @@ void ex_schedule_reset(struct ex_schedule *s)
     s->nshared = 0;
     s->sparse = false;
     s->npreempt = 0;
+    s->nyield = 0;
 }
 
 int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
@@ -46,6 +47,8 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
     dst->sparse = src->sparse;
     dst->npreempt = src->npreempt;
     memcpy(dst->preempt, src->preempt, sizeof dst->preempt);
+    dst->nyield = src->nyield;
+    memcpy(dst->yield, src->yield, sizeof dst->yield);
     if (src->nshared && ex_schedule_set_shared(dst, src->shared, src->nshared) != 0) {
         ex_schedule_free(dst);
         return -1;
@@ -113,6 +116,21 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
     return 0;
 }
 
+int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip)
+{
+    if (rip == 0 || rip > EX_MAX_PREEMPT_RIP || s->nyield >= EX_MAX_YIELDS)
+        return -1;
+    uint32_t at = 0;
+    while (at < s->nyield && s->yield[at] < rip)
+        at++;
+    if (at < s->nyield && s->yield[at] == rip)
+        return -1;
+    memmove(&s->yield[at + 1], &s->yield[at], (s->nyield - at) * sizeof s->yield[0]);
+    s->yield[at] = rip;
+    s->nyield++;
+    return 0;
+}
+
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n)
 {
     ex_schedule_reset(s);
@@ -149,6 +167,9 @@ bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b)
     if (a->sparse != b->sparse || a->npreempt != b->npreempt ||
         (a->npreempt && memcmp(a->preempt, b->preempt, a->npreempt * sizeof *a->preempt) != 0))
         return false;
+    if (a->nyield != b->nyield ||
+        (a->nyield && memcmp(a->yield, b->yield, a->nyield * sizeof *a->yield) != 0))
+        return false;
     return a->nseg == 0 || memcmp(a->seg, b->seg, a->nseg * sizeof *a->seg) == 0;
 }
 
@@ -162,6 +183,8 @@ uint64_t ex_schedule_hash(const struct ex_schedule *s)
         for (uint32_t i = 0; i < s->npreempt; i++)
             h = ex_hash2(ex_hash2(h, s->preempt[i].rip),
                          ((uint64_t)s->preempt[i].thread << 32) | s->preempt[i].count);
+        for (uint32_t i = 0; i < s->nyield; i++)
+            h = ex_hash2(h, s->yield[i] ^ 0x7969656c64ULL);
     }
     return h;
 }
@@ -239,6 +262,8 @@ char *ex_schedule_to_text(const struct ex_schedule *s)
     for (uint32_t i = 0; s->sparse && i < s->npreempt; i++)
         sb_add(&b, "preempt T%u 0x%llx x%u\n", s->preempt[i].thread,
                (unsigned long long)s->preempt[i].rip, s->preempt[i].count);
+    for (uint32_t i = 0; s->sparse && i < s->nyield; i++)
+        sb_add(&b, "yield 0x%llx\n", (unsigned long long)s->yield[i]);
     for (size_t i = 0; i < s->nseg; i++)
         sb_add(&b, "T%u x%u\n", s->seg[i].thread, s->seg[i].steps);
     if (s->policy == EX_DEFAULT_ROUNDROBIN)
@@ -427,6 +452,23 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                                    "one thread and rip", EX_MAX_PREEMPTS);
                 goto fail;
             }
+        } else if (tok_is(tok[0], tlen[0], "yield")) {
+            uint64_t rip = 0;
+            if (!s->sparse) {
+                ex_parse_error_set(err, line, tcol[0], "'yield' needs a 'sparse' line before it");
+                goto fail;
+            }
+            if (ntok != 2) {
+                ex_parse_error_set(err, line, tcol[0], "expected 'yield 0x<rip>'");
+                goto fail;
+            }
+            if (parse_rip(tok[1], tlen[1], &rip, err, line, tcol[1]) != 0)
+                goto fail;
+            if (ex_schedule_add_yield(s, rip) != 0) {
+                ex_parse_error_set(err, line, tcol[0], "more than %u yield points, or a repeat",
+                                   EX_MAX_YIELDS);
+                goto fail;
+            }
         } else if (tok_is(tok[0], tlen[0], "default")) {
             if (have_default) {
                 ex_parse_error_set(err, line, tcol[0], "duplicate 'default' line");
@@ -459,7 +501,7 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
             }
         } else {
             ex_parse_error_set(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...', "
-                               "'sparse', 'preempt ...' or '#'");
+                               "'sparse', 'preempt ...', 'yield ...' or '#'");
             goto fail;
         }
     }

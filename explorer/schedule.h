@@ -27,6 +27,7 @@
  *
  *     sparse
  *     preempt T2 0x4012bf x21 # T2 stops before its 21st execution of 0x4012bf
+ *     yield 0x401400          # any thread yields before each execution of 0x401400
  *
  * JSON format:
  *
@@ -39,7 +40,8 @@
  * EX_MAX_SHARED_PAGES page-aligned addresses, strictly ascending; printed only
  * when there are some), "sparse" (true or false) and "preempt" (only with
  * "sparse": true; at most EX_MAX_PREEMPTS objects {"thread":T,"rip":R,"count":N},
- * no two with the same thread and rip) are optional; other keys are ignored. Threads are
+ * no two with the same thread and rip) and "yield" (only with "sparse": true; at
+ * most EX_MAX_YIELDS rips, strictly ascending) are optional; other keys are ignored. Threads are
  * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
  * at most EX_MAX_LINE bytes, input at most EX_MAX_INPUT bytes. Both
  * parsers take untrusted input: anything else is rejected with a message
@@ -61,6 +63,7 @@
 #define EX_MAX_SHARED_PAGES 65536u
 #define EX_SCHED_PAGE 4096u
 #define EX_MAX_PREEMPTS 16u
+#define EX_MAX_YIELDS 4u
 #define EX_MAX_PREEMPT_RIP ((1ULL << 47) - 1) /* user addresses only */
 
 enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
@@ -96,6 +99,11 @@ struct ex_schedule {
     bool sparse;
     uint32_t npreempt;
     struct ex_preempt preempt[EX_MAX_PREEMPTS];
+    /* Yield points (sparse only): every execution of the instruction at each, by any
+     * thread, is a cue point where the thread yields (a spin loop that makes no
+     * syscall hands over there). Ascending, distinct. */
+    uint32_t nyield;
+    uint64_t yield[EX_MAX_YIELDS];
 };
 
 struct ex_parse_error {
@@ -122,6 +130,9 @@ int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t 
  * past EX_SCHED_MAX_TID, count 0 or past EX_MAX_STEPS, rip 0 or past
  * EX_MAX_PREEMPT_RIP), a repeat of a (thread, rip) already there, or a full list. */
 int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count);
+/* Adds a yield point (sparse schedules), kept ascending: 0, or -1 for rip 0 or past
+ * EX_MAX_PREEMPT_RIP, a repeat, or a full list. */
+int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip);
 /* Builds a schedule from one thread id per cue point. */
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n);
 /* Total steps covered by the segments. */

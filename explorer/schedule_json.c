@@ -126,7 +126,7 @@ static int seg_member(struct json_lex *p, const char *key, void *vctx, int depth
 struct top_ctx {
     struct ex_schedule *s;
     bool have_version, have_segments, have_default, have_quantum, have_note, have_shared;
-    bool have_sparse, have_preempt;
+    bool have_sparse, have_preempt, have_yield;
 };
 
 struct preempt_ctx {
@@ -181,6 +181,34 @@ static int preempts(struct json_lex *p, struct ex_schedule *s, int depth)
             p->pos = at, p->line = line, p->line_start = ls;
             return json_lex_fail(p, "more than %u preemption points, or two for one thread "
                                  "and rip", EX_MAX_PREEMPTS);
+        }
+        if (json_lex_at(p, ',')) {
+            p->pos++;
+            continue;
+        }
+        return expect(p, ']');
+    }
+}
+
+/* "yield": [rip, ...], strictly ascending */
+static int yields(struct json_lex *p, struct ex_schedule *s)
+{
+    if (expect(p, '[') != 0)
+        return -1;
+    if (json_lex_at(p, ']')) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        uint64_t rip;
+        json_lex_ws(p);
+        size_t at = p->pos;
+        if (ju64(p, 1, EX_MAX_PREEMPT_RIP, "a yield rip", &rip) != 0)
+            return -1;
+        if ((s->nyield && rip <= s->yield[s->nyield - 1]) || ex_schedule_add_yield(s, rip) != 0) {
+            p->pos = at;
+            return json_lex_fail(p, "yield rips must be strictly ascending, at most %u",
+                                 EX_MAX_YIELDS);
         }
         if (json_lex_at(p, ',')) {
             p->pos++;
@@ -323,6 +351,11 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
             return -1;
         return preempts(p, s, depth);
     }
+    if (strcmp(key, "yield") == 0) {
+        if (first_time(p, &c->have_yield, "yield") != 0)
+            return -1;
+        return yields(p, s);
+    }
     if (strcmp(key, "segments") == 0) {
         if (first_time(p, &c->have_segments, "segments") != 0)
             return -1;
@@ -395,8 +428,8 @@ int ex_schedule_parse_json(const char *buf, size_t len, struct ex_schedule *s,
         json_lex_fail(&p, "missing \"segments\"");
         goto fail;
     }
-    if (s->npreempt && !s->sparse) {
-        json_lex_fail(&p, "\"preempt\" points need \"sparse\": true");
+    if ((s->npreempt || s->nyield) && !s->sparse) {
+        json_lex_fail(&p, "\"preempt\" and \"yield\" points need \"sparse\": true");
         goto fail;
     }
     return 0;
@@ -443,7 +476,7 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
             k += l;
     }
     json_escape(note, clean);
-    size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80;
+    size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80 + s->nyield * 24;
     char *out = malloc(cap);
     if (!out)
         return NULL;
@@ -464,6 +497,10 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
             n += (size_t)snprintf(out + n, cap - n, "%s{\"thread\":%u,\"rip\":%llu,\"count\":%u}",
                                   k ? "," : "", s->preempt[k].thread,
                                   (unsigned long long)s->preempt[k].rip, s->preempt[k].count);
+        n += (size_t)snprintf(out + n, cap - n, "],\"yield\":[");
+        for (uint32_t k = 0; k < s->nyield; k++)
+            n += (size_t)snprintf(out + n, cap - n, "%s%llu", k ? "," : "",
+                                  (unsigned long long)s->yield[k]);
         n += (size_t)snprintf(out + n, cap - n, "],\n ");
     }
     n += (size_t)snprintf(out + n, cap - n, "\"segments\":[");

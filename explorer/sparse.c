@@ -373,6 +373,8 @@ int ex_sparse_schedule(const struct ex_sparse_run *r, const struct ex_schedule *
     out->sparse = true;
     out->npreempt = plan->npreempt;
     memcpy(out->preempt, plan->preempt, sizeof out->preempt);
+    out->nyield = plan->nyield;
+    memcpy(out->yield, plan->yield, sizeof out->yield);
     memcpy(out->note, plan->note, sizeof out->note);
     return 0;
 }

@@ -122,7 +122,8 @@ uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled
  * site by its thread, an exact count the model keeps. 0, or -1 out of memory. */
 int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
                       const struct ex_schedule *plan, const uint32_t *hits);
-/* The run so far as a schedule: plan's points and the choices, default continue.
+/* The run so far as a schedule: plan's points (preemptions and yields) and the choices,
+ * default continue.
  * 0, or -1 (choices lost, or no memory). */
 int ex_sparse_schedule(const struct ex_sparse_run *r, const struct ex_schedule *plan,
                        struct ex_schedule *out);

@@ -262,12 +262,20 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
         d->st.sparse_hits += d->vm->ser->sparse.hits;
         if (d->cfg.verbose)
             fprintf(stderr, "jinx-vmm: explore: run %llu (sparse): %s, %llu cue points (%llu "
-                    "decisions of %u points, %llu counted hits) in %.1f ms (%.1f ms CPU) (%s)\n",
+                    "decisions of %u points, %llu counted hits, %llu yields) in %.1f ms (%.1f ms CPU) (%s)\n",
                     (unsigned long long)(i + 1),
                     r->ended ? ex_outcome_name(r->outcome) : "cut by the run budget",
                     (unsigned long long)r->cues, (unsigned long long)d->vm->ser->sparse.decisions,
                     d->sparse.plan.npreempt, (unsigned long long)d->vm->ser->sparse.hits,
+                    (unsigned long long)d->vm->ser->sparse.yields,
                     wall_ns / 1e6, cpu_ns_used / 1e6, d->sparse.plan.note);
+        if (d->cfg.verbose && r->ended && ex_outcome_is_bug(r->outcome)) {
+            char sym[EX_SYM_LEN];
+            vm_symbolize(d->vm, r->out.rip, sym, sizeof sym);
+            fprintf(stderr, "jinx-vmm: explore:   outcome: %s (signal %d, vector %d) in thread %d "
+                    "at 0x%llx %s\n", r->out.detail, r->out.signal, r->out.vector, r->out.thread,
+                    (unsigned long long)r->out.rip, sym);
+        }
         for (uint32_t k = 0; d->cfg.verbose && k < d->sparse.plan.npreempt; k++) {
             const struct ex_preempt *p = &d->sparse.plan.preempt[k];
             char sym[EX_SYM_LEN];

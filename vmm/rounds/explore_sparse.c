@@ -10,7 +10,7 @@ void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns)
     ex_sparse_model_init(&es->model);
     ex_sparse_run_init(&es->run);
     ex_schedule_init(&es->plan);
-    es->wall_ns = traced_wall_ns;
+    es->wall_ns = es->traced_wall_ns = traced_wall_ns;
 }
 
 void explore_sparse_free(struct explore_sparse *es)
@@ -54,7 +54,31 @@ bool explore_sparse_next_is_sparse(const struct explore_sparse *es)
 
 int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
 {
-    return ex_sparse_begin(&es->run, &es->model, seed, es->index++, &es->plan);
+    if (ex_sparse_begin(&es->run, &es->model, seed, es->index++, &es->plan) < 0)
+        return -1;
+    for (uint32_t i = 0; i < es->nyield; i++)
+        ex_schedule_add_yield(&es->plan, es->yield[i]);
+    return 0;
+}
+
+/* A run stopped with no cue point: its running thread spins (or computes) at rip. */
+static void learn_spin(struct explore_sparse *es, struct vm *vm)
+{
+    if (!vm->ser->stopped || es->nyield >= EX_MAX_YIELDS)
+        return;
+    for (int i = 0; i < vm->nvcpus; i++) {
+        const struct vcpu *v = vm->vcpus[i];
+        if (!v->tid || v->tid != vm->ser->guard_turn || v->state == T_BLOCKED)
+            continue;
+        uint64_t rip = v->run->s.regs.regs.rip;
+        if (!rip || rip > EX_MAX_PREEMPT_RIP || (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE))
+            return; /* in jinx's syscall entry: not a spin without syscalls */
+        for (uint32_t k = 0; k < es->nyield; k++)
+            if (es->yield[k] == rip)
+                return;
+        es->yield[es->nyield++] = rip;
+        return;
+    }
 }
 
 uint64_t explore_sparse_budget(const struct explore_sparse *es)
@@ -94,6 +118,11 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
             es->wall_ns = w;
         es->sized = true;
     }
+    if (!ended)
+        learn_spin(es, vm);
+    if (!ended && !vm->ser->stopped && cues >= EXPLORE_SPARSE_BUSY_CUES && es->sized &&
+        2 * es->wall_ns <= es->traced_wall_ns)
+        es->wall_ns *= 2; /* cut while making progress (yields, syscalls): more room */
     if (es->probe) {
         es->probe = false;
         es->probed = true;

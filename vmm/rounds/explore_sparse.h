@@ -27,9 +27,12 @@
  * traced runs would give up (the first ones all cut), the rest of the budget is sparse.
  *
  * A sparse run that does not end within its budget is cut, never a bug (a thread
- * spinning without a syscall on what a lowered thread holds, or a long program); when
- * the first EXPLORE_SPARSE_FIRST_CUTS sparse runs are all cut, sparse runs stop (the
- * traced runs, or rounds, go on as before). */
+ * spinning without a syscall on what a lowered thread holds, or a long program). When it
+ * was stopped with no cue point at all, the instruction its running thread was at becomes
+ * a yield point of every later sparse run (up to EX_MAX_YIELDS; sched/sparse.h): a spin
+ * loop that makes no syscall then hands over there, deterministically. When the first
+ * EXPLORE_SPARSE_FIRST_CUTS sparse runs are all cut, sparse runs stop (the traced runs,
+ * or rounds, go on as before). */
 #ifndef JINX_EXPLORE_SPARSE_H
 #define JINX_EXPLORE_SPARSE_H
 #include "explorer/sparse.h"
@@ -47,7 +50,9 @@ struct vm;
 #define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */
 #define EXPLORE_SPARSE_MIN_WALL_NS 50000000ULL /* a sparse run's budget: at least this, */
 #define EXPLORE_SPARSE_WALL_FACTOR 10u  /* ... and this many times the first one's CPU time, */
-#define EXPLORE_SPARSE_HIT_NS 500000ULL /* ... and this much per hit its points may count */
+#define EXPLORE_SPARSE_HIT_NS 500000ULL /* ... and this much per hit its points may count; */
+#define EXPLORE_SPARSE_BUSY_CUES 100u   /* doubled (up to a traced run's) when a run is cut
+                                         * after this many cue points: it was progressing */
 
 struct explore_sparse {
     struct ex_sparse_model model;
@@ -63,9 +68,12 @@ struct explore_sparse {
     bool traced_ended;          /* a traced run ended (sparse runs then get an equal share) */
     uint32_t long_runs;         /* traced runs of EXPLORE_SPARSE_CUES or more that ended */
     uint64_t wall_ns;           /* a sparse run's budget (CPU time, as traced runs') */
+    uint64_t traced_wall_ns;    /* ... never more than a traced run's */
     uint64_t runs, ended, index;
     uint64_t cost_traced, cost_sparse;
     uint64_t cues, decisions, hits, points; /* over all sparse runs */
+    uint64_t yield[EX_MAX_YIELDS];  /* learnt spin instructions: yield points of every run */
+    uint32_t nyield;
 };
 
 void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns);

@@ -137,7 +137,7 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
     serialize_pick_locked(vm, tid);
 }
 
-void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
+static void sparse_cue_locked(struct vm *vm, struct vcpu *v, uint64_t rip, uint8_t flags)
 {
     struct serializer *s = vm->ser;
     if (!s->on || s->current < 0)
@@ -146,11 +146,21 @@ void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
     uint32_t x = v->xid > 0 ? (uint32_t)v->xid : 0;
     struct ex_event *e = x ? ex_trace_sync(&s->trace, x, EX_SYNC_OTHER, rip, 0) : NULL;
     if (e) {
-        e->flags = EX_F_PREEMPT;
+        e->flags = flags;
         e->rip = rip;
         vm_symbolize(vm, rip, e->sym, sizeof e->sym);
     }
     serialize_pick_locked(vm, v->tid);
+}
+
+void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
+{
+    sparse_cue_locked(vm, v, rip, EX_F_PREEMPT);
+}
+
+void serialize_yield_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
+{
+    sparse_cue_locked(vm, v, rip, 0);
 }
 
 static void enabled_locked(struct vm *vm, struct ex_tidset *enabled)

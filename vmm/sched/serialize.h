@@ -93,6 +93,8 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
  * instruction at rip, a cue point (EX_SYNC_OTHER, EX_F_PREEMPT) and a pick. Caller holds
  * vm->lock. */
 void serialize_preempt_locked(struct vm *vm, struct vcpu *v, uint64_t rip);
+/* The same for a yield point: the thread yields (EX_SYNC_OTHER, no flag) before rip. */
+void serialize_yield_locked(struct vm *vm, struct vcpu *v, uint64_t rip);
 /* Picks who runs after thread tid's cue point (the cursor over the enabled threads,
  * keeping its default policy away from spinners), hands pages over (crew.h) and wakes
  * the chosen one. Caller holds vm->lock. */

@@ -9,6 +9,8 @@ bool sparse_insn_ok(const uint8_t *b, size_t n)
     size_t i = 0;
     for (; i < n; i++) {
         uint8_t c = b[i];
+        if (c == 0xF3 && i + 1 < n && b[i + 1] == 0x90)
+            return true; /* pause: a spin loop's, one step */
         if (c == 0xF2 || c == 0xF3)
             return false; /* rep/repne: a string instruction traps per iteration */
         if (c == 0x66 || c == 0x67 || c == 0x2E || c == 0x3E || c == 0x26 || c == 0x36 ||
@@ -31,7 +33,7 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
     struct sparse *sp = &vm->ser->sparse;
     sparse_unplant_all_locked(vm);
     memset(sp->stepping, 0, sizeof sp->stepping);
-    sp->decisions = sp->hits = 0;
+    sp->decisions = sp->hits = sp->yields = 0;
     sp->n = 0;
     __atomic_store_n(&sp->on, s->sparse, __ATOMIC_RELEASE);
     if (!s->sparse)
@@ -40,6 +42,8 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->preempt[i].rip,
                                                 .xid = s->preempt[i].thread,
                                                 .count = s->preempt[i].count};
+    for (uint32_t i = 0; i < s->nyield && i < EX_MAX_YIELDS; i++)
+        sp->pt[sp->n++] = (struct sparse_point){.rip = s->yield[i], .xid = 0, .count = 1};
 }
 
 static void unplant(struct vm *vm, struct sparse_point *p)
@@ -59,8 +63,9 @@ void sparse_unplant_all_locked(struct vm *vm)
         unplant(vm, &sp->pt[i]);
 }
 
-/* Plants p (of the running thread): false when it never can (done from now on). */
-static bool plant(struct vm *vm, struct sparse_point *p)
+/* Plants p for the running thread on vCPU `by`: false when it never can (done from now
+ * on). */
+static bool plant(struct vm *vm, struct sparse_point *p, int by)
 {
     uint8_t *b = gm_code_byte(&vm->gm, p->rip);
     if (!b || *b == 0xCC)
@@ -73,6 +78,7 @@ static bool plant(struct vm *vm, struct sparse_point *p)
     /* A restore puts the page back whatever happens to the byte. */
     gm_mark_dirty(&vm->gm, (uint64_t)(b - vm->gm.host) & PAGE_MASK);
     p->planted = true;
+    p->planted_by = by;
     return true;
 }
 
@@ -85,7 +91,8 @@ void sparse_enter(struct vm *vm, struct vcpu *v)
     if (vm->ser->on && vm->ser->current == v->tid && v->xid > 0)
         for (uint32_t i = 0; i < sp->n; i++) {
             struct sparse_point *p = &sp->pt[i];
-            if (p->xid == (uint32_t)v->xid && !p->done && !p->planted && !plant(vm, p))
+            if ((p->xid == (uint32_t)v->xid || !p->xid) && !p->done && !p->planted &&
+                !plant(vm, p, v->index))
                 p->done = true; /* the same in every run: nothing else decides it */
         }
     pthread_mutex_unlock(&vm->lock);
@@ -98,7 +105,7 @@ void sparse_unpatch(struct vm *vm, struct vcpu *v)
         return;
     pthread_mutex_lock(&vm->lock);
     for (uint32_t i = 0; i < sp->n; i++)
-        if (sp->pt[i].xid == (uint32_t)v->xid)
+        if (sp->pt[i].planted_by == v->index)
             unplant(vm, &sp->pt[i]);
     pthread_mutex_unlock(&vm->lock);
 }
@@ -112,13 +119,24 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
     pthread_mutex_lock(&vm->lock);
     struct sparse_point *p = NULL;
     for (uint32_t i = 0; i < sp->n && !p; i++)
-        if (sp->pt[i].planted && sp->pt[i].rip == rip - 1 && sp->pt[i].xid == (uint32_t)v->xid)
+        if (sp->pt[i].planted && sp->pt[i].planted_by == v->index && sp->pt[i].rip == rip - 1 &&
+            (sp->pt[i].xid == (uint32_t)v->xid || !sp->pt[i].xid))
             p = &sp->pt[i];
     if (!p) {
         pthread_mutex_unlock(&vm->lock);
         return false; /* the program's own int3: a SIGTRAP */
     }
     unplant(vm, p);
+    if (!p->xid) {
+        /* A yield point: the thread yields here, and steps over the instruction when it
+         * runs again (TF stays in its flags while it waits). */
+        sp->yields++;
+        sp->stepping[v->index] = true;
+        *step = true;
+        serialize_yield_locked(vm, v, p->rip);
+        pthread_mutex_unlock(&vm->lock);
+        return true;
+    }
     p->hits++;
     sp->hits++;
     if (p->hits < p->count) {

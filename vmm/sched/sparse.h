@@ -18,6 +18,11 @@
  * Deterministic: hits depend only on what the thread executes, the points only on the
  * schedule, so a sparse schedule replays exactly (the dump's schedule carries them).
  *
+ * Yield points (schedule.yield[]): planted for whichever thread runs; every hit is a cue
+ * point (EX_SYNC_OTHER at the rip, no flag: the thread yields), and the instruction is
+ * stepped over when the thread runs again, so a spin loop that makes no syscall hands
+ * over there (explore_sparse.h learns them where sparse runs were stopped spinning).
+ *
  * A point that cannot be planted (not a read-only executable page of the program, an
  * int3 already there, or an instruction that must not be stepped: syscall, a rep string,
  * pushf) never fires; the same in every run. */
@@ -33,18 +38,23 @@ struct vcpu;
 
 struct sparse_point {
     uint64_t rip;
-    uint32_t xid;           /* the explorer thread id whose executions count */
+    uint32_t xid;           /* the explorer thread id whose executions count (0: a yield
+                             * point, any thread's) */
     uint32_t count, hits;
     bool done;              /* fired, or cannot be planted */
     bool planted;
+    int planted_by;         /* the vcpu->index that planted it (only it takes it out on
+                             * leaving: another vCPU leaving must not pull a byte from
+                             * under the thread that now has the turn) */
     uint8_t saved;          /* the byte under the int3 */
 };
 
 struct sparse {
     bool on;                /* this fragment runs sparse (read without the lock) */
     uint32_t n;
-    struct sparse_point pt[EX_MAX_PREEMPTS];
+    struct sparse_point pt[EX_MAX_PREEMPTS + EX_MAX_YIELDS];
     uint64_t decisions;     /* preemption points fired in this fragment */
+    uint64_t yields;        /* yield points hit */
     uint64_t hits;          /* counted hits in this fragment (an exit pair each) */
     bool stepping[MAX_VCPUS]; /* by vcpu->index: stepping over a point's instruction */
 };
@@ -57,7 +67,8 @@ void sparse_unplant_all_locked(struct vm *vm);
 /* Before v enters the guest (the mode's guest_enter): plants v's pending points if v has
  * the turn. Caller holds no lock. */
 void sparse_enter(struct vm *vm, struct vcpu *v);
-/* v is back in the VMM and may not run on (a pause, a stop, another turn): its bytes go. */
+/* v is back in the VMM and may not run on (a pause, a stop, another turn): the bytes it
+ * planted go. */
 void sparse_unpatch(struct vm *vm, struct vcpu *v);
 /* A #BP from user mode, rip after the int3: true if it was a point of v's. Then either
  * the hit is counted and the instruction is to be stepped over (*step), or it was the
