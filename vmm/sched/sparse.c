@@ -123,8 +123,15 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
             (sp->pt[i].xid == (uint32_t)v->xid || !sp->pt[i].xid))
             p = &sp->pt[i];
     if (!p) {
+        /* Not one of v's planted points. If a point's rip is there and the byte is no
+         * int3 any more, the int3 v met was taken out while its #BP was on the way: run
+         * the instruction again (never a SIGTRAP jinx made). Else the program's own. */
+        bool stale = false;
+        uint8_t *b = gm_code_byte(&vm->gm, rip - 1);
+        for (uint32_t i = 0; i < sp->n && !stale; i++)
+            stale = sp->pt[i].rip == rip - 1 && b && *b != 0xCC;
         pthread_mutex_unlock(&vm->lock);
-        return false; /* the program's own int3: a SIGTRAP */
+        return stale;
     }
     unplant(vm, p);
     if (!p->xid) {
