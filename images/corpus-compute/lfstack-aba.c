@@ -8,8 +8,8 @@
  * and installs a `next` the other worker holds: a later pop hands out a held buffer
  * (its holder check aborts, SIGABRT) or the stack loses nodes (an empty pop aborts: with
  * 3 workers holding at most 2 each, 8 nodes never all leave the stack). 4 threads
- * (main + 3), the bug involves 2, one preemption (a worker between its read of
- * head->next and its CAS).
+ * (main + 3), the bug involves 2, two preemptions (a worker between its read of
+ * head->next and its CAS; the other between its push of A and its push of B).
  *
  *   stack: A -> B -> C
  *   w1: pop: h = A, nx = B [preempted]                               CAS(head, A, B) ok!
@@ -17,7 +17,7 @@
  *   -> head = B, which w2 holds
  *
  * Shared accesses: ~6 per pop or push, 4 stack operations and WORDS loads and stores per
- * iteration, 3 x 20000 iterations: ~3.4e6 a run.
+ * iteration (~50), 3 x 20000 iterations: ~3e6 a run.
  *
  * Twin (lfstack-aba-ok): head carries a version tag that every successful CAS bumps.
  */

@@ -10,13 +10,13 @@
  *   w1: t = total [preempted]                          total = t + row 5's sum
  *   w2:            t = total; total = t + row 6's sum
  *
- * Shared accesses: 2 N^3 loads + N^2 stores + 2 N for the total: ~1.6e7 a run (N = 200).
+ * Shared accesses: 2 N^3 loads + N^2 stores + 2 N for the total: ~3.4e7 a run (N = 256).
  *
  * Twin (matmul-reduce-ok): the addition is an atomic fetch-and-add.
  */
 #include "corpus.h"
 
-#define N 200
+#define N 256
 #define WORKERS 4
 
 static uint32_t A[N][N], B[N][N], C[N][N];

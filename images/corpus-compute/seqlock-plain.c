@@ -13,8 +13,8 @@
  *   writer: seq = 2k+1; ver = k+1; word[0..3] = f(k+1) [preempted]       word[4..] ...; seq = 2k+2
  *   reader:   s1 = seq (odd); read ver, words (half new); s2 = seq == s1 -> accepted
  *
- * Shared accesses: ~2 + SNAP per write or read attempt: (1 + 2 x 20000 snapshots
- * ... 20000 writes) x 18: ~1.1e6 a run plus the retries.
+ * Shared accesses: 3 + 1 + SNAP per write (20000), 2 + 1 + SNAP per read attempt
+ * (2 x 20000 snapshots): ~1.2e6 a run plus the retries.
  *
  * Twin (seqlock-plain-ok): a reader waits (plain spin) while the sequence number is odd.
  */

@@ -6,10 +6,11 @@
  * itself the owner, updates a row of the histogram and checks it is still the owner.
  * Two workers that both see the lock free before either sets it are inside together:
  * SIGABRT in the one that finds the other's mark. 3 threads (main + 2), the bug involves
- * 2, one preemption (a worker between its test and its set).
+ * 2, two preemptions (a worker between its test and its set; the other inside its
+ * critical section, so that both are inside at once).
  *
- *   w1: lock == 0 [preempted]                            lock = 1; owner = 1; ... owner == 1?
- *   w2:            lock == 0; lock = 1; owner = 2; ...
+ *   w1: lock == 0 [preempted]                     lock = 1; owner = 1; ...; unlock; ...
+ *   w2:            lock == 0; lock = 1; owner = 2 [preempted]                 ... owner == 2? no
  *
  * Shared accesses: ~2 + 2 x ROW per critical section (owner, bins) plus the spins,
  * 2 x 30000 sections: ~1.1e6 a run plus the spins.

@@ -11,8 +11,8 @@
  *   w1: lock b; lookup w: none; unlock [preempted]                   lock b; insert w; unlock
  *   w2:                          lock b; lookup w: none; unlock; lock b; insert w; unlock
  *
- * Shared accesses: ~10 per word (text, bucket lock, chain walk, count), 4 x 25000 words:
- * ~1e6 a run.
+ * Shared accesses: ~20 per word (the text, the bucket lock and unlock, a chain walk of
+ * up to 16 entries, the count), 4 x 25000 words: ~2e6 a run.
  *
  * Twin (wordcount-dup-ok): lookup and insert in one critical section.
  */

@@ -7,14 +7,16 @@
  * When the owner pops the last task (top == bottom), it claims it with a plain store of
  * top + 1 instead of a CAS, so a thief that read the old bottom and CASes top between
  * the owner's load of top and its store takes the same task: the second run of the task
- * aborts (SIGABRT). 4 threads (main + owner + 2 thieves), the bug involves 2, one
- * preemption (the owner, between its load of top and its store).
+ * aborts (SIGABRT). 4 threads (main + owner + 2 thieves), the bug involves 2, two
+ * preemptions (the thief between its read of bottom and its CAS, the owner between its
+ * load of top and its store).
  *
- *   owner: bottom = b; t = top (== b) [preempted]                      top = t + 1; run b
- *   thief:           t = top; b' = bottom (old, t < b'); x = buf[t]; CAS(top, t, t+1) ok; run t
+ *   owner:                       bottom = b; t = top (== b) [preempted]          top = t + 1; run b
+ *   thief: t = top; b' = bottom (t < b') [preempted]       x = buf[t]; CAS(top, t, t + 1) ok; run t
  *
  * Operations: 3000 pushes, 3000 pops or steals, plus the thieves' empty polls. Shared
- * accesses: ~10 per deque operation, ~20 per task run: ~1.2e5 a run plus the polls.
+ * accesses: ~8 per task in the deque (push 3, pop 5 or steal 4), 18 per task run
+ * (its run count, 16 result words, the done count): ~8e4 a run, plus ~2 per empty poll.
  *
  * Twin (wsq-last-ok): the owner CASes top from t to t + 1 and gives the task up when
  * the CAS fails.
