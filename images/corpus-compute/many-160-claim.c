@@ -30,6 +30,8 @@ static int claim(void)
     return __atomic_fetch_add(&next, 1, __ATOMIC_SEQ_CST);
 #else
     int c = LOAD(next);
+    if (c == CHUNKS / 2)
+        WIDEN(2000000);
     STORE(next, c + 1);
     return c;
 #endif
@@ -42,8 +44,6 @@ static void *worker(void *arg)
         int c = claim();
         if (c >= CHUNKS)
             break;
-        if (c == CHUNKS / 2)
-            WIDEN(2000000);
         int prev = atomic_fetch_add(&claims[c], 1);
         CHECK(prev == 0, "chunk %d claimed twice (second by worker %d)", c, id);
         uint64_t s = 0;

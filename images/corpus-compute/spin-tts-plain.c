@@ -29,8 +29,9 @@ static atomic_int lk;
 static int owner;
 static uint32_t hist[BINS][ROW];
 
-static void bad_lock(void)
+static void bad_lock(int i)
 {
+    (void)i;
 #if FIXED
     for (;;) {
         if (!atomic_exchange(&lk, 1))
@@ -41,6 +42,8 @@ static void bad_lock(void)
 #else
     while (atomic_load_explicit(&lk, memory_order_relaxed))
         ;                                      /* plain spin: no system call */
+    if (i % 1000 == 999)
+        WIDEN(100000);
     atomic_store(&lk, 1);                      /* set: a separate access */
 #endif
 }
@@ -52,10 +55,8 @@ static void *worker(void *arg)
     for (int i = 0; i < ITERS; i++) {
         x = (x ^ (x >> 16)) * 0x45d9f3bu + (uint32_t)i;
         int b = (int)(x % BINS);
-        bad_lock();
+        bad_lock(i);
         STORE(owner, me);
-        if (i == ITERS / 2)
-            WIDEN(2000000);
         for (int k = 0; k < ROW; k++)
             STORE(hist[b][k], LOAD(hist[b][k]) + (uint32_t)k + 1);
         CHECK(LOAD(owner) == me, "worker %d and worker %d are both inside the lock", me,

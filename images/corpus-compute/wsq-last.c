@@ -33,6 +33,7 @@ static int buf[TASKS];
 static atomic_int runs[TASKS];
 static atomic_int done;
 static uint32_t result[TASKS][WIDTH];
+static UNUSED atomic_int widened, thief_asleep;   /* the -DWIDEN_WINDOW build only */
 
 static void push(int task)
 {
@@ -52,7 +53,7 @@ static int pop(void)
     }
     int x = LOAD(buf[b]);
     if (t == b) {                              /* the last task: a thief may race for it */
-        if (t == TASKS / 2)
+        if (WIDENED && atomic_load(&thief_asleep))
             WIDEN(2000000);
 #if FIXED
         if (!atomic_compare_exchange_strong(&top, &t, t + 1))
@@ -71,6 +72,11 @@ static int steal(void)
     long b = atomic_load(&bottom);
     if (t >= b)
         return -1;
+    if (WIDENED && t >= TASKS / 2 && !atomic_exchange(&widened, 1)) {
+        atomic_store(&thief_asleep, 1);        /* the owner pops down to t meanwhile */
+        WIDEN(1000000);
+        atomic_store(&thief_asleep, 0);
+    }
     int x = LOAD(buf[t]);
     if (!atomic_compare_exchange_strong(&top, &t, t + 1))
         return -1;
