@@ -12,13 +12,13 @@
  *   sink:                  h < tail2: x = slot2[h] (stale) -> check fails
  *
  * Shared accesses: ~4 per ring operation (head, tail, slot, index), 4 ring operations
- * per item, ITEMS = 60000: ~1e6 a run, plus the yields' polls.
+ * per item, ITEMS = 150000: ~2.4e6 a run, plus the yields' polls.
  *
  * Twin (pipe-publish-ok): the slot is stored before the tail is advanced.
  */
 #include "corpus.h"
 
-#define ITEMS 60000
+#define ITEMS 150000
 #define CAP 64
 
 struct ring {
