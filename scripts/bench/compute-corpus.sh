@@ -5,7 +5,8 @@
 #            the first failing run (any outcome but the manifest's `ok`; a run that
 #            outlives --run-timeout counts as a deadlock) or until the budget is spent
 #   jinx     one `bin/jinx test --budget B --json IMAGE` (its defaults otherwise: seeds
-#            1, 2, ..., --jobs 2 on 2 or more CPUs), read from its --json
+#            1, 2, ..., --jobs 2 on 2 or more CPUs), read from its --json; "found by" is
+#            its strategy, "rounds" for a find in a simulation round
 # and prints one table: program, native time to bug (and runs), jinx time to bug,
 # schedules, schedules per second (the --json's schedules_per_second), found or not.
 #
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
                    run_tmo=$(parse_dur "$2") || bench_die "--run-timeout $2: expected seconds"; shift 2 ;;
     --quick) programs=bank-stats,wsq-last; budget=5; shift ;;
     --markdown) markdown=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
@@ -75,7 +76,7 @@ ulimit -c 0
 mkdir -p "$RESULTS"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 csv=$RESULTS/compute-corpus.csv
-echo "program,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable" >"$csv"
+echo "program,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable,found_by" >"$csv"
 host=$(bench_host)
 now_us() { echo "${EPOCHREALTIME/./}"; }
 secs_since() { awk -v a="$1" -v b="$(now_us)" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'; }
@@ -102,7 +103,8 @@ native_side() { # program
   echo "0 $(secs_since "$t0") $runs -"
 }
 
-# jinx test: prints "found seconds status schedules sps runs could_not_test replayable".
+# jinx test: prints "found seconds status schedules sps runs could_not_test replayable found_by"
+# (found_by: the --json's strategy, "rounds" for a round's find).
 jinx_side() { # program
   local p=$1 t0 st js secs
   t0=$(now_us)
@@ -117,11 +119,12 @@ js, st, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
     r = json.loads(js)
 except Exception:
-    print(f"0 {secs} {st} 0 0 0 error -"); sys.exit()
+    print(f"0 {secs} {st} 0 0 0 error - -"); sys.exit()
 found = 1 if r.get("found") else 0
 print(found, secs, st, r.get("schedules", 0), r.get("schedules_per_second", 0), r.get("runs", 0),
       "yes" if r.get("could_not_test") else "no",
-      ("yes" if r.get("replayable") else "no") if found else "-")
+      ("yes" if r.get("replayable") else "no") if found else "-",
+      (r.get("strategy") or "-") if found else "-")
 EOF
 }
 
@@ -132,9 +135,9 @@ for p in "${progs[@]}"; do
   printf '[%d/%d] %s: native stress ...' "$i" "${#progs[@]}" "$p" >&2
   read -r nf ns nr no <<<"$(native_side "$p")"
   printf ' jinx test ...' >&2
-  read -r jf js jst sch sps jr cnt rep <<<"$(jinx_side "$p")"
+  read -r jf js jst sch sps jr cnt rep fby <<<"$(jinx_side "$p")"
   printf ' done\n' >&2
-  echo "$p,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep" >>"$csv"
+  echo "$p,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep,$fby" >>"$csv"
 done
 
 python3 - "$csv" "$RESULTS/compute-corpus.json" "$budget" "$host" "$markdown" \
@@ -147,7 +150,8 @@ def t(found, s):
     return f"{float(s):.1f} s" if found == "1" else f"- (>{budget} s)"
 table = []
 for r in rows:
-    jf = "could not test" if r["could_not_test"] == "yes" else ("yes" if r["jinx_found"] == "1" else "no")
+    jf = "could not test" if r["could_not_test"] == "yes" else (
+        f'yes ({r.get("found_by") or "-"})' if r["jinx_found"] == "1" else "no")
     table.append([r["program"], t(r["native_found"], r["native_seconds"]), r["native_runs"],
                   t(r["jinx_found"] if r["could_not_test"] != "yes" else "0", r["jinx_seconds"]),
                   r["schedules"], r["schedules_per_second"],
