@@ -5,8 +5,9 @@
  * integer stencil, the two grids swap roles every phase), add the band's checksum to a
  * global accumulator (atomic), wait at a spin barrier (a generation barrier whose
  * waiters spin with sched_yield). The barrier tells the last arriver it was last; that
- * worker records the accumulator as the phase's checksum and resets it to 0 -- after the
- * barrier has released the others. A released worker that computes its next band and
+ * worker records the phase's statistics (the accumulator as the phase's checksum, the
+ * first row's maximum) and resets the accumulator to 0 -- after the barrier has released
+ * the others. A released worker that computes its next band and
  * adds its checksum before that reset has its contribution recorded in the wrong phase
  * or wiped out: main compares the phase checksums with a serial run, SIGABRT in main.
  * 5 threads (main + 4), the bug involves 2, one preemption (the last arriver, between
@@ -32,12 +33,19 @@
 static uint32_t grid[2][ROWS][COLS];
 static uint32_t ref[2][ROWS][COLS];
 static atomic_uint acc;
-static uint32_t hist[ITERS], ref_hist[ITERS];
+static uint32_t hist[ITERS], ref_hist[ITERS], rowmax[ITERS], ref_rowmax[ITERS];
 static atomic_int bar_count, bar_gen;
 
+/* The phase's statistics: the checksum and the largest value of the new grid's first row. */
 static void record(int it)
 {
-    STORE(hist[it], atomic_load(&acc));
+    uint32_t a = atomic_load(&acc), m = 0;
+    for (int c = 0; c < COLS; c++) {
+        uint32_t v = LOAD(grid[(it + 1) & 1][0][c]);
+        m = v > m ? v : m;
+    }
+    STORE(hist[it], a);
+    STORE(rowmax[it], m);
     atomic_store(&acc, 0);
 }
 
@@ -102,11 +110,17 @@ int main(void)
         for (int c = 0; c < COLS; c++)
             grid[0][r][c] = ref[0][r][c] = (uint32_t)(r * COLS + c) * 2654435761u;
     run_ids(WORKERS, worker);
-    for (int it = 0; it < ITERS; it++)
+    for (int it = 0; it < ITERS; it++) {
         ref_hist[it] = step(ref[it & 1], ref[(it + 1) & 1], 0, ROWS);
-    for (int it = 0; it < ITERS; it++)
+        for (int c = 0; c < COLS; c++)
+            ref_rowmax[it] = ref[(it + 1) & 1][0][c] > ref_rowmax[it] ? ref[(it + 1) & 1][0][c]
+                                                                      : ref_rowmax[it];
+    }
+    for (int it = 0; it < ITERS; it++) {
         CHECK(hist[it] == ref_hist[it], "phase %d checksum %08x, the serial run's %08x", it,
               hist[it], ref_hist[it]);
+        CHECK(rowmax[it] == ref_rowmax[it], "phase %d row maximum differs", it);
+    }
     for (int r = 0; r < ROWS; r++)
         for (int c = 0; c < COLS; c++)
             CHECK(grid[ITERS & 1][r][c] == ref[ITERS & 1][r][c], "cell %d,%d differs", r, c);
