@@ -56,6 +56,7 @@ $(IMAGES_CXX_WIDEN): images/bin/widen/%: images/src/%.cpp images/src/cxxpool.h |
 	$(IMAGES_CXX_CC) $(IMAGES_CXXFLAGS) -DWIDEN_WINDOW -o $@ $<
 
 include images/corpus/corpus.mk
+include images/corpus-compute/corpus-compute.mk
 
 # Dynamically linked builds (docs/contract.md "Dynamic programs"): every C workload with
 # plain `gcc -pthread` and every C++ one with plain `g++ -pthread` (host glibc and
