@@ -140,6 +140,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
          EX_PCT_MAX_DEPTH, 0, "a number from 1 to " JX_STR(EX_PCT_MAX_DEPTH),
          &r->explore_depth_given},
         {"verbose-explore", CLI_FLAG, &r->ecfg.verbose, 0, 0, 0, 0, NULL, NULL},
+        {"no-stress-runs", CLI_FLAG, &r->ecfg.no_stress, 0, 0, 0, 0, NULL, NULL},
         {"cpu-model", CLI_STRING, &o->cpu_model, 0, 0, 0, 0, NULL, NULL},
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= MAX_RUN_VALUES, "raise MAX_RUN_VALUES");
@@ -275,7 +276,8 @@ static int check_args(struct run *r)
     const char *explore_opt = r->explore_runs_given ? "explore-runs"
                               : r->explore_depth_given ? "explore-depth"
                               : r->explore_strategy_given ? "explore-strategy"
-                              : r->ecfg.verbose ? "verbose-explore" : NULL;
+                              : r->ecfg.verbose ? "verbose-explore"
+                              : r->ecfg.no_stress ? "no-stress-runs" : NULL;
     if (explore_opt && !r->explore) {
         jx_err("--%s configures --explore: add --explore DUR (e.g. --explore 30s)", explore_opt);
         return -1;

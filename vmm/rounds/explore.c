@@ -519,6 +519,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     ex_u64map_init(&d->learnt);
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     explore_stress_init(&d->stress, d->cfg.run_wall_ns);
+    d->stress.off = d->cfg.no_stress;
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;

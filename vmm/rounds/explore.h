@@ -42,6 +42,7 @@ struct explore_config {
     struct ex_online_params params;
     uint64_t seed;                  /* schedule i is drawn from (seed, i) */
     bool verbose;                   /* a line per run */
+    bool no_stress;                 /* no stress runs (explore_stress.h) */
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
     struct round_config rounds;     /* ... with this configuration */
 };
