@@ -7,11 +7,17 @@
 #    threads ran; a program that probes and copes ends well (the refusals only noted);
 #    libc's own probes of /proc and /sys are no limit (a crash after them is a bug).
 #    Nothing is written on the host.
+#  - Scheduling and resource syscalls (tests/guest/schedres.c, musl static and glibc
+#    dynamic): what Linux answers any unprivileged program (sched_*, priorities, affinity
+#    arguments, rlimit and sysinfo errors, madvise) is byte-for-byte the native run's; what
+#    jinx alone answers (FIFO/RR refused, one CPU count through sched_getaffinity, sysconf
+#    and get_nprocs, RLIMIT_STACK = the default thread stack, sysinfo's RAM = --mem, uptime
+#    in virtual time) holds in free, --serial and --attach 5/s runs, the same every time.
 # Guest programs: tests/guest/fileout.c. Without /dev/kvm this fails (make check-kvm).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
-for p in fileout; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
+for p in fileout schedres schedres_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
 pass=0; fail=0
@@ -57,6 +63,21 @@ grep -q 'open("/etc/hostname", O_RDONLY) was refused (EACCES): the path lies out
 jt "libc's /proc and /sys probes are no limit: a crash after them is a bug" 1 "BUG FOUND" \
   -- --budget 5s --seeds 1-1 "$F" sysprobe
 [ -z "$(ls -A "$tmp/cwd")" ] && ok "nothing was written on the host" || { ls -la "$tmp/cwd"; bad "files appeared in the cwd"; }
+
+echo "-- scheduling and resource syscalls: as native, deterministic"
+for b in schedres schedres_glibc; do
+  "$G/$b" >"$tmp/native" 2>&1 || true
+  vmm "$b: the portable answers are the native ones" 0 "" -- run --no-control "$G/$b"
+  if grep "^answers:" "$tmp/native" >"$tmp/na" && grep "^answers:" "$tmp/out" >"$tmp/ja" && cmp -s "$tmp/na" "$tmp/ja"; then
+    ok "$b: $(wc -w <"$tmp/ja") answers identical to native"
+  else bad "$b answers differ: $(diff <(tr ' ' '\n' <"$tmp/na") <(tr ' ' '\n' <"$tmp/ja") | head -6 | tr '\n' ' ')"; fi
+  for mode in "" --serial "--attach 5/s"; do
+    # shellcheck disable=SC2086
+    vmm "$b: jinx's own answers, ${mode:-free}" 0 "jinx answers ok: [0-9]+ CPUs" -- run --no-control $mode --mem 256M "$G/$b" jinx 268435456
+    grep "^jinx answers" "$tmp/out" >>"$tmp/cpus.$b"
+  done
+  [ "$(sort -u "$tmp/cpus.$b" | wc -l)" = 1 ] && ok "$b: the same CPU count in every mode" || bad "$b: CPU counts differ: $(sort -u "$tmp/cpus.$b" | tr '\n' ' ')"
+done
 
 echo "syscalls-linux: $pass passed, $fail failed"
 [ "$fail" = 0 ]
