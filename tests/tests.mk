@@ -21,6 +21,7 @@ INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpui
                      tests/integration/woken-snapshot.sh tests/integration/ownspin.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh
+INTEGRATION_TESTS += tests/integration/syscalls-linux.sh
 
 unit-test: $(UNIT_TESTS)
 	@set -e; fail=0; for t in $(UNIT_TESTS); do \

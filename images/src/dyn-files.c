@@ -33,6 +33,7 @@ static const char *ename(int e)
     case ENOTDIR: return "ENOTDIR";
     case EISDIR: return "EISDIR";
     case ELOOP: return "ELOOP";
+    case EEXIST: return "EEXIST";
     case EBADF: return "EBADF";
     case EINVAL: return "EINVAL";
     default: return "EOTHER";

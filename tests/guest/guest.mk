@@ -1,6 +1,7 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
-               freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank
+               freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank \
+               fileout schedres
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 
@@ -25,6 +26,13 @@ $(GUEST_BIN)/sparsebank_ok: tests/guest/sparsebank.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
 
-guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok
+# schedres_glibc: the same program through glibc's routes (sysconf by /sys, then
+# sched_getaffinity; its default thread stack by RLIMIT_STACK), dynamically linked.
+$(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
+
+guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
+             $(GUEST_BIN)/schedres_glibc
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh

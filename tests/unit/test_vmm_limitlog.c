@@ -88,6 +88,10 @@ static void test_limits_json(void **st)
     assert_string_equal(s, "");
     free(j);
     limits_destroy(&ls);
+    /* Every kind has its JSON name; a refused file operation's is "files". */
+    for (int k = 0; k < LIMIT_KIND_COUNT_; k++)
+        assert_string_not_equal(limit_kind_name((enum limit_kind)k), "?");
+    assert_string_equal(limit_kind_name(LIMIT_FILES), "files");
 }
 
 static void *noter(void *arg)

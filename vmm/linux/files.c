@@ -19,6 +19,7 @@
 #define AT_FDCWD_G (-100)
 #define G_O_ACCMODE 3
 #define G_O_CREAT 0100
+#define G_O_EXCL 0200
 #define G_O_TRUNC 01000
 #define G_O_APPEND 02000
 #define G_O_DIRECTORY 0200000
@@ -138,7 +139,10 @@ int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creat
     char base[PATHCONF_MAX];
     if (base_dir(vm->files, dirfd, dir, base))
         return r;
-    return path_resolve(&vm->files->grants, base, dir, true, parent) == 0 ? -EROFS : r;
+    /* A directory outside the grants that exists: Linux would perhaps have created the
+     * name there, jinx refuses (EACCES, a jinx limit: files_refuse.c). */
+    int pr = path_resolve(&vm->files->grants, base, dir, true, parent);
+    return pr == 0 ? -EROFS : pr == -EACCES ? -EACCES : r;
 }
 
 void files_remember(struct files *fs, const char *canon)
@@ -263,20 +267,35 @@ int files_open_canon(const char *canon, int flags, struct gfile **out)
     return 0;
 }
 
-static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
+/* open/openat; *why: what kind of refusal an EROFS or EACCES answer is (files_refuse.c). */
+static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
+                       enum files_refusal *why)
 {
     char canon[PATHCONF_MAX];
     struct files *fs = vm->files;
-    if ((flags & G_O_TMPFILE) == G_O_TMPFILE)
-        return files_write_path(vm, dirfd, uptr, true) == -EROFS ? -EROFS : -EOPNOTSUPP;
+    bool writes = (flags & G_O_ACCMODE) != 0 || (flags & (G_O_CREAT | G_O_TRUNC));
+    *why = REFUSED_WRITE;
+    if ((flags & G_O_TMPFILE) == G_O_TMPFILE) {
+        int64_t w = files_write_path(vm, dirfd, uptr, true);
+        return w == -EROFS || w == -EACCES ? w : -EOPNOTSUPP;
+    }
     int r = files_guest_path(vm, dirfd, uptr, !(flags & G_O_NOFOLLOW), canon);
     if (r == -ENOENT && (flags & G_O_CREAT))
         return files_write_path(vm, dirfd, uptr, true);
-    if (r)
+    /* O_CREAT|O_EXCL on a name that exists: EEXIST, as Linux checks before the write. */
+    if ((r == 0 || r == -EACCES) && (flags & (G_O_CREAT | G_O_EXCL)) == (G_O_CREAT | G_O_EXCL))
+        return -EEXIST;
+    if (r) {
+        if (!writes)
+            *why = REFUSED_OUTSIDE;
         return r;
+    }
     struct gfile *f;
-    if ((r = files_open_canon(canon, flags, &f)) < 0)
+    if ((r = files_open_canon(canon, flags, &f)) < 0) {
+        if (r == -EACCES)
+            *why = REFUSED_KIND;
         return r;
+    }
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
@@ -288,6 +307,14 @@ static int64_t do_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags)
     if (fd < 0)
         gfile_put(f);
     return fd;
+}
+
+static int64_t do_open(struct vm *vm, uint64_t nr, int64_t dirfd, uint64_t uptr, int flags)
+{
+    enum files_refusal why;
+    int64_t r = open_at(vm, dirfd, uptr, flags, &why);
+    files_note_refused(vm, nr, uptr, -1, flags, why, r);
+    return r;
 }
 
 /* The descriptor's file with a reference held (put it back), or NULL. */
@@ -487,39 +514,70 @@ static int64_t do_fcntl(struct files *fs, int64_t fd, int cmd, uint64_t arg)
     }
 }
 
-/* Which calls create (a new name): EROFS in a granted directory even if absent. */
+/* mkdir, mknod and symlink of a name that exists: EEXIST, as Linux checks it before the
+ * write; else files_write_path's answer for a new name. */
+static int64_t create_path(struct vm *vm, int64_t dirfd, uint64_t uptr)
+{
+    char canon[PATHCONF_MAX];
+    int r = files_guest_path(vm, dirfd, uptr, false, canon);
+    if (r == 0 || r == -EACCES)
+        return -EEXIST;
+    return files_write_path(vm, dirfd, uptr, true);
+}
+
+/* The calls that would write: EROFS in a granted directory (even for a new name), EACCES
+ * in an existing one outside the grants; either refusal is noted (files_refuse.c). */
 static int64_t write_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *handled)
 {
+    int64_t r, fd = (int64_t)(int)a[0];
+    uint64_t up = 0; /* the path refused, for the note */
     *handled = true;
     switch (nr) {
-    case SYS_mkdir: case SYS_creat: case SYS_mknod: case SYS_rename: case SYS_link:
-        return files_write_path(vm, AT_FDCWD_G, a[0], true);
+    case SYS_mkdir: case SYS_mknod:
+        r = create_path(vm, AT_FDCWD_G, up = a[0]);
+        break;
+    case SYS_rename: case SYS_link: /* the old name must exist */
+        r = files_write_path(vm, AT_FDCWD_G, up = a[0], false);
+        break;
     case SYS_symlink:
-        return files_write_path(vm, AT_FDCWD_G, a[1], true);
+        r = create_path(vm, AT_FDCWD_G, up = a[1]);
+        break;
     case SYS_unlink: case SYS_rmdir: case SYS_truncate: case SYS_chmod: case SYS_chown:
     case SYS_lchown: case SYS_utime: case SYS_utimes:
-        return files_write_path(vm, AT_FDCWD_G, a[0], false);
-    case SYS_mkdirat: case SYS_mknodat: case SYS_renameat: case SYS_renameat2:
-    case SYS_linkat:
-        return files_write_path(vm, (int64_t)(int)a[0], a[1], true);
+        r = files_write_path(vm, AT_FDCWD_G, up = a[0], false);
+        break;
+    case SYS_mkdirat: case SYS_mknodat:
+        r = create_path(vm, fd, up = a[1]);
+        break;
+    case SYS_renameat: case SYS_renameat2: case SYS_linkat:
+        r = files_write_path(vm, fd, up = a[1], false);
+        break;
     case SYS_symlinkat:
-        return files_write_path(vm, (int64_t)(int)a[1], a[2], true);
+        r = create_path(vm, (int64_t)(int)a[1], up = a[2]);
+        break;
     case SYS_unlinkat: case SYS_fchmodat: case SYS_fchownat: case SYS_futimesat:
-        return files_write_path(vm, (int64_t)(int)a[0], a[1], false);
+        r = files_write_path(vm, fd, up = a[1], false);
+        break;
     case SYS_utimensat:
         if (!a[1])
-            return (int64_t)a[0] < 3 || !vm->files->fd[a[0] % FILES_MAX].f ? -EBADF : -EROFS;
-        return files_write_path(vm, (int64_t)(int)a[0], a[1], false);
+            r = fd < 3 || fd >= FILES_MAX || !vm->files->fd[fd].f ? -EBADF : -EROFS;
+        else
+            r = files_write_path(vm, fd, up = a[1], false);
+        break;
     case SYS_ftruncate: case SYS_fallocate:
         return a[0] < FILES_MAX && a[0] >= 3 && vm->files->fd[a[0]].f ? -EINVAL
                : a[0] < 3 ? -EINVAL : -EBADF;
     case SYS_fchmod: case SYS_fchown:
-        return a[0] < FILES_MAX && (a[0] < 3 || vm->files->fd[a[0]].f) ? -EROFS : -EBADF;
+        r = a[0] < FILES_MAX && (a[0] < 3 || vm->files->fd[a[0]].f) ? -EROFS : -EBADF;
+        break;
     case SYS_fsync: case SYS_fdatasync: case SYS_syncfs: case SYS_flock:
         return a[0] < FILES_MAX && (a[0] < 3 || vm->files->fd[a[0]].f) ? 0 : -EBADF;
+    default:
+        *handled = false;
+        return -ENOSYS;
     }
-    *handled = false;
-    return -ENOSYS;
+    files_note_refused(vm, nr, up, fd, -1, REFUSED_WRITE, r);
+    return r;
 }
 
 int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *handled)
@@ -529,8 +587,9 @@ int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *han
     bool std = fd >= 0 && fd < 3;
     *handled = true;
     switch (nr) {
-    case SYS_open: return do_open(vm, AT_FDCWD_G, a[0], (int)a[1]);
-    case SYS_openat: return do_open(vm, fd, a[1], (int)a[2]);
+    case SYS_open: return do_open(vm, nr, AT_FDCWD_G, a[0], (int)a[1]);
+    case SYS_openat: return do_open(vm, nr, fd, a[1], (int)a[2]);
+    case SYS_creat: return do_open(vm, nr, AT_FDCWD_G, a[0], G_O_CREAT | 1 | G_O_TRUNC);
     case SYS_read: if (std) break; return do_read(vm, fd, a[1], a[2], false);
     case SYS_readv: if (std) break; return do_read(vm, fd, a[1], a[2], true);
     case SYS_pread64: {
@@ -556,11 +615,19 @@ int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *han
         return files_stat_path(vm, fd, a[1], a[2], a[3]);
     }
     case SYS_statx: return files_statx(vm, fd, a[1], a[2], a[3], a[4]);
-    case SYS_access: return files_access(vm, AT_FDCWD_G, a[0], a[1], 0);
-    case SYS_faccessat: return files_access(vm, fd, a[1], a[2], 0);
+    case SYS_access: case SYS_faccessat:
 #ifdef SYS_faccessat2
-    case SYS_faccessat2: return files_access(vm, fd, a[1], a[2], a[3]);
+    case SYS_faccessat2:
 #endif
+    {
+        /* Asking whether a path may be written: "no" (EROFS) is a refusal too. */
+        bool at = nr != SYS_access;
+        int64_t r = files_access(vm, at ? fd : AT_FDCWD_G, a[at], a[at + 1],
+                                 nr == SYS_faccessat || nr == SYS_access ? 0 : a[3]);
+        if (a[at + 1] & 2)
+            files_note_refused(vm, nr, a[at], -1, -1, REFUSED_WRITE, r == -EROFS ? r : 0);
+        return r;
+    }
     case SYS_readlink: return files_readlink(vm, AT_FDCWD_G, a[0], a[1], a[2]);
     case SYS_readlinkat: return files_readlink(vm, fd, a[1], a[2], a[3]);
     case SYS_getcwd: return files_getcwd(vm, a[0], a[1]);

@@ -53,6 +53,20 @@ int files_open_canon(const char *canon, int flags, struct gfile **out);
  * fs->lock or is alone. */
 void files_remember(struct files *fs, const char *canon);
 
+/* files_refuse.c: a file operation refused where Linux would have done it, noted as a
+ * jinx limit (limitlog.h, "files") for real execution (for a simulation, in
+ * sandbox_lims): a failure after it may be jinx's, not the program's. uptr: the guest
+ * path (0: fd names the file); flags: open's flags, -1 for other calls; err: the answer
+ * (only -EROFS and -EACCES are noted). An open outside the grants of what libc reads and
+ * copes without (/proc, /sys, time zones, locales) is not noted. */
+enum files_refusal {
+    REFUSED_WRITE,      /* would write, create, remove or rename: the layer is read-only */
+    REFUSED_OUTSIDE,    /* an open for reading of an existing path outside the grants */
+    REFUSED_KIND,       /* a FIFO, device or socket inside a grant: never opened */
+};
+void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, int flags,
+                        enum files_refusal why, int64_t err);
+
 /* files_stat.c */
 int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf);
 int64_t files_stat_path(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t statbuf,

@@ -22,6 +22,7 @@ const char *limit_kind_name(enum limit_kind k)
     case LIMIT_SYSCALL: return "syscall";
     case LIMIT_SIGNAL: return "signal-handler";
     case LIMIT_THREAD_IDS: return "thread-ids";
+    case LIMIT_FILES: return "files";
     default: return "?";
     }
 }

@@ -1,5 +1,6 @@
 /* Jinx's own limits met by a run: the thread cap, guest memory, a syscall jinx does not
- * implement, a signal handler jinx does not run, the explorer's thread ids. A program
+ * implement, a signal handler jinx does not run, the explorer's thread ids, a file
+ * operation the read-only file layer refused. A program
  * that fails after meeting one may have failed because of jinx, not because of a bug of
  * its own, so the run's report lists them (outcome.c: a line per limit, "limits" in the
  * --report JSON) and `jinx test` says "could not test: <what>, <option>" instead of
@@ -22,6 +23,8 @@ enum limit_kind {
     LIMIT_SYSCALL,      /* a syscall jinx does not implement returned -ENOSYS */
     LIMIT_SIGNAL,       /* a signal the program has a handler for killed it instead */
     LIMIT_THREAD_IDS,   /* serialized execution ran out of explorer thread ids */
+    LIMIT_FILES,        /* a file operation refused: a write (read-only file layer) or an
+                         * open outside the grants (files_refuse.c) */
     LIMIT_KIND_COUNT_
 };
 

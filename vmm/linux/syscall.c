@@ -3,6 +3,7 @@
 #include "linux/threads.h"
 #include "linux/futex.h"
 #include "linux/files.h"
+#include "linux/schedres.h"
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -261,38 +262,6 @@ static int64_t do_rt_sigprocmask(struct vm *vm, struct vcpu *v, int how, uint64_
     return 0;
 }
 
-static int64_t do_prlimit(struct vm *vm, int resource, uint64_t newl, uint64_t oldl)
-{
-    if (resource < 0 || resource > 15)
-        return -EINVAL;
-    (void)newl;
-    uint64_t lim[2] = {~0ULL, ~0ULL};
-    if (resource == 3) { /* RLIMIT_STACK */
-        /* glibc sizes its default thread stack by the soft limit: --thread-stack (1M by
-         * default) instead of 8M keeps 100 glibc threads within the default --mem, as
-         * the PT_GNU_STACK patch does for musl (loader.c). The main stack stays 8M. */
-        lim[0] = vm->opt.thread_stack < STACK_SIZE ? vm->opt.thread_stack : STACK_SIZE;
-        lim[1] = STACK_SIZE;
-    }
-    else if (resource == 7) /* RLIMIT_NOFILE */
-        lim[0] = lim[1] = 1024;
-    else if (resource == 6) /* RLIMIT_NPROC */
-        lim[0] = lim[1] = (uint64_t)vm->opt.max_vcpus;
-    if (oldl && !copy_to_user(&vm->gm, oldl, lim, sizeof lim))
-        return -EFAULT;
-    return 0;
-}
-
-static int64_t do_madvise(struct vm *vm, uint64_t addr, uint64_t len, int advice)
-{
-    if (advice == 4 /* MADV_DONTNEED */)
-        return mm_dontneed(&vm->mm, addr, len);
-    /* Other advice changes nothing here, but its range is checked as Linux does. */
-    if (addr & (PAGE_SIZE - 1))
-        return -EINVAL;
-    return 0;
-}
-
 /* An unsupported syscall: -ENOSYS, a warning the first time, and a jinx limit (limitlog.h),
  * which makes a failing run "could not test" rather than a bug. The syscalls that libc
  * calls and copes without are answered -ENOSYS silently and are no limit (see
@@ -465,6 +434,9 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     ret = files_syscall(vm, nr, args, &by_files);
     if (by_files)
         goto done;
+    ret = schedres_syscall(vm, nr, args, &by_files);
+    if (by_files)
+        goto done;
     switch (nr) {
     case SYS_read: ret = do_read(vm, (int)a0, a1, a2); break;
     case SYS_write: ret = do_write(vm, (int)a0, a1, a2); break;
@@ -489,7 +461,6 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_brk:
         ret = memory_syscall(vm, nr, a0, a1, a2, a3, a4, a5);
         break;
-    case SYS_madvise: ret = do_madvise(vm, a0, a1, (int)a2); break;
     case SYS_mlock: case SYS_munlock: case SYS_mlockall: case SYS_munlockall: ret = 0; break;
     case SYS_rt_sigaction: ret = do_rt_sigaction(vm, (int)a0, a1, a2, a3); break;
     case SYS_rt_sigprocmask: ret = do_rt_sigprocmask(vm, v, (int)a0, a1, a2, a3); break;
@@ -547,22 +518,6 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         break;
     case SYS_getrandom: ret = do_getrandom(vm, a0, a1); break;
     case SYS_uname: ret = do_uname(vm, a0); break;
-    case SYS_sched_getaffinity: {
-        /* As many CPUs as the guest may have threads on, capped by the host's. */
-        long host = sysconf(_SC_NPROCESSORS_ONLN);
-        int n = vm->opt.max_vcpus < host ? vm->opt.max_vcpus : (int)host;
-        uint64_t mask = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
-        if (a1 < 8) {
-            ret = -EINVAL;
-            break;
-        }
-        ret = copy_to_user(&vm->gm, a2, &mask, 8) ? 8 : -EFAULT;
-        break;
-    }
-    case SYS_sched_setaffinity: ret = 0; break;
-    case SYS_prlimit64: ret = do_prlimit(vm, (int)a1, a2, a3); break;
-    case SYS_getrlimit: ret = do_prlimit(vm, (int)a0, 0, a1); break;
-    case SYS_setrlimit: ret = 0; break;
     case SYS_membarrier: ret = -ENOSYS; break; /* musl copes; not worth a warning */
     case SYS_rseq: ret = -ENOSYS; break;
     default:

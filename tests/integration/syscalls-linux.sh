@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# What real programs ask of the Linux layer (issue 28), kept short (< 30 s):
+#  - Verdict trust: a program whose failure follows a file operation jinx refused (its
+#    read-only file layer: a write, create, mkdir ...; an open outside the grants) gets
+#    "could not test" (jinx test exit 2) naming the call and the path, never BUG FOUND:
+#    fopen("output.txt","w") then exit 1, assert(fout != NULL), and the same after two
+#    threads ran; a program that probes and copes ends well (the refusals only noted);
+#    libc's own probes of /proc and /sys are no limit (a crash after them is a bug).
+#    Nothing is written on the host.
+#  - Scheduling and resource syscalls (tests/guest/schedres.c, musl static and glibc
+#    dynamic): what Linux answers any unprivileged program (sched_*, priorities, affinity
+#    arguments, rlimit and sysinfo errors, madvise) is byte-for-byte the native run's; what
+#    jinx alone answers (FIFO/RR refused, one CPU count through sched_getaffinity, sysconf
+#    and get_nprocs, RLIMIT_STACK = the default thread stack, sysinfo's RAM = --mem, uptime
+#    in virtual time) holds in free, --serial and --attach 5/s runs, the same every time.
+# Guest programs: tests/guest/fileout.c. Without /dev/kvm this fails (make check-kvm).
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
+for p in fileout schedres schedres_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -12; }
+
+# vmm NAME WANT_STATUS ERR_REGEX -- jinx-vmm args
+vmm() {
+  local name=$1 want=$2 re=$3; shift 4
+  timeout 60 "$VMM" "$@" >"$tmp/out" 2>"$tmp/err"; local st=$?
+  cat "$tmp/out" >>"$tmp/err"
+  if [ "$st" = "$want" ] && { [ -z "$re" ] || grep -Eq -- "$re" "$tmp/err"; }; then ok "$name"
+  else bad "$name: status $st, wanted $want${re:+ and /$re/}"; fi
+}
+# jt NAME WANT_STATUS OUT_REGEX -- jinx test args (stdout and stderr together)
+jt() {
+  local name=$1 want=$2 re=$3; shift 4
+  local t0=$SECONDS
+  timeout 60 "$JINX" test --dump-dir "$tmp/dumps" "$@" >"$tmp/out" 2>"$tmp/err"; local st=$?
+  cat "$tmp/out" >>"$tmp/err"
+  if [ "$st" = "$want" ] && grep -Eq -- "$re" "$tmp/err"; then ok "$name ($((SECONDS - t0)) s)"
+  else bad "$name: status $st, wanted $want and /$re/"; fi
+}
+
+echo "-- refused file operations: could not test, never a bug"
+F="$G/fileout"
+LIM='open\("output.txt", O_WRONLY\|O_CREAT\|O_TRUNC\) was refused'
+vmm "write refused outside the grants: EACCES, listed as a jinx limit" 1 \
+  "jinx limit: the program's $LIM \(EACCES\): jinx's file layer is read-only" -- run --no-control "$F" write
+vmm "inside a grant: EROFS" 1 "jinx limit: the program's $LIM \(EROFS\)" -- run --no-control --ro-dir . "$F" write
+jt "output.txt: exit 1 after the refused write is could not test" 2 \
+  "could not test: the program's $LIM \(EACCES\).*" -- --budget 10s "$F" write
+grep -Eq "stderr: +error opening output.txt" "$tmp/err" && ok "... and shows the program's message" || bad "no stderr line"
+jt "assert(fout != NULL) in a granted cwd: could not test" 2 "could not test: the program's $LIM \(EROFS\)" \
+  -- --budget 10s --ro-dir . "$F" assert
+grep -q "BUG FOUND" "$tmp/err" && bad "a bug reported after a refused write"
+jt "two threads, then the refused write: could not test" 2 "could not test: the program's $LIM" \
+  -- --budget 10s "$F" threads
+jt "a program that probes and copes: nothing found, refusals noted" 0 \
+  "note: .*mkdir\(\"newdir\"\) was refused" -- --seeds 1-2 "$F" probe /etc/hostname
+grep -q 'open("/etc/hostname", O_RDONLY) was refused (EACCES): the path lies outside what jinx lets the guest read; grant its directory with --ro-dir DIR' "$tmp/err" \
+  && ok "... an open outside the grants is noted with --ro-dir" || bad "no note for the open outside the grants"
+jt "libc's /proc and /sys probes are no limit: a crash after them is a bug" 1 "BUG FOUND" \
+  -- --budget 5s --seeds 1-1 "$F" sysprobe
+[ -z "$(ls -A "$tmp/cwd")" ] && ok "nothing was written on the host" || { ls -la "$tmp/cwd"; bad "files appeared in the cwd"; }
+
+echo "-- scheduling and resource syscalls: as native, deterministic"
+for b in schedres schedres_glibc; do
+  "$G/$b" >"$tmp/native" 2>&1 || true
+  vmm "$b: the portable answers are the native ones" 0 "" -- run --no-control "$G/$b"
+  if grep "^answers:" "$tmp/native" >"$tmp/na" && grep "^answers:" "$tmp/out" >"$tmp/ja" && cmp -s "$tmp/na" "$tmp/ja"; then
+    ok "$b: $(wc -w <"$tmp/ja") answers identical to native"
+  else bad "$b answers differ: $(diff <(tr ' ' '\n' <"$tmp/na") <(tr ' ' '\n' <"$tmp/ja") | head -6 | tr '\n' ' ')"; fi
+  for mode in "" --serial "--attach 5/s"; do
+    # shellcheck disable=SC2086
+    vmm "$b: jinx's own answers, ${mode:-free}" 0 "jinx answers ok: [0-9]+ CPUs" -- run --no-control $mode --mem 256M "$G/$b" jinx 268435456
+    grep "^jinx answers" "$tmp/out" >>"$tmp/cpus.$b"
+  done
+  [ "$(sort -u "$tmp/cpus.$b" | wc -l)" = 1 ] && ok "$b: the same CPU count in every mode" || bad "$b: CPU counts differ: $(sort -u "$tmp/cpus.$b" | tr '\n' ' ')"
+done
+
+echo "syscalls-linux: $pass passed, $fail failed"
+[ "$fail" = 0 ]
