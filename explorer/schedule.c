@@ -353,6 +353,49 @@ static bool tok_is(const char *tok, size_t len, const char *word)
     return strlen(word) == len && memcmp(tok, word, len) == 0;
 }
 
+/* A sparse schedule's line: 'sparse', 'preempt T<n> 0x<rip> x<count>' or 'yield 0x<rip>'.
+ * 0, or -1 with err set. */
+static int parse_sparse_line(struct ex_schedule *s, const char *const *tok, const size_t *tlen,
+                             const int *tcol, int ntok, struct ex_parse_error *err, int line)
+{
+    if (tok_is(tok[0], tlen[0], "sparse")) {
+        if (s->sparse || ntok > 1)
+            return ex_parse_error_set(err, line, tcol[ntok > 1 ? 1 : 0],
+                                      ntok > 1 ? "unexpected text after 'sparse'"
+                                               : "duplicate 'sparse' line");
+        s->sparse = true;
+        return 0;
+    }
+    bool yield = tok_is(tok[0], tlen[0], "yield");
+    if (!s->sparse)
+        return ex_parse_error_set(err, line, tcol[0], "'%s' needs a 'sparse' line before it",
+                                  yield ? "yield" : "preempt");
+    uint64_t rip = 0;
+    if (yield) {
+        if (ntok != 2)
+            return ex_parse_error_set(err, line, tcol[0], "expected 'yield 0x<rip>'");
+        if (parse_rip(tok[1], tlen[1], &rip, err, line, tcol[1]) != 0)
+            return -1;
+        if (ex_schedule_add_yield(s, rip) != 0)
+            return ex_parse_error_set(err, line, tcol[0], "more than %u yield points, or a repeat",
+                                      EX_MAX_YIELDS);
+        return 0;
+    }
+    uint32_t thread = 0, count = 0;
+    if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') || (tok[3][0] != 'x' && tok[3][0] != 'X'))
+        return ex_parse_error_set(err, line, tcol[0], "expected 'preempt T<thread> 0x<rip> x<count>'");
+    if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
+                  tcol[1] + 1) != 0 ||
+        parse_rip(tok[2], tlen[2], &rip, err, line, tcol[2]) != 0 ||
+        parse_num(tok[3] + 1, tlen[3] - 1, 1, EX_MAX_STEPS, "count", &count, err, line,
+                  tcol[3] + 1) != 0)
+        return -1;
+    if (ex_schedule_add_preempt(s, thread, rip, count) != 0)
+        return ex_parse_error_set(err, line, tcol[0], "more than %u preemption points, or two for "
+                                  "one thread and rip", EX_MAX_PREEMPTS);
+    return 0;
+}
+
 int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                            struct ex_parse_error *err)
 {
@@ -421,54 +464,10 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                      EX_MAX_SEGMENTS);
                 goto fail;
             }
-        } else if (tok_is(tok[0], tlen[0], "sparse")) {
-            if (s->sparse || ntok > 1) {
-                ex_parse_error_set(err, line, tcol[ntok > 1 ? 1 : 0],
-                                   ntok > 1 ? "unexpected text after 'sparse'"
-                                            : "duplicate 'sparse' line");
+        } else if (tok_is(tok[0], tlen[0], "sparse") || tok_is(tok[0], tlen[0], "preempt") ||
+                   tok_is(tok[0], tlen[0], "yield")) {
+            if (parse_sparse_line(s, tok, tlen, tcol, ntok, err, line) != 0)
                 goto fail;
-            }
-            s->sparse = true;
-        } else if (tok_is(tok[0], tlen[0], "preempt")) {
-            uint32_t thread = 0, count = 0;
-            uint64_t rip = 0;
-            if (!s->sparse) {
-                ex_parse_error_set(err, line, tcol[0], "'preempt' needs a 'sparse' line before it");
-                goto fail;
-            }
-            if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') ||
-                (tok[3][0] != 'x' && tok[3][0] != 'X')) {
-                ex_parse_error_set(err, line, tcol[0], "expected 'preempt T<thread> 0x<rip> x<count>'");
-                goto fail;
-            }
-            if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err,
-                          line, tcol[1] + 1) != 0 ||
-                parse_rip(tok[2], tlen[2], &rip, err, line, tcol[2]) != 0 ||
-                parse_num(tok[3] + 1, tlen[3] - 1, 1, EX_MAX_STEPS, "count", &count, err, line,
-                          tcol[3] + 1) != 0)
-                goto fail;
-            if (ex_schedule_add_preempt(s, thread, rip, count) != 0) {
-                ex_parse_error_set(err, line, tcol[0], "more than %u preemption points, or two for "
-                                   "one thread and rip", EX_MAX_PREEMPTS);
-                goto fail;
-            }
-        } else if (tok_is(tok[0], tlen[0], "yield")) {
-            uint64_t rip = 0;
-            if (!s->sparse) {
-                ex_parse_error_set(err, line, tcol[0], "'yield' needs a 'sparse' line before it");
-                goto fail;
-            }
-            if (ntok != 2) {
-                ex_parse_error_set(err, line, tcol[0], "expected 'yield 0x<rip>'");
-                goto fail;
-            }
-            if (parse_rip(tok[1], tlen[1], &rip, err, line, tcol[1]) != 0)
-                goto fail;
-            if (ex_schedule_add_yield(s, rip) != 0) {
-                ex_parse_error_set(err, line, tcol[0], "more than %u yield points, or a repeat",
-                                   EX_MAX_YIELDS);
-                goto fail;
-            }
         } else if (tok_is(tok[0], tlen[0], "default")) {
             if (have_default) {
                 ex_parse_error_set(err, line, tcol[0], "duplicate 'default' line");

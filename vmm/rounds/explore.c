@@ -301,6 +301,35 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
     }
 }
 
+/* The bug run's strategy and description, for the stats and the dump. */
+static void name_bug_run(struct explore_driver *d, bool sparse)
+{
+    snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
+             sparse ? "sparse" : ex_online_name((enum ex_online_kind)d->online.kind));
+    if (sparse)
+        snprintf(d->st.note, sizeof d->st.note, "%s", d->sparse.plan.note);
+    else
+        ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
+}
+
+/* A stress run, when one is due (explore_stress.h): 0 go on, 1 stop exploring (the
+ * program met a bug for real, or the budget is spent), -1 the VM failed. */
+static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline)
+{
+    if (!explore_stress_due(&d->stress, mono_ns() - t0))
+        return 0;
+    uint64_t cut0 = d->stress.cut;
+    int got = explore_stress_run(&d->stress, d->vm, &d->snap);
+    if (d->cfg.verbose && got >= 0)
+        fprintf(stderr, "jinx-vmm: explore: stress run %llu (free, from the snapshot): %s\n",
+                (unsigned long long)d->stress.runs,
+                got ? "the program met a bug: the VM ends in it"
+                : d->stress.cut > cut0 ? "stopped at its budget" : "ended well");
+    if (got < 0)
+        return -1;
+    return got > 0 || mono_ns() >= deadline ? 1 : 0;
+}
+
 static void explore(struct explore_driver *d)
 {
     struct vm *vm = d->vm;
@@ -322,18 +351,11 @@ static void explore(struct explore_driver *d)
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
-        if (explore_stress_due(&d->stress, mono_ns() - t0)) {
-            int got = explore_stress_run(&d->stress, vm, &d->snap);
-            if (d->cfg.verbose && got >= 0)
-                fprintf(stderr, "jinx-vmm: explore: stress run %llu (free, from the snapshot): "
-                        "%s\n", (unsigned long long)d->stress.runs,
-                        got ? "the program met a bug: the VM ends in it"
-                        : d->stress.cut ? "ended well or stopped at its budget" : "ended well");
-            if (got < 0)
-                goto out;
-            if (got > 0 || mono_ns() >= deadline)
-                break;
-        }
+        int stress = stress_if_due(d, t0, deadline);
+        if (stress < 0)
+            goto out;
+        if (stress > 0)
+            break;
         bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
@@ -387,12 +409,7 @@ static void explore(struct explore_driver *d)
             } else {
                 found = true;
                 d->st.bug_at = i + 1;
-                snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
-                         sp ? "sparse" : ex_online_name((enum ex_online_kind)d->online.kind));
-                if (sp)
-                    snprintf(d->st.note, sizeof d->st.note, "%s", d->sparse.plan.note);
-                else
-                    ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
+                name_bug_run(d, sp);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
                 d->bug_ns = t_run;

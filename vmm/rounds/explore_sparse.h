@@ -35,7 +35,7 @@
  * or rounds, go on as before). */
 #ifndef JINX_EXPLORE_SPARSE_H
 #define JINX_EXPLORE_SPARSE_H
-#include "explorer/sparse.h"
+#include "explorer/explorer.h"
 #include <stdbool.h>
 #include <stdint.h>
 
