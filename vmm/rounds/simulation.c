@@ -57,6 +57,8 @@ int sim_rewind(struct vm *vm, struct snapshot *snap)
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
     vm->ser->on = false;
+    sparse_unplant_all_locked(vm);
+    vm->ser->sparse.on = false; /* free execution (a stress run, the end) plants nothing */
     pthread_mutex_unlock(&vm->lock);
     if (snapshot_restore(snap, NULL, err, sizeof err) < 0) {
         jx_err("round: %s", err);
