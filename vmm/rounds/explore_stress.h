@@ -9,7 +9,9 @@
  * (vm->sandbox_clean_only), as a crash in free execution does: the dump is written, it
  * holds no schedule (free execution is not deterministic), and `jinx test` then looks
  * for the same crash from snapshots with the next seeds (its replay search) and says
- * whether its dump replays. A run that outlasts its budget is stopped and restored.
+ * whether its dump replays; a jinx limit the run met (the thread cap) becomes the
+ * program's, so that such an end is "could not test", never a bug. A run that outlasts its
+ * budget is stopped and restored.
  *
  * Stress runs begin after EXPLORE_STRESS_AFTER_NS of exploration (a short test's bug is
  * found by then by a controlled schedule, whose dump replays) and then take
