@@ -172,10 +172,11 @@ void vm_stop_locked(struct vm *vm, const struct outcome *o)
 {
     if (atomic_load(&vm->stopping))
         return;
-    bool sandboxed = o->kind == OUT_EXIT || o->kind == OUT_SIGNAL || o->kind == OUT_DEADLOCK;
-    if (vm->sandbox_clean_only)
+    bool sandboxed = vm->sandbox &&
+                     (o->kind == OUT_EXIT || o->kind == OUT_SIGNAL || o->kind == OUT_DEADLOCK);
+    if (vm->stress)
         sandboxed = o->kind == OUT_EXIT && o->status == 0;
-    if (vm->sandbox && sandboxed) {
+    if (sandboxed) {
         if (!vm->sim_ended) {
             vm->sim_out = *o;
             vm->sim_ended = true;
@@ -378,7 +379,7 @@ static bool handle_mmio(struct vm *vm, struct vcpu *v)
  * accesses and blocked syscalls are settled by the restore itself. */
 static void settle_ended_simulation(struct vm *vm, struct vcpu *v)
 {
-    if (vm->sandbox && vm->sim_ended && !v->acc_pending && !v->result_pending)
+    if ((vm->sandbox || vm->stress) && vm->sim_ended && !v->acc_pending && !v->result_pending)
         vm_complete_mmio(v, 0);
 }
 

@@ -203,9 +203,12 @@ struct vm {
      * deadlock) ends the simulation instead of the VM; it lands in sim_out and the
      * fragment stops, so the snapshot can be restored. */
     bool sandbox;
-    /* ... a stress run's (rounds/explore_stress.h): only a clean exit (status 0) ends
-     * in the sandbox; a crash, deadlock or failure exit ends the VM for real. */
-    bool sandbox_clean_only;
+    /* A stress run (rounds/explore_stress.h) is the program's own free execution, except
+     * that a clean exit (status 0) ends it like a simulation (sim_ended), so the snapshot
+     * can be restored; a crash, deadlock or failure exit ends the VM for real. Its
+     * limits count (they are the program's), its stdout is dropped and its stderr only
+     * kept for the report's tail. */
+    bool stress;
     bool sim_ended;
     struct outcome sim_out;
     struct round_driver *rounds;    /* NULL until the first attach */

@@ -42,8 +42,9 @@ static int64_t do_write(struct vm *vm, int fd, uint64_t buf, uint64_t len)
         size_t n = len - done > IO_CHUNK ? IO_CHUNK : (size_t)(len - done);
         if (!copy_from_user(&vm->gm, tmp, buf + done, n))
             return done ? (int64_t)done : -EFAULT;
-        /* A simulation's output is not the program's: only its retired replay speaks. */
-        ssize_t w = vm->sandbox ? (ssize_t)n : write(fd, tmp, n);
+        /* A simulation's output is not the program's: only its retired replay speaks. A
+         * stress run's stderr is kept for the report's tail (a failure ends the VM there). */
+        ssize_t w = vm->sandbox || vm->stress ? (ssize_t)n : write(fd, tmp, n);
         if (w < 0)
             return done ? (int64_t)done : -errno;
         if (fd == 2 && !vm->sandbox)

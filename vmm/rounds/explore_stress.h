@@ -4,14 +4,16 @@
  * a few runs (a natively common one) must not wait for a controlled schedule to reach
  * it, and a controlled schedule cannot reach what jinx's own model misses.
  *
- * A stress run is sandboxed only for a clean exit (status 0): the snapshot is restored
- * and exploration goes on. A crash, a deadlock or a failure exit ends the VM for real
- * (vm->sandbox_clean_only), as a crash in free execution does: the dump is written, it
+ * A stress run is the program's own free execution (vm->stress: its limits count, its
+ * stdout is dropped, its stderr kept for the report's tail), except that a clean exit
+ * (status 0) is restored and exploration goes on (the tail as it was). A crash, a
+ * deadlock or a failure exit ends the VM for real, as a crash in free execution does:
+ * the dump is written, it
  * holds no schedule (free execution is not deterministic), and `jinx test` then looks
  * for the same crash from snapshots with the next seeds (its replay search) and says
- * whether its dump replays; a jinx limit the run met (the thread cap) becomes the
- * program's, so that such an end is "could not test", never a bug. A run that outlasts its
- * budget is stopped and restored.
+ * whether its dump replays; a jinx limit the run met (the thread cap, a missing syscall)
+ * is the program's, so that such an end is "could not test", never a bug. A run that
+ * outlasts its budget is stopped and restored.
  *
  * Stress runs begin after EXPLORE_STRESS_AFTER_NS of exploration (a short test's bug is
  * found by then by a controlled schedule, whose dump replays) and then take
