@@ -78,6 +78,8 @@ int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot 
         s->wall_ns = w > EXPLORE_STRESS_MIN_NS ? w : EXPLORE_STRESS_MIN_NS;
     } else {
         s->cut++;
+        if (!s->ended && s->cut >= EXPLORE_STRESS_FIRST_CUTS)
+            s->off = true; /* it does not end within a traced run's time: a long program */
     }
     return sim_rewind(vm, snap) < 0 ? -1 : 0;
 }

@@ -13,7 +13,9 @@
  * for the same crash from snapshots with the next seeds (its replay search) and says
  * whether its dump replays; a jinx limit the run met (the thread cap, a missing syscall)
  * is the program's, so that such an end is "could not test", never a bug. A run that
- * outlasts its budget is stopped and restored.
+ * outlasts its budget is stopped and restored; when the first EXPLORE_STRESS_FIRST_CUTS
+ * are all stopped so, the program is a long one and stress runs end (free execution and
+ * rounds take over when exploration gives up, as before).
  *
  * Stress runs begin after EXPLORE_STRESS_AFTER_NS of exploration (a short test's bug is
  * found by then by a controlled schedule, whose dump replays) and then take
@@ -33,6 +35,7 @@ struct snapshot;
 #define EXPLORE_STRESS_SHARE_DIV 4u   /* stress runs' share of the wall time: 1/4 */
 #define EXPLORE_STRESS_MIN_NS 100000000ULL /* a run's budget: at least this, */
 #define EXPLORE_STRESS_FACTOR 4u      /* ... and this many times the longest run that ended */
+#define EXPLORE_STRESS_FIRST_CUTS 2u  /* the first ones all stopped at their budget: no more */
 
 struct explore_stress {
     bool off;                 /* --no-stress (or stress runs cannot run here) */
