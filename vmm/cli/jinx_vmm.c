@@ -57,7 +57,7 @@ void jinx_vmm_usage(FILE *f)
         "                     With --attach, a program too long for whole runs gets rounds\n"
         "  --verbose-explore  (with --explore) a line per run\n"
         "  --no-stress-runs   (with --explore) no stress runs (the program free from the\n"
-        "                     snapshot for a quarter of the time after 2 s, docs/sparse.md)\n"
+        "                     snapshot for a quarter of the time after 5 s, docs/sparse.md)\n"
         "  --serial           one thread at a time, switching at cue points (deterministic)\n"
         "  --schedule FILE    (with --serial) follow this schedule (text or JSON, docs/explorer.md)\n"
         "  --policy P         (with --serial) after the schedule: roundrobin (default) or continue\n"

@@ -31,7 +31,7 @@
 struct vm;
 struct snapshot;
 
-#define EXPLORE_STRESS_AFTER_NS 2000000000ULL /* no stress run in exploration's first 2 s */
+#define EXPLORE_STRESS_AFTER_NS 5000000000ULL /* no stress run in exploration's first 5 s */
 #define EXPLORE_STRESS_SHARE_DIV 4u   /* stress runs' share of the wall time: 1/4 */
 #define EXPLORE_STRESS_MIN_NS 100000000ULL /* a run's budget: at least this, */
 #define EXPLORE_STRESS_FACTOR 4u      /* ... and this many times the longest run that ended */
