@@ -134,6 +134,12 @@ int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool co
         }
         v->accesses++;
         ex_tidset_add(&v->threads, e->tid);
+        if (v->run != m->runs + 1) {
+            v->run = m->runs + 1;
+            ex_tidset_clear(&v->seen);
+        }
+        ex_tidset_add(&v->seen, e->tid);
+        v->together |= ex_tidset_count(&v->seen) >= 2;
         ex_tidset_add(&m->threads, e->tid);
         if (shared_pages && ex_u64map_get(shared_pages, e->addr & ~(uint64_t)(EX_SCHED_PAGE - 1)))
             v->on_shared = true;
@@ -171,7 +177,9 @@ static bool racy(const struct ex_sparse_var *v)
 {
     if (!v->written || !v->first_site)
         return false;
-    return ex_tidset_count(&v->threads) >= 2 ? v->raced : v->on_shared;
+    if (v->raced)
+        return true;
+    return !v->together && (v->on_shared || ex_tidset_count(&v->threads) >= 2);
 }
 
 size_t ex_sparse_racy_vars(const struct ex_sparse_model *m)
@@ -242,7 +250,11 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
     if (site->exact && site->tid == tid) {
         if (!site->hits)
             return 0; /* that thread never runs it */
-        uint32_t top = site->hits < EX_SPARSE_MAX_COUNT ? site->hits : EX_SPARSE_MAX_COUNT;
+        /* A count is one schedule's: another may run the site more often (a withdrawal
+         * that succeeds only while money is left), so half as much again. */
+        uint64_t top = (uint64_t)site->hits + site->hits / 2 + 1;
+        if (top > EX_SPARSE_MAX_COUNT)
+            top = EX_SPARSE_MAX_COUNT;
         count = 1 + (uint32_t)ex_rng_below(&r->rng, top);
     } else {
         /* Log-uniform: a power of two below the cap, then uniform within its octave. */

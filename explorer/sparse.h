@@ -8,11 +8,12 @@
  * or a cut run's prefix: ex_sparse_learn):
  *
  *   - a *variable* is an accessed address; it is *racy* when two of its accesses from
- *     different threads, one a write, race (race.h: unordered by happens-before, so a
- *     thread's start-up data that its creator wrote is not), or when only one thread's
- *     accesses show, it wrote, and its page was shared (a traced run makes cue points on
- *     a page only from its second thread's first touch on, so the first thread's
- *     accesses may be missing from the trace);
+ *     different threads, one a write, race in a run (race.h: unordered by
+ *     happens-before), or when it was written and no run showed two threads on it
+ *     without a race, while its page was shared or runs showed different threads on it
+ *     (a traced run makes cue points on a page only from its second thread's first touch
+ *     on, so one run may show only one thread's accesses; a thread's start-up data that
+ *     its creator wrote shows both threads in one run, ordered: not racy);
  *   - a *site* is (thread, rip) of an access to a racy variable, with how many times
  *     that thread executed it in the run where it did so most, and whether that count
  *     is exact (a run that ended) or a lower bound (a run cut by its budget: a prefix).
@@ -22,7 +23,8 @@
  * touched once by thread start-up code weighs 1, one accessed 10^5 times 17), then a site of that variable, the site's thread or (half of
  * the time) any thread the runs showed (threads often run the same code, and a traced
  * prefix shows only some of them), and a count: uniform in
- * [1, hits] when hits is exact, log-uniform in [1, EX_SPARSE_MAX_COUNT] when it is only a
+ * [1, 1.5 x hits + 1] when hits is exact (a count is one schedule's: another may run
+ * the site more often), log-uniform in [1, EX_SPARSE_MAX_COUNT] when it is only a
  * lower bound (nothing is known of the scale past the prefix), and never past
  * EX_SPARSE_MAX_COUNT (each counted hit costs an exit pair). A count past the thread's
  * real executions never fires: that run is PCT over syscalls alone, but it tells the
@@ -68,6 +70,9 @@ struct ex_sparse_var {
     bool written;
     bool on_shared;             /* its page was shared in a learnt run */
     bool raced;                 /* two of its accesses raced in a learnt run */
+    bool together;              /* two threads accessed it in one learnt run */
+    uint64_t run;               /* the run `seen` is about (model.runs + 1) */
+    struct ex_tidset seen;      /* threads on it in that run */
     uint32_t first_site;        /* index of its first site + 1 in the site chain, 0: none */
 };
 

@@ -156,6 +156,19 @@ static void test_learn_racy_variables(void **state)
     ex_sparse_model_init(&m);
     assert_int_equal(ex_sparse_learn(&m, &t, true, &shared), 0);
     assert_int_equal(ex_sparse_racy_vars(&m), 2); /* X and Z */
+    /* V: written by 2 alone in one run, by 3 alone in another (each run showed one
+     * thread: the other's accesses came before the page was shared): racy. W stays not. */
+    struct ex_trace t2, t3;
+    ex_trace_init(&t2);
+    ex_trace_init(&t3);
+    acc(&t2, 2, EX_WRITE, 0xb008, 0x402100);
+    acc(&t3, 3, EX_WRITE, 0xb008, 0x403100);
+    assert_int_equal(ex_sparse_learn(&m, &t2, false, NULL), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 2);
+    assert_int_equal(ex_sparse_learn(&m, &t3, false, NULL), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 3);
+    ex_trace_free(&t2);
+    ex_trace_free(&t3);
     /* Plans only ever name X's and Z's sites. */
     struct ex_sparse_run r;
     ex_sparse_run_init(&r);
@@ -168,7 +181,7 @@ static void test_learn_racy_variables(void **state)
         for (uint32_t k = 0; k < plan.npreempt; k++) {
             uint64_t rip = plan.preempt[k].rip;
             assert_true(rip == 0x402010 || rip == 0x403010 || rip == 0x403020 ||
-                        rip == 0x403030);
+                        rip == 0x403030 || rip == 0x402100 || rip == 0x403100);
             assert_true(plan.preempt[k].thread >= 1 && plan.preempt[k].thread <= 3);
         }
     }
@@ -214,7 +227,7 @@ static void test_hot_counter_bounded(void **state)
             assert_true(plan.preempt[k].count >= 1 &&
                         plan.preempt[k].count <= EX_SPARSE_MAX_COUNT);
             if (plan.preempt[k].rip >= 0x401200)
-                assert_true(plan.preempt[k].count <= 10);
+                assert_true(plan.preempt[k].count <= 16); /* 10 hits: at most 1.5 x 10 + 1 */
         }
     }
     double share = (double)on_b / all;
@@ -267,7 +280,7 @@ static void test_counts_bound_then_observed(void **state)
         assert_int_equal(ex_sparse_begin(&r, &m, 5, i, &plan), 0);
         for (uint32_t k = 0; k < plan.npreempt; k++)
             if (plan.preempt[k].thread == 2 && plan.preempt[k].rip == 0x401300)
-                assert_true(plan.preempt[k].count <= 40);
+                assert_true(plan.preempt[k].count <= 61); /* 40 observed: 1.5 x 40 + 1 */
     }
     ex_schedule_free(&plan);
     ex_sparse_run_free(&r);

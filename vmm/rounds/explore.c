@@ -383,6 +383,8 @@ static void explore(struct explore_driver *d)
         if (sp) {
             note_run(d, i, &r, t_run, cpu_run);
             explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
+            if (d->sparse.candidate)
+                wall = d->cfg.run_wall_ns; /* the deciding traced run: the usual budget */
         } else {
             ex_u64map_clear(&d->learnt);
             crew_each_shared(vm, learn_page, d);

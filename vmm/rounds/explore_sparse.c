@@ -27,6 +27,13 @@ void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trac
     es->cost_traced += cues;
     es->traced_ended |= ended;
     es->long_runs += ended && cues >= EXPLORE_SPARSE_CUES;
+    if (es->candidate) {
+        es->candidate = false;
+        if (ended && cues < EXPLORE_SPARSE_CUES)
+            es->off = true; /* traced runs are short after all */
+        else
+            es->on = true;
+    }
     if (es->on || es->off)
         return;
     if (es->long_runs >= EXPLORE_SPARSE_LONG)
@@ -42,7 +49,7 @@ bool explore_sparse_take_over(struct explore_sparse *es)
     if (es->off)
         return false;
     es->on = es->only = true;
-    es->probe = false;
+    es->probe = es->candidate = false;
     return true;
 }
 
@@ -127,7 +134,7 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
         es->probe = false;
         es->probed = true;
         if (ended && cues * EXPLORE_SPARSE_GAIN <= es->probe_ref)
-            es->on = true;
+            es->candidate = true;
         else if (!ended)
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
     }

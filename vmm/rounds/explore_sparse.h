@@ -4,11 +4,14 @@
  * A traced run pays a cue point for every shared access; a program whose threads compute
  * on shared pages makes 10^5 of them and gets a schedule every few seconds, or its runs
  * are cut. Sparse runs join the exploration
- *   - when the first traced run is cut and one sparse run (the probe) ends with
+ *   - when the first traced run is cut, one sparse run (the probe) ends with
  *     EXPLORE_SPARSE_GAIN times fewer cue points than the cut run had made (its threads
  *     compute on shared pages; a program whose runs are long because it has 200 threads
  *     makes hundreds of syscall cue points in a sparse run too, and its traced runs,
- *     stretched, find its bugs: the corpus's 150- and 200-thread programs);
+ *     stretched, find its bugs: the corpus's 150- and 200-thread programs), and the next
+ *     traced run, with the usual budget (not stretched), is cut too or makes
+ *     EXPLORE_SPARSE_CUES cue points (a first run that PCT made long is no sign: the g++
+ *     test binary's first run is cut at 20 000 cue points, the others end at 4 400);
  *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
  *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
@@ -62,6 +65,7 @@ struct explore_sparse {
     bool off;                   /* ... and were dropped (their first runs all cut) */
     bool probe;                 /* the next run is the probe (a traced run was cut) */
     bool probed;
+    bool candidate;             /* the probe succeeded: the next traced run decides */
     uint64_t probe_ref;         /* the cut traced run's cue points */
     bool only;                  /* traced runs gave up: sparse runs only */
     bool sized;                 /* wall_ns set from an ended run */
