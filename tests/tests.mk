@@ -22,20 +22,51 @@ INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpui
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh
 
+# tests/run-suites.sh runs them, prints each one's time and, at the end, the slowest ten.
 unit-test: $(UNIT_TESTS)
-	@set -e; fail=0; for t in $(UNIT_TESTS); do \
-	  echo "== $$t"; s=$$(date +%s%N); $$t || fail=1; \
-	  echo "-- $$t: $$(( ($$(date +%s%N) - s) / 1000000 )) ms"; done; \
-	if [ $$fail -ne 0 ]; then echo "unit tests: FAILED"; exit 1; fi; echo "unit tests: all passed"
+	@tests/run-suites.sh --name "unit tests" --ms $(UNIT_TESTS)
 
 check-kvm:
 	@BIN=$(BIN) scripts/check-kvm.sh
 
+# Suites that check nothing timing-dependent (exact traces and memory, replays, verdicts,
+# messages, files; only generous timeouts) run two at a time beside each other
+# (tests/run-suites.sh --pair); every other suite runs alone. JINX_SUITE_JOBS=1 runs all
+# of them one after another.
+INTEGRATION_PAIRED := tests/integration/images.sh tests/integration/snapshot.sh \
+  tests/integration/serial.sh tests/integration/dumps.sh tests/integration/replay.sh \
+  tests/integration/insns.sh tests/integration/glibc.sh tests/integration/verdicts.sh \
+  tests/integration/cpumodel.sh tests/integration/html.sh tests/integration/guest-answers.sh \
+  tests/integration/guest-cues.sh tests/integration/cpuid-sim.sh tests/integration/cpucache.sh \
+  tests/integration/woken-snapshot.sh tests/integration/corpus.sh tests/integration/dynbin.sh \
+  tests/integration/guest-tests.sh
 integration-test: all check-kvm
-	@set -e; fail=0; for t in $(INTEGRATION_TESTS); do \
-	  echo "== $$t"; s=$$(date +%s); BUILD=$(BUILD) BIN=$(BIN) $$t || fail=1; \
-	  echo "-- $$t: $$(( $$(date +%s) - s )) s"; done; \
-	if [ $$fail -ne 0 ]; then echo "integration tests: FAILED"; exit 1; fi; echo "integration tests: all passed"
+	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" \
+	  --pair $(INTEGRATION_PAIRED) -- $(INTEGRATION_TESTS)
+
+# The long runs: every integration suite with JINX_LONG=1 (each repetition loop and
+# benchmark at its full size: every corpus program, every seed, every image; `make test`
+# runs a representative subset of each, docs/testing.md), then memcheck's full set. Run
+# it before resolving an issue; it takes about as long as CI took before (~25 min).
+.PHONY: check-long
+check-long: all guest-tests check-kvm
+	@JINX_LONG=1 $(MAKE) --no-print-directory integration-test
+	@BUILD=$(BUILD) BIN=$(BIN) scripts/valgrind-run.sh
+
+# "STEP SUITE" for every suite that boots a guest, by the .ci/run step that runs it
+# (.ci/run counts them when KVM is unusable and they are skipped).
+.PHONY: list-guest-suites
+list-guest-suites:
+	@printf 'integration %s\n' $(INTEGRATION_TESTS)
+	@echo "valgrind scripts/valgrind-run.sh"
+	@printf 'asan-guest %s\n' $(ASAN_GUEST_SUITES)
+
+# The CI driver's own test (tests/ci/ci-nokvm.sh): with KVM unusable (JINX_KVM_DEVICE=
+# /dev/null) .ci/run ends green with "GUEST SUITES NOT RUN", and a failing unit test
+# still makes it red. Needs no KVM; runs .ci/run on a planted one-test step list.
+.PHONY: check-ci
+check-ci: $(JINX_VMM)
+	@tests/ci/ci-nokvm.sh
 
 # Layering (who may include whom) and sizes (files <= 800 lines, functions <= 150), with
 # a self-test that plants violations in a temporary tree (scripts/check-layers.sh).
