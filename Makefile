@@ -50,12 +50,15 @@ ASAN_FLAGS := BUILD=build-asan BIN=build-asan/bin \
 ASAN_GUEST_SUITES := tests/integration/guest-tests.sh tests/integration/snapshot.sh \
   tests/integration/serial.sh tests/integration/control.sh tests/integration/dumps.sh \
   tests/integration/guest-fuzz.sh
+# Timing-free under ASan too (tests/tests.mk's INTEGRATION_PAIRED): two at a time.
+ASAN_PAIRED := tests/integration/dumps.sh tests/integration/snapshot.sh tests/integration/guest-tests.sh
 .PHONY: asan-unit asan-guest
 asan: asan-unit asan-guest
 asan-unit: deps
 	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm build-asan/bin/jinxctl
 asan-guest: asan-unit all guest-tests check-kvm
-	@BUILD=$(BUILD) BIN=build-asan/bin tests/run-suites.sh --name "asan guest suites" $(ASAN_GUEST_SUITES)
+	@BUILD=$(BUILD) BIN=build-asan/bin tests/run-suites.sh --name "asan guest suites" \
+	  --quick tests/quick.conf --pair $(ASAN_PAIRED) -- $(ASAN_GUEST_SUITES)
 
 # The host code (jinx-vmm, jinxctl, jinx and the unit tests) built with clang -Werror in
 # its own tree, and its unit tests run (CI's build-clang step). The guest images are not

@@ -29,29 +29,30 @@ unit-test: $(UNIT_TESTS)
 check-kvm:
 	@BIN=$(BIN) scripts/check-kvm.sh
 
-# Suites that check nothing timing-dependent (exact traces and memory, replays, verdicts,
-# messages, files; only generous timeouts) run two at a time beside each other
-# (tests/run-suites.sh --pair); every other suite runs alone. JINX_SUITE_JOBS=1 runs all
-# of them one after another.
-INTEGRATION_PAIRED := tests/integration/images.sh tests/integration/snapshot.sh \
-  tests/integration/serial.sh tests/integration/dumps.sh tests/integration/replay.sh \
-  tests/integration/insns.sh tests/integration/glibc.sh tests/integration/verdicts.sh \
-  tests/integration/cpumodel.sh tests/integration/html.sh tests/integration/guest-answers.sh \
-  tests/integration/guest-cues.sh tests/integration/cpuid-sim.sh tests/integration/cpucache.sh \
-  tests/integration/woken-snapshot.sh tests/integration/corpus.sh tests/integration/dynbin.sh \
-  tests/integration/guest-tests.sh
+# Suites that check nothing timing-dependent (exact traces, memory and CPUID, statuses
+# within the manifests, dump contents; only generous timeouts) run two at a time beside
+# each other, longest first (tests/run-suites.sh --pair); every other suite runs alone,
+# after them. Not here: suites with wall-clock bounds or budgets tight under load
+# (verdicts, rounds, replay's search, explore, control, bench-smoke, pin, guest-clock, ...)
+# and those that already run two things at a time (serial, determinism, dyn-corpus).
+# JINX_SUITE_JOBS=1 runs every suite alone.
+INTEGRATION_PAIRED := tests/integration/glibc.sh tests/integration/dumps.sh tests/integration/insns.sh \
+  tests/integration/cpumodel.sh tests/integration/guest-cues.sh tests/integration/guest-answers.sh \
+  tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh \
+  tests/integration/snapshot.sh
+# tests/quick.conf: the representative subsets make test runs of the long loops.
 integration-test: all check-kvm
-	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" \
+	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" --quick tests/quick.conf \
 	  --pair $(INTEGRATION_PAIRED) -- $(INTEGRATION_TESTS)
 
-# The long runs: every integration suite with JINX_LONG=1 (each repetition loop and
-# benchmark at its full size: every corpus program, every seed, every image; `make test`
-# runs a representative subset of each, docs/testing.md), then memcheck's full set. Run
-# it before resolving an issue; it takes about as long as CI took before (~25 min).
+# The long runs (docs/testing.md): every integration suite and the ASan guest suites with
+# JINX_LONG=1, i.e. each repetition loop and benchmark at its full size (every image,
+# seed, replay and benchmark script), of which `make test` runs the representative
+# subsets of tests/quick.conf. Run it before resolving an issue (~25 min).
 .PHONY: check-long
 check-long: all guest-tests check-kvm
 	@JINX_LONG=1 $(MAKE) --no-print-directory integration-test
-	@BUILD=$(BUILD) BIN=$(BIN) scripts/valgrind-run.sh
+	@JINX_LONG=1 $(MAKE) --no-print-directory asan-guest
 
 # "STEP SUITE" for every suite that boots a guest, by the .ci/run step that runs it
 # (.ci/run counts them when KVM is unusable and they are skipped).
