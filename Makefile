@@ -53,10 +53,12 @@ ASAN_GUEST_SUITES := tests/integration/guest-tests.sh tests/integration/snapshot
 # Timing-free under ASan too (tests/tests.mk's INTEGRATION_PAIRED): two at a time.
 ASAN_PAIRED := tests/integration/dumps.sh tests/integration/snapshot.sh tests/integration/guest-tests.sh
 .PHONY: asan-unit asan-guest
-asan: asan-unit asan-guest
+asan: asan-unit
+	@$(MAKE) --no-print-directory asan-guest
 asan-unit: deps
 	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm build-asan/bin/jinxctl
-asan-guest: asan-unit all guest-tests check-kvm
+asan-guest: all guest-tests check-kvm
+	@$(MAKE) --no-print-directory $(ASAN_FLAGS) build-asan/bin/jinx-vmm build-asan/bin/jinxctl
 	@BUILD=$(BUILD) BIN=build-asan/bin tests/run-suites.sh --name "asan guest suites" \
 	  --quick tests/quick.conf --pair $(ASAN_PAIRED) -- $(ASAN_GUEST_SUITES)
 
