@@ -33,11 +33,12 @@ check-kvm:
 # within the manifests, dump contents; only generous timeouts) run two at a time beside
 # each other, longest first (tests/run-suites.sh --pair); every other suite runs alone,
 # after them. Not here: suites with wall-clock bounds or budgets tight under load
-# (verdicts, rounds, replay's search, explore, control, bench-smoke, pin, guest-clock, ...)
+# (verdicts, rounds, replay's, glibc's and cpumodel's wall-bounded search for a dump, explore,
+# control, bench-smoke, pin, guest-clock, ...)
 # and those that already run two things at a time (serial, determinism, dyn-corpus).
 # JINX_SUITE_JOBS=1 runs every suite alone.
-INTEGRATION_PAIRED := tests/integration/glibc.sh tests/integration/dumps.sh tests/integration/insns.sh \
-  tests/integration/cpumodel.sh tests/integration/guest-cues.sh tests/integration/guest-answers.sh \
+INTEGRATION_PAIRED := tests/integration/guest-cues.sh tests/integration/dumps.sh tests/integration/insns.sh \
+  tests/integration/guest-answers.sh \
   tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh \
   tests/integration/snapshot.sh
 # tests/quick.conf: the representative subsets make test runs of the long loops.
