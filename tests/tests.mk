@@ -49,11 +49,13 @@ integration-test: all check-kvm
 # The long runs (docs/testing.md): every integration suite and the ASan guest suites with
 # JINX_LONG=1, i.e. each repetition loop and benchmark at its full size (every image,
 # seed, replay and benchmark script), of which `make test` runs the representative
-# subsets of tests/quick.conf. Run it before resolving an issue (~25 min).
+# subsets of tests/quick.conf; then memcheck's full set (CI runs valgrind-quick). Run it
+# before resolving an issue (~30 min).
 .PHONY: check-long
 check-long: all guest-tests check-kvm
 	@JINX_LONG=1 $(MAKE) --no-print-directory integration-test
 	@JINX_LONG=1 $(MAKE) --no-print-directory asan-guest
+	@$(MAKE) --no-print-directory valgrind
 
 # "STEP SUITE" for every suite that boots a guest, by the .ci/run step that runs it
 # (.ci/run counts them when KVM is unusable and they are skipped).
