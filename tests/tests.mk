@@ -49,13 +49,14 @@ integration-test: all check-kvm
 # The long runs (docs/testing.md): every integration suite and the ASan guest suites with
 # JINX_LONG=1, i.e. each repetition loop and benchmark at its full size (every image,
 # seed, replay and benchmark script), of which `make test` runs the representative
-# subsets of tests/quick.conf; then memcheck's full set (CI runs valgrind-quick). Run it
-# before resolving an issue (~30 min).
+# subsets of tests/quick.conf; then memcheck's full set (CI runs valgrind-quick) and the
+# fuzz smoke run at 10 s a harness (CI: 5 s). Run it before resolving an issue (~30 min).
 .PHONY: check-long
 check-long: all guest-tests check-kvm
 	@JINX_LONG=1 $(MAKE) --no-print-directory integration-test
 	@JINX_LONG=1 $(MAKE) --no-print-directory asan-guest
 	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 # "STEP SUITE" for every suite that boots a guest, by the .ci/run step that runs it
 # (.ci/run counts them when KVM is unusable and they are skipped).
