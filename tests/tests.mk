@@ -34,13 +34,13 @@ check-kvm:
 # each other, longest first (tests/run-suites.sh --pair); every other suite runs alone,
 # after them. Not here: suites with wall-clock bounds or budgets tight under load
 # (verdicts, rounds, replay's, glibc's and cpumodel's wall-bounded search for a dump, explore,
-# control, bench-smoke, pin, guest-clock, ...)
+# control, bench-smoke, pin, guest-clock, snapshot's selftest rounds set by a wall-clock
+# interval, ...)
 # and those that already run two things at a time (serial, determinism, dyn-corpus).
 # JINX_SUITE_JOBS=1 runs every suite alone.
 INTEGRATION_PAIRED := tests/integration/guest-cues.sh tests/integration/dumps.sh tests/integration/insns.sh \
   tests/integration/guest-answers.sh \
-  tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh \
-  tests/integration/snapshot.sh
+  tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh
 # tests/quick.conf: the representative subsets make test runs of the long loops.
 integration-test: all check-kvm
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" --quick tests/quick.conf \
