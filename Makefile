@@ -46,17 +46,31 @@ demo: all
 ASAN_FLAGS := BUILD=build-asan BIN=build-asan/bin \
   SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
   LDFLAGS="-fsanitize=address,undefined"
-asan: deps
+# asan-unit needs no KVM (CI runs it on any host); asan-guest boots guests.
+ASAN_GUEST_SUITES := tests/integration/guest-tests.sh tests/integration/snapshot.sh \
+  tests/integration/serial.sh tests/integration/control.sh tests/integration/dumps.sh \
+  tests/integration/guest-fuzz.sh
+# Timing-free under ASan too (tests/tests.mk's INTEGRATION_PAIRED): two at a time.
+ASAN_PAIRED := tests/integration/dumps.sh tests/integration/guest-tests.sh
+.PHONY: asan-unit asan-guest
+asan: asan-unit
+	@$(MAKE) --no-print-directory asan-guest
+asan-unit: deps
 	$(MAKE) $(ASAN_FLAGS) unit-test build-asan/bin/jinx-vmm build-asan/bin/jinxctl
-	$(MAKE) guest-tests
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/guest-tests.sh
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/snapshot.sh
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/serial.sh
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/control.sh
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/dumps.sh
-	BUILD=$(BUILD) BIN=build-asan/bin tests/integration/guest-fuzz.sh
+asan-guest: all guest-tests check-kvm
+	@$(MAKE) --no-print-directory $(ASAN_FLAGS) build-asan/bin/jinx-vmm build-asan/bin/jinxctl
+	@BUILD=$(BUILD) BIN=build-asan/bin tests/run-suites.sh --name "asan guest suites" \
+	  --quick tests/quick.conf --pair $(ASAN_PAIRED) -- $(ASAN_GUEST_SUITES)
+
+# The host code (jinx-vmm, jinxctl, jinx and the unit tests) built with clang -Werror in
+# its own tree, and its unit tests run (CI's build-clang step). The guest images are not
+# built with CC (images/images.mk), so the gcc tree's serve.
+CLANG_FLAGS := CC=clang BUILD=build-clang BIN=build-clang/bin
+.PHONY: clang
+clang: deps
+	$(MAKE) $(CLANG_FLAGS) unit-test build-clang/bin/jinx-vmm build-clang/bin/jinxctl build-clang/bin/jinx
 
 clean:
-	rm -rf build build-asan build-fuzz bin images/bin
+	rm -rf build build-asan build-clang build-fuzz bin images/bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark scripts cannot rot: each runs with --quick, exits 0, and leaves a CSV with
 # rows and a JSON that parses (and a PNG when gnuplot is installed). Results go to a
-# temporary directory, not bench-results/. About a minute in all.
+# temporary directory, not bench-results/. About three minutes in all.
+# Env: BENCH_SMOKE_ALL (default 1). make test sets 0 (tests/quick.conf): of the benchmark
+# scripts only time-to-bug and boot-dyn run (with boot-dyn's CPU bound), plus every check
+# that runs no benchmark (leak judgment, no gnuplot, usage errors, no KVM); make
+# check-long runs them all.
 set -u
 BIN=${BIN:-bin}; BUILD=${BUILD:-build}
+ALL=${BENCH_SMOKE_ALL:-1}
+SPECS="time-to-bug round-cost overhead reset explore boot-dyn jt-jobs"
+[ "$ALL" = 1 ] || SPECS="time-to-bug boot-dyn"
 export BIN BUILD
 RESULTS=$(mktemp -d /tmp/jinx-bench-smoke.XXXXXX); export RESULTS
 trap 'rm -rf "$RESULTS"' EXIT
@@ -12,7 +19,7 @@ ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
 have_gnuplot=0; command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
 
-for spec in time-to-bug round-cost overhead reset explore boot-dyn jt-jobs; do
+for spec in $SPECS; do
   s=${EPOCHREALTIME/./}
   out=$(scripts/bench/$spec.sh --quick 2>&1); st=$?
   secs=$(( (${EPOCHREALTIME/./} - s) / 1000000 ))
@@ -36,6 +43,7 @@ cpu=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]
 if [ -n "$cpu" ] && python3 -c "import sys; sys.exit(0 if $cpu < 50 else 1)"; then ok "boot-dyn: jinx-vmm CPU to the program's end ${cpu} ms (< 50)"
 else bad "boot-dyn: jinx-vmm CPU ${cpu:-?} ms for a boot of dyn/cxx-big (want < 50; scripts/bench/boot-probe.sh breaks it down)"; fi
 
+if [ "$ALL" = 1 ]; then
 # cue-cost.sh (one run a figure): both step paths measured, and the in-guest one really
 # takes the single steps' ends out of the exits (circle: ~1 exit per cue point instead of ~2).
 RUNS=1 scripts/bench/cue-cost.sh >"$RESULTS/cue.out" 2>&1; st=$?
@@ -94,6 +102,12 @@ then ok "syscall-cost.sh (tiny)"; else bad "syscall-cost.sh: status $st"; fi
 scripts/soak.sh --minutes 0.1 --interval 1 --args "12000 72000 1800" --out "$RESULTS/soak" images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["images"]["correct"]; assert d["pass"] and c["runs"] >= 1 and c["samples"] >= 1 and c["rss_kb"]["max"] > 0, d' "$RESULTS/soak/summary.json" 2>/dev/null
 then ok "soak.sh --minutes 0.1 correct"; else bad "soak.sh correct: status $st"; cat "$RESULTS/soak/summary.json" 2>/dev/null; fi
+scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak-bug" images/bin/widen/circle >/dev/null 2>&1; st=$?
+if [ $st = 1 ] && grep -q '"false_reports":[1-9]' "$RESULTS/soak-bug/summary.json"; then ok "soak.sh fails on a bug report"
+else bad "soak.sh on a buggy image: status $st"; cat "$RESULTS/soak-bug/summary.json" 2>/dev/null; fi
+
+fi # ALL
+
 # The soak's leak judgment on made-up samples (age_s,rss_kb,fds,VMs): steady -> no leak;
 # fds growing after warm-up, RSS +100 MiB, more VMs than the program's own and one worker
 # per other CPU -> a leak; growth before warm-up (5 s) is not one.
@@ -102,10 +116,6 @@ judge() { printf "$1" >"$RESULTS/judge.csv"; scripts/soak.sh --judge "$RESULTS/j
 j="$(judge '0,1000,3,1\n6,50000,7,2\n8,50100,7,2\n10,50200,7,2\n')$(judge '6,50000,7,2\n8,50100,8,2\n')"
 j="$j$(judge '6,50000,7,2\n8,150100,7,2\n')$(judge "6,50000,7,$v\\n")"
 [ "$j" = 0111 ] && ok "soak.sh leak judgment: steady, fds, RSS, VMs -> $j" || bad "soak.sh leak judgment: $j (want 0111)"
-scripts/soak.sh --minutes 0.1 --interval 1 --out "$RESULTS/soak-bug" images/bin/widen/circle >/dev/null 2>&1; st=$?
-if [ $st = 1 ] && grep -q '"false_reports":[1-9]' "$RESULTS/soak-bug/summary.json"; then ok "soak.sh fails on a bug report"
-else bad "soak.sh on a buggy image: status $st"; cat "$RESULTS/soak-bug/summary.json" 2>/dev/null; fi
-
 # Without gnuplot: a clear word, no failure.
 out=$(cd "$RESULTS" && GNUPLOT=/nonexistent/gnuplot bash -c ". $repo/scripts/bench/lib.sh; bench_plot x.png 'plot x'" 2>&1); st=$?
 if [ $st = 0 ] && echo "$out" | grep -q "gnuplot not installed"; then ok "no gnuplot: said so, status 0"

@@ -9,9 +9,12 @@
 # determinism.sh's and replay.sh's checks on glibc builds (IMAGE_DIR=images/bin/glibc).
 # Env: BUDGET (jinx test budget of a buggy image, seconds, default 60: it stops at the
 # first find), CLEAN_BUDGET (of a bug-free image, default 8), GLIBC_DETERMINISM and
-# GLIBC_REPLAY (the glibc builds those two scripts run on).
+# GLIBC_REPLAY (the glibc builds those two scripts run on), GLIBC_IMAGES (names of the
+# images checked, default every images/*.manifest), SEEDS (free runs, default "1 2");
+# make test runs a subset (tests/quick.conf), make check-long all.
 set -u
 BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
+SEEDS=${SEEDS:-1 2}
 BUDGET=${BUDGET:-60}; CLEAN_BUDGET=${CLEAN_BUDGET:-8}
 GLIBC_DETERMINISM=${GLIBC_DETERMINISM:-circle wsq correct}
 GLIBC_REPLAY=${GLIBC_REPLAY:-circle wsq}
@@ -37,6 +40,7 @@ outcome() {
 images=()
 for m in images/*.manifest; do
   name=$(basename "$m" .manifest)
+  [ -n "${GLIBC_IMAGES:-}" ] && ! [[ " $GLIBC_IMAGES " == *" $name "* ]] && continue
   if [ -f "images/src/$name.cpp" ]; then images+=("images/bin/$name")
   else images+=("images/bin/glibc/$name"); fi
 done
@@ -48,7 +52,7 @@ for img in "${images[@]}"; do
   [ "$bug" = none ] && bug=""
   sargs=$args; [ "$name" = throughput ] && sargs="pingpong 30" # its default run is long serialized
 
-  for seed in 1 2; do
+  for seed in $SEEDS; do
     # shellcheck disable=SC2086
     timeout 120 "$VMM" run --no-control --timeout 60s --seed $seed "$img" $args >/dev/null 2>"$tmp/err"; st=$?
     outcome "$img free (seed $seed)" "$good" "$bug"

@@ -10,6 +10,8 @@
 # committed one, SCREENSHOT= for none), so a test run leaves the tree clean.
 #   tests/integration/html.sh [--corpus]   (--corpus: also every buggy corpus program,
 #                                           CORPUS_BUDGET seconds of jinx test each, default 15)
+# Env: HTML_IMAGES (names of the buggy images to page, default all; make test pages a
+# subset, tests/quick.conf).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
@@ -59,6 +61,7 @@ buggy=""
 for m in images/*.manifest; do
   name=$(basename "$m" .manifest)
   grep -q '^bug: none' "$m" && continue
+  [ -n "${HTML_IMAGES:-}" ] && ! [[ " $HTML_IMAGES " == *" $name "* ]] && continue
   buggy="$buggy images/bin/$name"
 done
 if [ $CORPUS = 1 ]; then

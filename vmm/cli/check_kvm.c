@@ -19,31 +19,45 @@ static void usage(FILE *f)
                "  VM) and, if not, why and what to do. Exit 0 usable, 1 not, 2 bad usage.\n"
                "  --json      one JSON object: usable, diagnosis, message\n"
                "  --root DIR  diagnose the files below DIR (a container's root) instead of\n"
-               "              this machine; no device is opened\n");
+               "              this machine; no device is opened\n"
+               "  Environment: JINX_KVM_DEVICE=PATH opens PATH instead of /dev/kvm, here and\n"
+               "  in every jinx-vmm run (a test switch: /dev/null makes KVM unusable)\n");
 }
 
 /* The real thing: open, API version, a VM made and closed. 0, or -1 with msg set. */
 static int probe(char *msg, size_t len, int *api)
 {
-    int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return -1; /* the diagnosis says why */
+    const char *dev = kvm_device_path();
+    const char *env = kvm_device_overridden() ? " (JINX_KVM_DEVICE)" : "";
+    int fd = open(dev, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        if (!*env)
+            return -1; /* the diagnosis of the host's files says why */
+        snprintf(msg, len, "%s%s: %s", dev, env, strerror(errno));
+        return -2;
+    }
     *api = ioctl(fd, KVM_GET_API_VERSION, 0);
+    if (*api < 0) {
+        snprintf(msg, len, "%s%s is not a KVM device (KVM_GET_API_VERSION: %s)", dev, env,
+                 strerror(errno));
+        close(fd);
+        return -2;
+    }
     if (*api != KVM_API_VERSION) {
-        snprintf(msg, len, "/dev/kvm: KVM API version %d, Jinx needs %d", *api, KVM_API_VERSION);
+        snprintf(msg, len, "%s: KVM API version %d, Jinx needs %d", dev, *api, KVM_API_VERSION);
         close(fd);
         return -2;
     }
     int vm = ioctl(fd, KVM_CREATE_VM, 0);
     if (vm < 0) {
-        snprintf(msg, len, "/dev/kvm opens but KVM_CREATE_VM fails (%s): too many VMs, or a "
-                 "kernel that cannot host one here", strerror(errno));
+        snprintf(msg, len, "%s opens but KVM_CREATE_VM fails (%s): too many VMs, or a "
+                 "kernel that cannot host one here", dev, strerror(errno));
         close(fd);
         return -2;
     }
     close(vm);
     close(fd);
-    snprintf(msg, len, "/dev/kvm: usable (KVM API %d)", *api);
+    snprintf(msg, len, "%s: usable (KVM API %d)", dev, *api);
     return 0;
 }
 

@@ -89,17 +89,18 @@ int cpu_open_vm(struct vm *vm, char *err, size_t errlen)
     /* User-mode CPUID traps always under VMX/SVM (CPUID exits to KVM), under PVM only if
      * the host CPU has CPUID faulting. */
     vm->cpuid_hidden = !vm->pvm || hostcpu_flag("cpuid_fault");
-    vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    const char *dev = kvm_device_path(); /* /dev/kvm, or JINX_KVM_DEVICE in tests */
+    vm->kvm_fd = open(dev, O_RDWR | O_CLOEXEC);
     if (vm->kvm_fd < 0) {
         int e = errno;
         /* The why and the what to do depend on the host (kvmdiag.h). */
-        if (kvm_diagnose(NULL, err, errlen) != KVM_DIAG_OK)
+        if (!kvm_device_overridden() && kvm_diagnose(NULL, err, errlen) != KVM_DIAG_OK)
             return -1;
         errno = e; /* it opens now: say what the first open met */
-        return kvm_error(err, errlen, "/dev/kvm");
+        return kvm_error(err, errlen, dev);
     }
     if (ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) {
-        snprintf(err, errlen, "/dev/kvm: unexpected KVM API version");
+        snprintf(err, errlen, "%s: not a KVM device, or an unexpected KVM API version", dev);
         return -1;
     }
     static const struct { int cap; const char *name; } need[] = {

@@ -2,6 +2,7 @@
 #include "kvm/cputable.h"
 #include "kvm/cpucache.h"
 #include "kvm/cpumodel.h"
+#include "kvm/kvmdiag.h"
 #include "kvm/libvirtcpu.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -54,9 +55,9 @@ static int missing_message(const struct kvm_cpuid2 *want, const struct kvm_cpuid
 int cpu_check_presentable(const struct kvm_cpuid2 *want, const char *model, char *err,
                           size_t errlen)
 {
-    int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    int fd = open(kvm_device_path(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "/dev/kvm: %s", strerror(errno));
+        snprintf(err, errlen, "%s: %s", kvm_device_path(), strerror(errno));
         return -1;
     }
     struct kvm_cpuid2 *have = cpu_supported(fd, err, errlen);

@@ -213,3 +213,14 @@ const char *kvm_diag_name(enum kvm_diag d)
     };
     return (unsigned)d < KVM_DIAG_NKINDS ? names[d] : "unknown";
 }
+
+bool kvm_device_overridden(void)
+{
+    const char *e = getenv(KVM_DEVICE_ENV);
+    return e && *e;
+}
+
+const char *kvm_device_path(void)
+{
+    return kvm_device_overridden() ? getenv(KVM_DEVICE_ENV) : "/dev/kvm";
+}

@@ -70,5 +70,12 @@ bool kvm_parse_misc(const char *buf, size_t n);
 enum kvm_diag kvm_diagnose(const char *root, char *msg, size_t len);
 /* A short stable name for scripts ("ok", "permission", "no-node", "pvm-unbound", ...). */
 const char *kvm_diag_name(enum kvm_diag d);
+/* The KVM device every open of jinx-vmm uses: $JINX_KVM_DEVICE when set and not empty,
+ * else "/dev/kvm". A test switch: JINX_KVM_DEVICE=/dev/null makes KVM unusable for this
+ * process (check-kvm then says "/dev/null is not a KVM device", tests/ci/ci-nokvm.sh). */
+#define KVM_DEVICE_ENV "JINX_KVM_DEVICE"
+const char *kvm_device_path(void);
+/* Whether kvm_device_path() comes from JINX_KVM_DEVICE (the host diagnosis is then moot). */
+bool kvm_device_overridden(void);
 
 #endif
