@@ -147,6 +147,26 @@ static void test_tail_lines(void **st)
     tail_destroy(&t);
 }
 
+/* A mark put back: what came after it is gone, what came before is there. */
+static void test_tail_mark_rewind(void **st)
+{
+    (void)st;
+    struct tail t;
+    tail_init(&t);
+    char out[TAIL_BYTES + 8];
+    tail_add(&t, "before\n", 7);
+    struct tail_mark m;
+    tail_mark(&t, &m);
+    tail_add(&t, "during\n", 7);
+    tail_lines(&t, 10, out, sizeof out);
+    assert_string_equal(out, "before\nduring");
+    tail_rewind(&t, &m);
+    tail_lines(&t, 10, out, sizeof out);
+    assert_string_equal(out, "before");
+    assert_int_equal(t.total, 7);
+    tail_destroy(&t);
+}
+
 static void test_tail_ring(void **st)
 {
     (void)st;
@@ -180,7 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits_dedup),  cmocka_unit_test(test_limits_json),
         cmocka_unit_test(test_limits_threads), cmocka_unit_test(test_tail_lines),
-        cmocka_unit_test(test_tail_ring),
+        cmocka_unit_test(test_tail_ring), cmocka_unit_test(test_tail_mark_rewind),
     };
     return cmocka_run_group_tests_name("vmm/limitlog", tests, NULL, NULL);
 }

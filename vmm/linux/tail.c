@@ -8,6 +8,26 @@ void tail_init(struct tail *t)
     pthread_mutex_init(&t->lock, NULL);
 }
 
+void tail_mark(struct tail *t, struct tail_mark *m)
+{
+    pthread_mutex_lock(&t->lock);
+    memcpy(m->buf, t->buf, sizeof m->buf);
+    m->head = t->head;
+    m->len = t->len;
+    m->total = t->total;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tail_rewind(struct tail *t, const struct tail_mark *m)
+{
+    pthread_mutex_lock(&t->lock);
+    memcpy(t->buf, m->buf, sizeof t->buf);
+    t->head = m->head;
+    t->len = m->len;
+    t->total = m->total;
+    pthread_mutex_unlock(&t->lock);
+}
+
 void tail_destroy(struct tail *t)
 {
     pthread_mutex_destroy(&t->lock);

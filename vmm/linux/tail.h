@@ -19,7 +19,17 @@ struct tail {
     uint64_t total;           /* bytes ever written */
 };
 
+/* What the ring holds at one moment, to be put back later (a stress run that ended well
+ * leaves no lines: rounds/explore_stress.c). */
+struct tail_mark {
+    char buf[TAIL_BYTES];
+    size_t head, len;
+    uint64_t total;
+};
+
 void tail_init(struct tail *t);
+void tail_mark(struct tail *t, struct tail_mark *m);
+void tail_rewind(struct tail *t, const struct tail_mark *m);
 void tail_destroy(struct tail *t);
 void tail_add(struct tail *t, const void *p, size_t n);
 /* The last max_lines lines held (a final line without its newline counts), as text safe

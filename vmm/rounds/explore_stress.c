@@ -3,7 +3,6 @@
 #include "rounds/simulation.h"
 #include "kvm/vm.h"
 #include "linux/tail.h"
-#include <stdlib.h>
 #include "lib/util.h"
 #include "sched/serialize.h"
 #include <pthread.h>
@@ -26,15 +25,8 @@ int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot 
 {
     uint64_t t0 = mono_ns(), deadline = t0 + s->wall_ns;
     /* The report's stderr tail as it was: a run that ends well leaves no lines in it. */
-    struct tail *keep = malloc(sizeof *keep);
-    if (keep) {
-        pthread_mutex_lock(&vm->errtail.lock);
-        memcpy(keep->buf, vm->errtail.buf, sizeof keep->buf);
-        keep->head = vm->errtail.head;
-        keep->len = vm->errtail.len;
-        keep->total = vm->errtail.total;
-        pthread_mutex_unlock(&vm->errtail.lock);
-    }
+    struct tail_mark keep;
+    tail_mark(&vm->errtail, &keep);
     pthread_mutex_lock(&vm->lock);
     vm->stress = true;
     vm->sim_ended = false;
@@ -53,23 +45,13 @@ int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot 
     s->ns += took;
     if (!atomic_load(&vm->stopping))
         vm_pause(vm);
-    if (atomic_load(&vm->stopping)) {
-        free(keep);
+    if (atomic_load(&vm->stopping))
         return 1; /* a bug, for real (or the run's own end: a timeout, a signal) */
-    }
     pthread_mutex_lock(&vm->lock);
     vm->stress = false;
     vm->sim_ended = false;
     pthread_mutex_unlock(&vm->lock);
-    if (keep) {
-        pthread_mutex_lock(&vm->errtail.lock);
-        memcpy(vm->errtail.buf, keep->buf, sizeof keep->buf);
-        vm->errtail.head = keep->head;
-        vm->errtail.len = keep->len;
-        vm->errtail.total = keep->total;
-        pthread_mutex_unlock(&vm->errtail.lock);
-        free(keep);
-    }
+    tail_rewind(&vm->errtail, &keep);
     if (ended) {
         s->ended++;
         if (took > s->longest)
