@@ -332,19 +332,8 @@ int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_o
 
 static void record(struct ex_online *o, uint32_t t)
 {
-    if (o->lost)
-        return;
-    if (o->nchoices == o->cap) {
-        size_t ncap = o->cap ? o->cap * 2 : 256;
-        uint32_t *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(o->choices, ncap * sizeof *nv) : NULL;
-        if (!nv) {
-            o->lost = true;
-            return;
-        }
-        o->choices = nv;
-        o->cap = ncap;
-    }
-    o->choices[o->nchoices++] = t;
+    if (!o->lost && ex_u32_append(&o->choices, &o->nchoices, &o->cap, t) != 0)
+        o->lost = true;
 }
 
 static void build_table(const struct ex_view *v, ex_pending_table *pend)

@@ -328,19 +328,8 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
 
 static void record(struct ex_sparse_run *r, uint32_t t)
 {
-    if (r->lost)
-        return;
-    if (r->nchoices == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 256;
-        uint32_t *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(r->choices, ncap * sizeof *nv) : NULL;
-        if (!nv) {
-            r->lost = true;
-            return;
-        }
-        r->choices = nv;
-        r->cap = ncap;
-    }
-    r->choices[r->nchoices++] = t;
+    if (!r->lost && ex_u32_append(&r->choices, &r->nchoices, &r->cap, t) != 0)
+        r->lost = true;
 }
 
 /* Initial priorities sit above every lowered one: lowered ones count down from r->low,

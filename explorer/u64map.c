@@ -92,3 +92,17 @@ int ex_u64_cmp(const void *x, const void *y)
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
 }
+
+int ex_u32_append(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        uint32_t *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(*v, ncap * sizeof *nv) : NULL;
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}

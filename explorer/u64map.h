@@ -26,6 +26,10 @@ uint64_t *ex_u64map_get(const struct ex_u64map *m, uint64_t key);
 uint64_t *ex_u64map_put(struct ex_u64map *m, uint64_t key, uint64_t init, bool *added);
 /* Iteration: for (size_t i = 0; i < m.cap; i++) if (m.used[i]) ... */
 
+/* Appends x to a growable array (*v of *n, room for *cap; doubling from 256): 0, or -1
+ * with the array unchanged when memory runs out. The strategies' recorded choices. */
+int ex_u32_append(uint32_t **v, size_t *n, size_t *cap, uint32_t x);
+
 /* qsort's comparator for uint64_t, ascending (keys, pages, change points). */
 int ex_u64_cmp(const void *x, const void *y);
 
