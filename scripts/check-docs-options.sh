@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every option that a command prints in its --help must be documented somewhere in
-# README.md or docs/*.md (docs/usage.md has an index of them all).
+# README.md or docs/*.md (docs/usage.md has an index of them all), and every long option
+# the commands' parsers accept (their option tables in vmm/: `{"name", ...`) must be in
+# some --help.
 #
 #   scripts/check-docs-options.sh [--also FILE]...
 #
@@ -10,7 +12,7 @@
 # word (so --seeds does not document --seed). --also FILE checks the options mentioned in
 # FILE too, e.g. an old README: `--also <(git show OLDREV:README.md)`.
 # Exit 0: all documented; 1: some are not (listed); 2: usage error or no binaries.
-# Not part of `make test`.
+# Run by `make check-docs` (CI's layers step).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BIN=${BIN:-bin}
@@ -32,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Each help text, whatever its exit status (some print usage to stderr).
 helps=("jinx-vmm --help" "jinx-vmm replay --help" "jinx-vmm check-kvm --help"
        "jinxctl --help" "jinxctl inspect --help"
-       "jinx --help" "jinx campaign --help" "jinx hosts --help")
+       "jinx --help" "jinx test --help" "jinx campaign --help" "jinx hosts --help")
 for h in "${helps[@]}"; do
   read -r cmd args <<<"$h"
   # shellcheck disable=SC2086
@@ -46,6 +48,19 @@ for f in "${also[@]+"${also[@]}"}"; do
   grep -oE -- '--[a-z][a-z0-9-]*' "$f" | sed "s|\$|	$f|" >>"$tmp/opts" ||
     { echo "check-docs-options: no options in $f" >&2; exit 2; }
 done
+
+# The parsers' option tables: getopt's `{"name", required_argument|no_argument, ...}` and
+# the cli module's `{"name", CLI_FLAG|CLI_U64|..., ...}`.
+grep -ohE '\{"[a-z][a-z0-9-]*", *(CLI_[A-Z0-9_]+|required_argument|no_argument|optional_argument)' \
+  vmm/*/*.c | sed -E 's/^\{"([^"]*)".*/--\1/' | sort -u >"$tmp/parsed"
+[ -s "$tmp/parsed" ] || { echo "check-docs-options: no option tables found in vmm/" >&2; exit 2; }
+cut -f1 "$tmp/opts" | sort -u >"$tmp/helped"
+unhelped=$(comm -23 "$tmp/parsed" "$tmp/helped")
+if [ -n "$unhelped" ]; then
+  for o in $unhelped; do echo "accepted but in no --help: $o"; done
+  echo "check-docs-options: $(echo "$unhelped" | wc -w) accepted options are in no command's --help" >&2
+  exit 1
+fi
 
 docs=(README.md docs/*.md)
 cat "${docs[@]}" >"$tmp/docs"

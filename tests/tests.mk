@@ -74,6 +74,12 @@ list-guest-suites:
 check-ci: $(JINX_VMM)
 	@tests/ci/ci-nokvm.sh
 
+# Options: every one a parser accepts is in some --help, every one in a --help is in
+# README.md or docs/ (scripts/check-docs-options.sh; needs the built binaries).
+.PHONY: check-docs
+check-docs: all
+	@scripts/check-docs-options.sh
+
 # Layering (who may include whom) and sizes (files <= 800 lines, functions <= 150), with
 # a self-test that plants violations in a temporary tree (scripts/check-layers.sh).
 .PHONY: check-layers

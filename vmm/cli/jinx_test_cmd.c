@@ -59,16 +59,23 @@ static void usage(FILE *f)
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
         "                 [--seeds FIRST-LAST] [--jobs N] [--ro-dir DIR]... [--cpu-model NAME]\n"
-        "                 [-- ARGS...]\n"
+        "                 [--strategy NAME] [--depth D] [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "       jinx hosts baseline [--uri URI] [--json] HOST.xml...\n"
         "\n"
-        "Runs IMAGE with simulation rounds (jinx-vmm run --attach R) again and again, seed 1,\n"
-        "2, ..., until a run fails or the budget is spent. Options may come before or after\n"
-        "IMAGE; the program's arguments go after --.\n"
+        "Runs IMAGE again and again, seed 1, 2, ..., until a run fails or the budget is\n"
+        "spent. Each run explores whole runs from a snapshot at the first thread creation\n"
+        "(traced schedules, then sparse schedules and free stress runs: jinx-vmm run\n"
+        "--explore), and simulation rounds (jinx-vmm run --attach R) where whole runs are\n"
+        "too long. Options may come before or after IMAGE; the program's arguments go\n"
+        "after --.\n"
         "\n"
         "  --budget DUR    wall time to spend (default 60s)\n"
         "  --rate R        simulation rounds per second (default 5/s)\n"
+        "  --strategy NAME whole-run strategy: portfolio (default), pct, pos, random, rf,\n"
+        "                  window, flip, nest, sweep, wake or lanes (jinx-vmm run\n"
+        "                  --explore-strategy)\n"
+        "  --depth D       PCT depth, 1 to %d (jinx-vmm run --explore-depth)\n"
         "  --fragment-wall DUR  wall-time budget of each round's fragments (default: runs\n"
         "                  alternate " FRAGMENT_WALL_SHORT " and " FRAGMENT_WALL_LONG ")\n"
         "  --dump-dir DIR  where a found bug's dump goes (default jinx-dumps)\n"
@@ -92,7 +99,7 @@ static void usage(FILE *f)
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
         "limits first (threads, memory, a syscall jinx lacks), so its failure is not\n"
         "reported as a bug. jinx-vmm is taken from this program's directory ($JINX_VMM\n"
-        "overrides).\n", MAX_VCPUS);
+        "overrides).\n", EX_PCT_MAX_DEPTH, MAX_VCPUS);
 }
 
 static const char *vmm_path(char *buf, size_t len)

@@ -66,6 +66,8 @@ void jinx_vmm_usage(FILE *f)
         "  --no-guest-cues    single steps of shared-page accesses end by an exit to the VMM,\n"
         "                     not in the guest-agent, and --guest-cue-points is off (same\n"
         "                     traces; for measurements)\n"
+        "  --no-guest-answers every syscall exits to the VMM, none is answered in the guest-\n"
+        "                     agent (same outcomes; for measurements, docs/architecture.md)\n"
         "  --guest-cue-points (with --serial) the guest-agent takes memory cue points itself\n"
         "                     while the schedule surely keeps the running thread (same traces;\n"
         "                     off by default: no faster on a nested PVM host, docs/benchmarks.md)\n"
