@@ -191,12 +191,15 @@ else
   bad "exit-status bug: status $st, dump '$fx', $(xjson "$tmp/fx.err")"; tail -3 "$tmp/fx.err"
 fi
 
-# 6. Too long for whole runs: rounds take over (--attach), the program ends well.
-"$VMM" run --no-control --quiet --stats --explore 30s --attach 5/s images/bin/throughput 4 3000 256 \
+# 6. Too long for whole runs: rounds take over (--attach), the program ends well; the
+# exploration keeps to its budget (a run stretched to 16 s of CPU time took 34 s of wall
+# time on a loaded host where 8 s were left, serialize.h's wall_deadline), and a budget
+# spent before any whole run ended counts as too long.
+"$VMM" run --no-control --quiet --stats --explore 8s --attach 5/s images/bin/throughput 4 3000 256 \
   >/dev/null 2>"$tmp/long.err"; st=$?
-[ "$st" = 0 ] && [ "$(xget "$tmp/long.err" "d['gave_up']")" = True ] &&
+[ "$st" = 0 ] && [ "$(xget "$tmp/long.err" "d['gave_up'] and d['seconds'] < 11")" = True ] &&
   grep -q '^jinx-vmm: rounds: {.*"rounds":[1-9]' "$tmp/long.err" &&
-  ok "throughput: too long for whole runs, rounds took over, exit 0" ||
+  ok "throughput: too long for whole runs, rounds took over after $(xget "$tmp/long.err" "d['seconds']") s of an 8 s budget, exit 0" ||
   { bad "long program: status $st, $(xjson "$tmp/long.err")"; grep rounds "$tmp/long.err" | head -2; }
 
 # 7. jinx test: strategy and depth, options after IMAGE, JSON fields.

@@ -40,6 +40,7 @@ struct explore_driver {
     struct explore_stress stress; /* stress runs (explore_stress.h) */
     bool run_sparse;            /* the current run is sparse: the picker asks its PCT */
     uint64_t traced;            /* traced runs done */
+    bool sparse_ended;          /* a sparse run ended (whole runs fit) */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -319,7 +320,7 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
     if (!explore_stress_due(&d->stress, mono_ns() - t0))
         return 0;
     uint64_t cut0 = d->stress.cut;
-    int got = explore_stress_run(&d->stress, d->vm, &d->snap);
+    int got = explore_stress_run(&d->stress, d->vm, &d->snap, deadline);
     if (d->cfg.verbose && got >= 0)
         fprintf(stderr, "jinx-vmm: explore: stress run %llu (free, from the snapshot): %s\n",
                 (unsigned long long)d->stress.runs,
@@ -348,6 +349,7 @@ static void explore(struct explore_driver *d)
     uint64_t wall = d->cfg.run_wall_ns;
     uint64_t t0 = mono_ns(), deadline = t0 + d->cfg.budget_ns;
     vm->ser->budget_cpu = true; /* a run's budget is CPU time: serialize.h */
+    vm->ser->wall_deadline = deadline; /* ... and none outlasts the exploration's */
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
@@ -383,6 +385,7 @@ static void explore(struct explore_driver *d)
         if (sp) {
             note_run(d, i, &r, t_run, cpu_run);
             explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
+            d->sparse_ended |= r.ended;
             if (d->sparse.candidate)
                 wall = d->cfg.run_wall_ns; /* the deciding traced run: the usual budget */
         } else {
@@ -455,11 +458,15 @@ static void explore(struct explore_driver *d)
             wall = explore_wall_sized(d->cfg.run_wall_ns, wall, cpu_run);
         }
     }
+    if (!found && !ended_any && !d->sparse_ended && !d->st.gave_up && !over(vm) &&
+        mono_ns() >= deadline)
+        d->st.gave_up = true; /* the budget ran out before any whole run ended: too long */
     d->st.ns_explore = mono_ns() - t0;
     d->st.stress = d->stress.runs;
     d->st.stress_cut = d->stress.cut;
     d->st.stress_ns = d->stress.ns;
     vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
+    vm->ser->wall_deadline = 0;
     if (over(vm))
         goto out;
     if (found) {
@@ -474,6 +481,7 @@ static void explore(struct explore_driver *d)
     }
 out:
     vm->ser->budget_cpu = false;
+    vm->ser->wall_deadline = 0;
     ex_schedule_free(&none);
     ex_schedule_free(&bug_sched);
     ex_trace_free(&r.trace);

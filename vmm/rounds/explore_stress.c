@@ -21,9 +21,13 @@ bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns)
            s->ns * EXPLORE_STRESS_SHARE_DIV <= elapsed_ns - EXPLORE_STRESS_AFTER_NS;
 }
 
-int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap)
+int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap,
+                       uint64_t until)
 {
     uint64_t t0 = mono_ns(), deadline = t0 + s->wall_ns;
+    bool short_of_budget = until && until < deadline; /* cut there: no verdict on its length */
+    if (short_of_budget)
+        deadline = until;
     /* The report's stderr tail as it was: a run that ends well leaves no lines in it. */
     struct tail_mark keep;
     tail_mark(&vm->errtail, &keep);
@@ -58,7 +62,7 @@ int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot 
             s->longest = took;
         uint64_t w = EXPLORE_STRESS_FACTOR * s->longest;
         s->wall_ns = w > EXPLORE_STRESS_MIN_NS ? w : EXPLORE_STRESS_MIN_NS;
-    } else {
+    } else if (!short_of_budget || mono_ns() < until) {
         s->cut++;
         if (!s->ended && s->cut >= EXPLORE_STRESS_FIRST_CUTS)
             s->off = true; /* it does not end within a traced run's time: a long program */

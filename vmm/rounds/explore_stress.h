@@ -49,9 +49,12 @@ struct explore_stress {
 void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns);
 /* Whether a stress run is due after elapsed_ns of exploration. */
 bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns);
-/* One stress run from the paused VM at snap (and back to it). 0: it ended well or was
- * cut, the VM is paused at the snapshot again; 1: the program met a bug for real (the VM
- * is over: its outcome is the program's); -1: the restore failed (reported). */
-int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap);
+/* One stress run from the paused VM at snap (and back to it), stopped at its budget or
+ * at the wall clock's `until` (mono_ns; 0: none), the exploration's end, whichever comes
+ * first (a run stopped by `until` is not counted as cut). 0: it ended well or was
+ * stopped, the VM is paused at the snapshot again; 1: the program met a bug for real
+ * (the VM is over: its outcome is the program's); -1: the restore failed (reported). */
+int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap,
+                       uint64_t until);
 
 #endif

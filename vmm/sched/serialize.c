@@ -312,17 +312,21 @@ bool serialize_fragment_run(struct vm *vm, uint64_t want, uint64_t wall_ns)
 }
 
 /* What a fragment's budget has used since `from` (serializer.budget_cpu: CPU time), and
- * the wall backstop of a CPU budget (UINT64_MAX for a wall budget). */
+ * the wall backstop and deadline of a CPU budget (UINT64_MAX for a wall budget). */
 struct budget_clock {
     bool cpu;
-    uint64_t wall_from, cpu_from, backstop;
+    uint64_t wall_from, cpu_from, backstop, deadline;
 };
 
-static void budget_start(struct budget_clock *b, uint64_t now, uint64_t budget_ns)
+static void budget_start(struct budget_clock *b, uint64_t now, uint64_t budget_ns,
+                         uint64_t deadline)
 {
     b->wall_from = now;
     b->cpu_from = b->cpu ? process_cpu_ns() : 0;
     b->backstop = b->cpu ? now + SERIALIZE_CPU_BACKSTOP * budget_ns : UINT64_MAX;
+    b->deadline = b->cpu && deadline ? deadline : UINT64_MAX;
+    if (b->deadline != UINT64_MAX && b->deadline + SERIALIZE_DEADLINE_GRACE < b->backstop)
+        b->backstop = b->deadline + SERIALIZE_DEADLINE_GRACE;
 }
 
 static uint64_t budget_used(const struct budget_clock *b, uint64_t now)
@@ -342,7 +346,7 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
      * wherever it is) as amounts of the budget's clock; the wall backstop of a CPU
      * budget. Without one, or in the exact part: the wall guard alone. */
     struct budget_clock clk = {.cpu = vm->ser->budget_cpu && wall_ns};
-    budget_start(&clk, start, wall_ns);
+    budget_start(&clk, start, wall_ns, vm->ser->wall_deadline);
     uint64_t soft = wall_ns, hard = 5 * wall_ns;
     bool cut = false;
     vm->ser->limit = want;
@@ -357,7 +361,7 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
         if (!budget_on && vm->ser->cues >= exact) {
             /* The exact part is done (serialize_cue_locked woke us): the budget starts. */
             budget_on = true;
-            budget_start(&clk, now, wall_ns);
+            budget_start(&clk, now, wall_ns, vm->ser->wall_deadline);
         }
         bool budgeted = budget_on && wall_ns;
         uint64_t used = budgeted ? budget_used(&clk, now) : 0;
@@ -369,7 +373,7 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             vm->ser->stopped = true;
             break;
         }
-        if (budgeted && used >= soft && !vm->ser->cut) {
+        if (budgeted && (used >= soft || now >= clk.deadline) && !vm->ser->cut) {
             /* Over budget: the fragment ends at the next cue point, as if that were
              * the limit (a replay of the same length stops at the same place). */
             cut = true;
@@ -386,6 +390,8 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             until = now + (rest > 1000000 ? rest : 1000000);
             if (until > clk.backstop)
                 until = clk.backstop;
+            if (!vm->ser->cut && until > clk.deadline)
+                until = clk.deadline;
         }
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};

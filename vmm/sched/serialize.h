@@ -64,11 +64,19 @@ struct serializer {
      * SERIALIZE_CPU_BACKSTOP budgets still stops a run that spends no CPU time (a
      * vCPU halted in the host). */
     bool budget_cpu;
+    /* With budget_cpu: a fragment is also cut (at its next cue point) once the wall clock
+     * (mono_ns) reaches wall_deadline, and stopped wherever it is SERIALIZE_DEADLINE_GRACE
+     * later; 0: none. Whole-run exploration sets it to the end of its --explore budget:
+     * a run stretched to seconds of CPU time on a loaded host must not outlast the
+     * user's budget (a 16 s CPU budget took 34 s of wall time where 8 s were left).
+     * Only the run that meets the deadline changes, and exploration ends with it. */
+    uint64_t wall_deadline;
     /* Sparse execution (sparse.h): set from the schedule at each fragment's begin. */
     struct sparse sparse;
 };
 
 #define SERIALIZE_CPU_BACKSTOP 20u
+#define SERIALIZE_DEADLINE_GRACE 1000000000ULL
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);
  * spin_threshold as in spin.h (0: no spin detection).
