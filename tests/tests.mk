@@ -38,8 +38,12 @@ check-kvm:
 # control, bench-smoke, pin, guest-clock, snapshot's selftest rounds set by a wall-clock
 # interval, ...)
 # and those that already run two things at a time (serial, determinism, dyn-corpus).
+# campaign and jt-jobs wait more than they compute (a Slurm cluster's tasks, stand-in
+# jinx-vmm scripts that sleep; 0.4 of a CPU each) and their real runs stop at bugs found
+# in a second or two, well inside their budgets.
 # JINX_SUITE_JOBS=1 runs every suite alone.
-INTEGRATION_PAIRED := tests/integration/guest-cues.sh tests/integration/dumps.sh tests/integration/insns.sh \
+INTEGRATION_PAIRED := tests/integration/campaign.sh tests/integration/guest-cues.sh tests/integration/jt-jobs.sh \
+  tests/integration/dumps.sh tests/integration/insns.sh \
   tests/integration/guest-answers.sh \
   tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh
 # tests/quick.conf: the representative subsets make test runs of the long loops.

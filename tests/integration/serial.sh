@@ -11,9 +11,11 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 
 # The runs of a program go two at a time (SERIAL_JOBS): a serialized run executes one vCPU
 # at a time, and its trace must not depend on what else runs.
-JOBS=${SERIAL_JOBS:-2}
+# SERIAL_RUNS_MAX caps each program's number of runs (asan-guest: 3; default: none).
+JOBS=${SERIAL_JOBS:-2}; RUNS_MAX=${SERIAL_RUNS_MAX:-0}
 deterministic() { # NAME RUNS ARGS...
   local name=$1 runs=$2; shift 2
+  [ "$RUNS_MAX" -gt 0 ] && [ "$runs" -gt "$RUNS_MAX" ] && runs=$RUNS_MAX
   for i in $(seq "$runs"); do
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
     { timeout 60 "$VMM" run --serial --trace "$tmp/t.$i" "$@" >"$tmp/o.$i" 2>/dev/null
