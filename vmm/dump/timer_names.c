@@ -28,7 +28,9 @@ size_t timer_names(const char *image, uint64_t bias, const struct ex_schedule *s
         char *w = out[i].where;
         w[0] = 0;
         if (t->rip && lines[i][0]) {
-            snprintf(w, TIMER_WHERE_LEN, "%.*s", (int)(SRCLINE_LEN - 1), lines[i]);
+            const char *base = strrchr(lines[i], '/'); /* "uaf.c:41": the file's name */
+            snprintf(w, TIMER_WHERE_LEN, "%.*s", (int)(SRCLINE_LEN - 1),
+                     base ? base + 1 : lines[i]);
         } else if (t->rip && have_img) {
             elf_format_addr(&img, bias, t->rip, false, w, TIMER_WHERE_LEN);
         } else if (t->rip) {
