@@ -516,7 +516,10 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
         }
         if (ntok == 0)
             continue;
-        if (tok[0][0] == 'T' || tok[0][0] == 't') {
+        if (tok_is(tok[0], tlen[0], "timer")) { /* before 'tN': it starts with a t */
+            if (parse_timer_line(s, tok, tlen, tcol, ntok, err, line) != 0)
+                goto fail;
+        } else if (tok[0][0] == 'T' || tok[0][0] == 't') {
             uint32_t thread, steps = 1;
             if (parse_num(tok[0] + 1, tlen[0] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
                           tcol[0] + 1) != 0)
@@ -542,9 +545,6 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
         } else if (tok_is(tok[0], tlen[0], "sparse") || tok_is(tok[0], tlen[0], "preempt") ||
                    tok_is(tok[0], tlen[0], "yield")) {
             if (parse_sparse_line(s, tok, tlen, tcol, ntok, err, line) != 0)
-                goto fail;
-        } else if (tok_is(tok[0], tlen[0], "timer")) {
-            if (parse_timer_line(s, tok, tlen, tcol, ntok, err, line) != 0)
                 goto fail;
         } else if (tok_is(tok[0], tlen[0], "default")) {
             if (have_default) {
