@@ -40,4 +40,4 @@ $(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok
 integration-test: guest-tests
-INTEGRATION_TESTS += tests/integration/guest-tests.sh
+INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

@@ -1,5 +1,6 @@
 /* Timers that end early in serialized execution (timers.h). */
 #include "sched/timers.h"
+#include "sched/crew.h"
 #include "sched/serialize.h"
 #include "kvm/vm.h"
 #include "linux/futex.h"
@@ -45,14 +46,21 @@ static void note_ending(struct vm *vm, const struct vcpu *w, int by_tid)
     if (name && strlen(name) < sizeof t.call &&
         strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(name))
         snprintf(t.call, sizeof t.call, "%s", name);
+    const struct vcpu *by = NULL;
     for (int i = 0; by_tid > 0 && i < vm->nvcpus; i++)
         if (vm->vcpus[i]->tid == by_tid && vm->vcpus[i]->xid > 0 &&
             vm->vcpus[i]->xid <= EX_SCHED_MAX_TID)
-            t.by = (uint32_t)vm->vcpus[i]->xid;
+            by = vm->vcpus[i];
+    t.by = by ? (uint32_t)by->xid : 0;
+    /* Where it was: the access it waits to make (a memory cue point's event is traced
+     * when it is made), else its cue point just traced (a syscall, a preemption point). */
     const struct ex_trace *tr = &s->trace;
-    if (t.by && tr->n && tr->ev[tr->n - 1].tid == t.by &&
-        tr->ev[tr->n - 1].rip <= EX_MAX_PREEMPT_RIP)
+    if (by && by->acc_pending && vm->crew)
+        t.rip = vm->crew->acc[by->index].rip;
+    else if (t.by && tr->n && tr->ev[tr->n - 1].tid == t.by)
         t.rip = tr->ev[tr->n - 1].rip;
+    if (t.rip > EX_MAX_PREEMPT_RIP)
+        t.rip = 0;
     s->ended[s->nended++] = t;
 }
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Timers that end early (docs/timers.md; explorer/timers.h, sched/timers.h): a sleep is no
+# synchronization. On tests/guest/sleepuaf.c (main frees a buffer after usleep(50000)
+# while a reader still reads it) and tests/guest/sleepdouble.c (a sender frees a message
+# after its 50 ms timed wait runs out while the receiver still works on it, which frees it
+# too), and their fixed twins sleepuaf_ok and sleepdouble_ok (proper synchronization, plus
+# a usleep(1000) polling loop, pthread_cond_timedwait retried on timeout, nanosleep(1 ms)
+# between pieces of work). Checks:
+#  1. `jinx test` finds each bug in every seed of SEEDS, with a report that names the timer
+#     that ended early ("thread 1's nanosleep(50 ms) ended early while thread 2 was at
+#     sleepuaf.c:72", --json "timers_early" and "early_timers"), and the dump replays to
+#     the same crash (jinx-vmm replay) and names it (jinxctl inspect);
+#  2. `--timers strict` (jinx-vmm run --explore, options after the image too) keeps
+#     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
+#  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
+#     timers did end early (timers_early_all > 0).
+# Env: SEEDS (default 1-10), TWIN_BUDGET (default 60), BUDGET (default 60 s per seed).
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"; CTL="$BIN/jinxctl"
+G="$BUILD/guest-tests"
+SEEDS=${SEEDS:-1-10}; TWIN_BUDGET=${TWIN_BUDGET:-60}; BUDGET=${BUDGET:-60}
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; }
+for p in sleepuaf sleepdouble sleepuaf_ok sleepdouble_ok; do
+  [ -x "$G/$p" ] || { echo "FAIL $G/$p not built (make guest-tests)"; exit 1; }
+done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+first=${SEEDS%-*}; last=${SEEDS#*-}
+
+# 1. Each bug, each seed: found, named, replayed.
+for p in sleepuaf sleepdouble; do
+  found=0; times=""; named=0; replayed=0; n=0
+  for s in $(seq "$first" "$last"); do
+    n=$((n+1))
+    out=$(timeout $((BUDGET + 60)) "$JT" test "$G/$p" --budget "${BUDGET}s" --jobs 1 --seeds "$s-$s" \
+          --json --dump-dir "$tmp/$p" 2>"$tmp/err"); st=$?
+    eval "$(echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d.get("early_timers") or [{}]
+print("f=%s secs=%.1f early=%s dump=%s text=%s" % (str(d["found"]).lower(), d["seconds"],
+      d.get("timers_early", 0), d.get("dump") or "", json.dumps(t[0].get("text", ""))))' \
+          2>/dev/null || echo f=none)"
+    if [ $st = 1 ] && [ "$f" = true ]; then
+      found=$((found+1)); times="$times $secs"
+      case "$text" in *"ended early"*) [ "${early:-0}" -ge 1 ] && named=$((named+1)) ;; esac
+      [ -n "$dump" ] && [ "$s" = "$first" ] && firstdump=$dump
+    else
+      echo "  $p seed $s: status $st, found ${f:-?}"; tail -3 "$tmp/err"
+    fi
+  done
+  if [ "$found" = "$n" ] && [ "$named" = "$n" ]; then
+    ok "$p: found in $found of $n seeds (seconds:$times), each naming the timer that ended early"
+  else
+    bad "$p: found in $found of $n seeds, $named naming a timer that ended early"
+  fi
+  if [ -n "${firstdump:-}" ]; then
+    r=$(timeout 120 "$VMM" replay "$firstdump" 2>&1); rst=$?
+    i=$("$CTL" inspect --image "$G/$p" "$firstdump" 2>&1)
+    if echo "$r" | grep -q "replay reproduced the dump's crash" &&
+       echo "$i" | grep -q "^timers:  1 ended early" && echo "$i" | grep -q "ended early while thread"; then
+      ok "$p: the dump replays (status $rst) and jinxctl inspect names the timer"
+    else
+      bad "$p: replay status $rst or inspect without the timer"; echo "$r" | tail -2
+      echo "$i" | grep -A2 "^timers" | head -3
+    fi
+    ij=$("$CTL" inspect --json --image "$G/$p" "$firstdump" 2>/dev/null |
+         python3 -c 'import json,sys; d=json.load(sys.stdin); r=d.get("round") or d
+print(len(r.get("early_timers", [])))' 2>/dev/null)
+    [ "${ij:-0}" -ge 1 ] && ok "$p: inspect --json lists early_timers ($ij)" ||
+      bad "$p: inspect --json has no early_timers"
+  fi
+  unset firstdump
+done
+
+# 2. --timers strict: today's behaviour (after the image, as options may be).
+out=$(timeout 60 "$VMM" run --no-control --seed 1 --explore 5s --no-stress-runs "$G/sleepuaf" \
+      --timers strict 2>&1); st=$?
+early=$(echo "$out" | sed -n 's/.*"timers_early":\([0-9]*\).*/\1/p' | tail -1)
+if [ $st = 0 ] && [ "$early" = 0 ]; then
+  ok "--timers strict: sleepuaf explored 5 s, no timer ended early, nothing found"
+else bad "--timers strict: status $st, timers_early ${early:-none}"; fi
+out=$(timeout 60 "$VMM" run --no-control --seed 1 --explore 5s "$G/sleepuaf" --timers sometimes 2>&1); st=$?
+[ $st = 2 ] || [ $st = 125 ] && echo "$out" | grep -q "expected strict" &&
+  ok "--timers sometimes: refused ($st)" || bad "--timers sometimes: status $st"
+out=$(timeout 60 "$JT" test "$G/sleepuaf" --timers never 2>&1); st=$?
+[ $st = 2 ] && echo "$out" | grep -q "expected strict" && ok "jinx test --timers never: refused" ||
+  bad "jinx test --timers never: status $st"
+out=$(timeout 90 "$JT" test "$G/sleepuaf" --budget 8s --jobs 1 --seeds 1-1 --timers strict --json \
+      --dump-dir "$tmp/strict" 2>/dev/null); st=$?
+all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
+[ $st = 0 ] && [ "$all" = 0 ] && ok "jinx test --timers strict: nothing found, no timer ended early" ||
+  bad "jinx test --timers strict: status $st, timers_early_all ${all:-none}"
+
+# 3. The twins: no false bug and no livelock with timers ending early.
+for p in sleepuaf_ok sleepdouble_ok; do
+  out=$(timeout $((TWIN_BUDGET + 60)) "$JT" test "$G/$p" --budget "${TWIN_BUDGET}s" --jobs 1 --json \
+        --dump-dir "$tmp/$p" 2>"$tmp/err"); st=$?
+  all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
+  sch=$(echo "$out" | sed -n 's/.*"schedules":\([0-9]*\).*/\1/p')
+  cut=$(grep -ho '"cut":[0-9]*' "$tmp/$p"/jinx-test-last.log 2>/dev/null | tail -1 | cut -d: -f2)
+  if [ $st = 0 ] && [ "${all:-0}" -gt 0 ] && [ "${cut:-0}" = 0 ]; then
+    ok "$p: nothing found in ${TWIN_BUDGET} s ($sch schedules, $all timers ended early, none cut)"
+  else
+    bad "$p: status $st, timers_early_all ${all:-none}, cut ${cut:-?}"; tail -5 "$tmp/err"
+  fi
+done
+
+echo "timers tests: $pass passed, $fail failed"
+[ $fail = 0 ]
