@@ -106,7 +106,11 @@ char *ex_timer_end_describe(const struct ex_timer_end *t, const char *where, cha
     else
         snprintf(what, sizeof what, "%s%s%s%s", call[0] ? call : "timer", dur[0] ? "(" : "",
                  dur, dur[0] ? ")" : "");
-    if (t->by && where && where[0])
+    if (t->by && t->by == t->thread) /* at its own cue point: before anyone else ran */
+        snprintf(buf, len, "thread %u's %s ended early, right as it began%s%s%s", t->thread,
+                 what, where && where[0] ? " (at " : "", where && where[0] ? where : "",
+                 where && where[0] ? ")" : "");
+    else if (t->by && where && where[0])
         snprintf(buf, len, "thread %u's %s ended early while thread %u was at %s", t->thread,
                  what, t->by, where);
     else if (t->by && t->by != t->thread)

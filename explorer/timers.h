@@ -75,8 +75,9 @@ void ex_timers_learn(struct ex_timers_hist *h, const struct ex_timers_run *r);
 struct ex_timer_end;
 /* The ending in words, into buf (len > 0): "thread 2's nanosleep(50 ms) ended early
  * while thread 1 was at WHERE" (a timed futex wait: "thread 2's futex wait (timeout
- * 100 ms) ended early ..."); where may be NULL or "" (then the "while" clause names the
- * thread alone, or nothing without one). Returns buf. */
+ * 100 ms) ended early ..."; at the thread's own cue point, the one that began the wait:
+ * "... ended early, right as it began (at WHERE)"); where may be NULL or "" (then the
+ * "while" clause names the thread alone, or nothing without one). Returns buf. */
 char *ex_timer_end_describe(const struct ex_timer_end *t, const char *where, char *buf,
                             size_t len);
 

@@ -31,6 +31,11 @@ $(GUEST_BIN)/%_ok: tests/guest/%.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
 
+# sleepuaf_hot: with a hot shared counter, found by sparse runs (docs/timers.md).
+$(GUEST_BIN)/sleepuaf_hot: tests/guest/sleepuaf.c | deps
+	@mkdir -p $(dir $@)
+	musl-gcc $(GUEST_CFLAGS) -DHOT -o $@ $<
+
 # schedres_glibc: the same program through glibc's routes (sysconf by /sys, then
 # sched_getaffinity; its default thread stack by RLIMIT_STACK), dynamically linked.
 $(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
@@ -38,6 +43,7 @@ $(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
 	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
 
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
-             $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok
+             $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
+             $(GUEST_BIN)/sleepuaf_hot
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

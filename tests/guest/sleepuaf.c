@@ -7,6 +7,11 @@
  * longer than the sleep, and then it reads freed, poisoned memory: a sleep is no
  * synchronization. Jinx finds it only when a schedule may end main's sleep early.
  *
+ * HOT (sleepuaf_hot): both threads also bump a shared statistics counter, the reader 20000
+ * times per slot, so a traced run (every shared access a cue point) is cut by its budget
+ * and sparse runs (docs/sparse.md: decisions only) find the bug: a sleep ends early there
+ * too, at a preemption point.
+ *
  * FIXED (the bug-free twin, sleepuaf_ok): main frees only after the reader said it is
  * done, which it waits for by polling a flag with usleep(1000) in a loop (a loop that
  * waits on time: ending one of its sleeps early must neither livelock nor fail it), and
@@ -28,6 +33,12 @@
 static unsigned char *buf;
 static atomic_int done;
 static unsigned long sink;
+#ifdef HOT
+static volatile unsigned long stats; /* hot and shared: traced runs are too long */
+#define HOT_BUMPS 20000
+#else
+#define HOT_BUMPS 0
+#endif
 
 static void busy(unsigned n) /* private work: no shared access */
 {
@@ -69,6 +80,10 @@ static void *reader(void *arg)
 #endif
     for (unsigned i = 0; i < SLOTS; i++) {
         busy(i);
+#ifdef HOT
+        for (unsigned j = 0; j < HOT_BUMPS; j++)
+            stats++;
+#endif
         unsigned char v = buf[i * 64];
         if (v != GOOD) {
             fprintf(stderr, "sleepuaf: slot %u reads 0x%02x: the buffer was freed under the "
@@ -97,6 +112,9 @@ int main(void)
     while (!atomic_load(&done))
         usleep(1000); /* poll: a timer in a loop */
 #else
+#ifdef HOT
+    stats++;
+#endif
     usleep(50000); /* "the reader is done by then" */
 #endif
     memset(buf, POISON, SLOTS * 64);

@@ -10,6 +10,7 @@
 #     that ended early ("thread 1's nanosleep(50 ms) ended early while thread 2 was at
 #     sleepuaf.c:72", --json "timers_early" and "early_timers"), and the dump replays to
 #     the same crash (jinx-vmm replay) and names it (jinxctl inspect);
+#     sleepuaf_hot (a hot shared counter cuts the traced runs) is found by a sparse run;
 #  2. `--timers strict` (jinx-vmm run --explore, options after the image too) keeps
 #     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
 #  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
@@ -73,6 +74,20 @@ print(len(r.get("early_timers", [])))' 2>/dev/null)
   fi
   unset firstdump
 done
+
+# 1b. Sparse runs (docs/sparse.md): sleepuaf_hot's traced runs are cut by a hot counter.
+out=$(timeout 150 "$JT" test "$G/sleepuaf_hot" --budget 60s --jobs 1 --seeds 1-1 --json \
+      --dump-dir "$tmp/hot" 2>"$tmp/err"); st=$?
+eval "$(echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("f=%s secs=%.1f strat=%s early=%s sparse=%s dump=%s" % (str(d["found"]).lower(), d["seconds"],
+      d.get("strategy", ""), d.get("timers_early", 0), d.get("sparse_schedules", 0), d.get("dump") or ""))' \
+      2>/dev/null || echo f=none)"
+if [ $st = 1 ] && [ "$f" = true ] && [ "$strat" = sparse ] && [ "${early:-0}" -ge 1 ] &&
+   timeout 120 "$VMM" replay "$dump" 2>&1 | grep -q "replay reproduced the dump's crash"; then
+  ok "sleepuaf_hot: found by a sparse run with a timer ended early in $secs s ($sparse sparse), replayed"
+else bad "sleepuaf_hot: status $st, found ${f:-?}, strategy ${strat:-?}, timers_early ${early:-?}"; fi
 
 # 2. --timers strict: today's behaviour (after the image, as options may be).
 out=$(timeout 60 "$VMM" run --no-control --seed 1 --explore 5s --no-stress-runs "$G/sleepuaf" \

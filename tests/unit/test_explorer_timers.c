@@ -244,7 +244,15 @@ static void test_names(void **state)
                         "thread 1's clock_nanosleep(1.5 s) ended early while thread 2 ran");
     e.by = 1, e.ns = 0, e.call[0] = 0;
     assert_string_equal(ex_timer_end_describe(&e, "", b, sizeof b),
+                        "thread 1's timer ended early, right as it began");
+    e.by = 0;
+    assert_string_equal(ex_timer_end_describe(&e, "x.c:1", b, sizeof b),
                         "thread 1's timer ended early");
+    e.by = 1;
+    snprintf(e.call, sizeof e.call, "nanosleep");
+    e.ns = 50000000;
+    assert_string_equal(ex_timer_end_describe(&e, "x.c:9", b, sizeof b),
+                        "thread 1's nanosleep(50 ms) ended early, right as it began (at x.c:9)");
 }
 
 int main(void)
