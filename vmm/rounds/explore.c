@@ -319,6 +319,17 @@ static void name_bug_run(struct explore_driver *d, bool sparse)
         ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
 }
 
+/* The run just made, as a schedule that replays it: the choices (and the sparse points or
+ * the pre-shared pages) and the timers it ended early. 0, or -1 (out of memory). */
+static int bug_schedule(struct explore_driver *d, bool sparse, struct ex_schedule *out)
+{
+    int got = sparse ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, out)
+              : ex_online_schedule(&d->online, out) < 0 ||
+                      ex_schedule_set_shared(out, d->preshare, d->npreshare) < 0
+                  ? -1 : 0;
+    return got < 0 ? -1 : explore_timers_to_schedule(d->vm, out);
+}
+
 /* A stress run, when one is due (explore_stress.h): 0 go on, 1 stop exploring (the
  * program met a bug for real, or the budget is spent), -1 the VM failed. */
 static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline)
@@ -388,8 +399,7 @@ static void explore(struct explore_driver *d)
             break;
         }
         r.outcome = run_outcome(&r.out, r.ended);
-        uint32_t ended = explore_timers_after(&d->timers, vm);
-        d->st.timers_early += ended;
+        uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
         if (sp) {
             note_run(d, i, &r, t_run, cpu_run);
             explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
@@ -413,13 +423,7 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            int got = sp ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, &bug_sched)
-                      : ex_online_schedule(&d->online, &bug_sched) < 0 ||
-                              ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0
-                          ? -1 : 0;
-            if (got == 0 && explore_timers_to_schedule(vm, &bug_sched) < 0)
-                got = -1;
-            if (got < 0) {
+            if (bug_schedule(d, sp, &bug_sched) < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
             } else {

@@ -44,9 +44,10 @@ const struct ex_tidset *explore_timers_pick(struct explore_timers *t, struct vm 
     return buf;
 }
 
-uint32_t explore_timers_after(struct explore_timers *t, const struct vm *vm)
+uint32_t explore_timers_after(struct explore_timers *t, const struct vm *vm, uint64_t *total)
 {
     ex_timers_learn(&t->hist[t->sparse], &t->run);
+    *total += vm->ser->nended;
     return vm->ser->nended;
 }
 

@@ -31,8 +31,8 @@ const struct ex_tidset *explore_timers_pick(struct explore_timers *t, struct vm 
                                             const struct ex_tidset *avoid, struct ex_tidset *buf,
                                             bool *forced);
 /* After the run (the serializer still holds its endings): learns its timed steps.
- * Returns how many timers it ended early. */
-uint32_t explore_timers_after(struct explore_timers *t, const struct vm *vm);
+ * Returns how many timers it ended early, also added to *total. */
+uint32_t explore_timers_after(struct explore_timers *t, const struct vm *vm, uint64_t *total);
 /* Each of the run's endings in words, a line each (--verbose-explore). */
 void explore_timers_print(struct vm *vm, FILE *f);
 /* Adds the run's endings to its schedule (the bug's). 0, or -1 (a bad or full list). */
