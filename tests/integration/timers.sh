@@ -15,11 +15,12 @@
 #     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
 #  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
 #     timers did end early (timers_early_all > 0).
-# Env: SEEDS (default 1-10), TWIN_BUDGET (default 60), BUDGET (default 60 s per seed).
+# Env: SEEDS (default 1-10), TWIN_BUDGET (default 60), BUDGET (default 60 s per seed),
+# REPLAYS (default 20: replays of seed 1's dump).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"; CTL="$BIN/jinxctl"
 G="$BUILD/guest-tests"
-SEEDS=${SEEDS:-1-10}; TWIN_BUDGET=${TWIN_BUDGET:-60}; BUDGET=${BUDGET:-60}
+SEEDS=${SEEDS:-1-10}; TWIN_BUDGET=${TWIN_BUDGET:-60}; BUDGET=${BUDGET:-60}; REPLAYS=${REPLAYS:-20}
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
@@ -57,14 +58,18 @@ print("f=%s secs=%.1f early=%s dump=%s text=%s" % (str(d["found"]).lower(), d["s
     bad "$p: found in $found of $n seeds, $named naming a timer that ended early"
   fi
   if [ -n "${firstdump:-}" ]; then
-    r=$(timeout 120 "$VMM" replay "$firstdump" 2>&1); rst=$?
+    same=0
+    for k in $(seq 1 "$REPLAYS"); do
+      r=$(timeout 120 "$VMM" replay "$firstdump" 2>&1); rst=$?
+      echo "$r" | grep -q "replay reproduced the dump's crash" && same=$((same+1))
+    done
     i=$("$CTL" inspect --image "$G/$p" "$firstdump" 2>&1)
-    if echo "$r" | grep -q "replay reproduced the dump's crash" &&
-       echo "$i" | grep -q "^timers:  1 ended early" && echo "$i" | grep -q "ended early while thread"; then
-      ok "$p: the dump replays (status $rst) and jinxctl inspect names the timer"
+    if [ "$same" = "$REPLAYS" ] && echo "$i" | grep -q "^timers:  [12] ended early" &&
+       echo "$i" | grep -q "ended early"; then
+      ok "$p: the dump replays to the same crash $same/$REPLAYS (status $rst), jinxctl inspect names the timer"
     else
-      bad "$p: replay status $rst or inspect without the timer"; echo "$r" | tail -2
-      echo "$i" | grep -A2 "^timers" | head -3
+      bad "$p: $same/$REPLAYS replays reproduced it (last status $rst), or inspect without the timer"
+      echo "$r" | tail -2; echo "$i" | grep -A2 "^timers" | head -3
     fi
     ij=$("$CTL" inspect --json --image "$G/$p" "$firstdump" 2>/dev/null |
          python3 -c 'import json,sys; d=json.load(sys.stdin); r=d.get("round") or d
