@@ -145,11 +145,22 @@ static bool timer_call_ok(const char *c)
     return true;
 }
 
+static bool timer_sym_ok(const char *c)
+{
+    size_t n = strnlen(c, EX_TIMER_SYM_LEN);
+    if (n == EX_TIMER_SYM_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] < 0x20 || c[i] > 0x7e || c[i] == '"' || c[i] == '\\')
+            return false;
+    return true;
+}
+
 int ex_schedule_add_timer(struct ex_schedule *s, const struct ex_timer_end *t)
 {
     if (t->thread == 0 || t->thread > EX_SCHED_MAX_TID || t->by > EX_SCHED_MAX_TID ||
         t->ns > EX_MAX_TIMER_NS || t->rip > EX_MAX_PREEMPT_RIP || t->step > EX_MAX_TIMER_NS ||
-        !timer_call_ok(t->call) || s->ntimers >= EX_MAX_TIMERS ||
+        !timer_call_ok(t->call) || !timer_sym_ok(t->sym) || s->ntimers >= EX_MAX_TIMERS ||
         (s->ntimers && t->step <= s->timer[s->ntimers - 1].step))
         return -1;
     s->timer[s->ntimers++] = *t;
@@ -308,8 +319,8 @@ char *ex_schedule_to_text(const struct ex_schedule *s)
         const struct ex_timer_end *t = &s->timer[i];
         sb_add(&b, "timer T%u at %llu", t->thread, (unsigned long long)t->step);
         if (t->call[0])
-            sb_add(&b, "   # %s(%llu ns) ended early at T%u's cue point 0x%llx", t->call,
-                   (unsigned long long)t->ns, t->by, (unsigned long long)t->rip);
+            sb_add(&b, "   # %s(%llu ns) ended early at T%u's cue point 0x%llx %s", t->call,
+                   (unsigned long long)t->ns, t->by, (unsigned long long)t->rip, t->sym);
         sb_add(&b, "\n");
     }
     for (size_t i = 0; i < s->nseg; i++)

@@ -55,11 +55,12 @@
  * wait whose deadline has not come; virtual time jumps to that deadline, T (and every
  * other wait due by then) wakes with the result Linux gives at expiry, and the schedule's
  * choice at S is T. Text: 'timer T<thread> at <step>' lines (with an optional comment);
- * JSON: "timers":[{"step":S,"thread":T,"call":"nanosleep","ns":N,"by":B,"rip":R}], the
- * steps strictly ascending, at most EX_MAX_TIMERS; "call" (a syscall name, [a-z0-9_],
- * at most EX_TIMER_CALL_LEN-1 bytes), "ns" (the time it asked to wait), "by" and "rip"
- * (the thread that made the cue point and where) only name the ending for reports:
- * a replay needs step and thread. */
+ * JSON: "timers":[{"step":S,"thread":T,"call":"nanosleep","ns":N,"by":B,"rip":R,
+ * "sym":"reader+0x49"}], the steps strictly ascending, at most EX_MAX_TIMERS; "call" (a
+ * syscall name, [a-z0-9_], at most EX_TIMER_CALL_LEN-1 bytes), "ns" (the time it asked
+ * to wait), "by", "rip" and "sym" (the thread that made the cue point, where, and that
+ * place's symbol+offset: printable ASCII but '"' and '\', at most EX_TIMER_SYM_LEN-1
+ * bytes) only name the ending for reports: a replay needs step and thread. */
 #ifndef EXPLORER_SCHEDULE_H
 #define EXPLORER_SCHEDULE_H
 #include <stdbool.h>
@@ -78,8 +79,9 @@
 #define EX_MAX_PREEMPTS 16u
 #define EX_MAX_YIELDS 4u
 #define EX_MAX_PREEMPT_RIP ((1ULL << 47) - 1) /* user addresses only */
-#define EX_MAX_TIMERS 32u          /* early timer endings a schedule carries */
+#define EX_MAX_TIMERS 16u          /* early timer endings a schedule carries */
 #define EX_TIMER_CALL_LEN 24
+#define EX_TIMER_SYM_LEN 64
 #define EX_MAX_TIMER_NS (1ULL << 62)
 
 enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
@@ -106,6 +108,7 @@ struct ex_timer_end {
     uint64_t ns;            /* the wait it asked for (0: unknown) */
     uint64_t rip;           /* where `by` was (0: unknown) */
     char call[EX_TIMER_CALL_LEN]; /* "nanosleep", "futex", ... ("": unknown) */
+    char sym[EX_TIMER_SYM_LEN];   /* rip's symbol+offset, libraries too ("": unknown) */
 };
 
 struct ex_schedule {
@@ -164,7 +167,8 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip);
 /* Appends an early timer ending: 0, or -1 for thread 0 or past EX_SCHED_MAX_TID, a step
  * not after the last one's, ns past EX_MAX_TIMER_NS, by past EX_SCHED_MAX_TID, rip past
- * EX_MAX_PREEMPT_RIP, a call not [a-z0-9_]{0,EX_TIMER_CALL_LEN-1}, or a full list. */
+ * EX_MAX_PREEMPT_RIP, a call not [a-z0-9_]{0,EX_TIMER_CALL_LEN-1}, a sym not printable
+ * ASCII without '"' and '\' of at most EX_TIMER_SYM_LEN-1 bytes, or a full list. */
 int ex_schedule_add_timer(struct ex_schedule *s, const struct ex_timer_end *t);
 /* The index of the first ending at a step >= step (ntimers: none). */
 uint32_t ex_schedule_timer_from(const struct ex_schedule *s, uint64_t step);

@@ -220,7 +220,7 @@ static int yields(struct json_lex *p, struct ex_schedule *s)
 
 struct timer_ctx {
     struct ex_timer_end t;
-    bool have_step, have_thread, have_call, have_ns, have_by, have_rip;
+    bool have_step, have_thread, have_call, have_ns, have_by, have_rip, have_sym;
 };
 
 static int timer_member(struct json_lex *p, const char *key, void *vctx, int depth)
@@ -251,6 +251,12 @@ static int timer_member(struct json_lex *p, const char *key, void *vctx, int dep
         json_lex_ws(p);
         return json_lex_string(p, c->t.call, sizeof c->t.call, "call");
     }
+    if (strcmp(key, "sym") == 0) {
+        if (first_time(p, &c->have_sym, "sym"))
+            return -1;
+        json_lex_ws(p);
+        return json_lex_string(p, c->t.sym, sizeof c->t.sym, "sym");
+    }
     return json_lex_skip_value(p, depth + 1);
 }
 
@@ -279,7 +285,8 @@ static int timers(struct json_lex *p, struct ex_schedule *s, int depth)
         if (ex_schedule_add_timer(s, &tc.t) != 0) {
             p->pos = at, p->line = line, p->line_start = ls;
             return json_lex_fail(p, "more than %u timer endings, a step not after the last "
-                                 "one's, or a \"call\" not a syscall name", EX_MAX_TIMERS);
+                                 "one's, a \"call\" not a syscall name or a \"sym\" not "
+                                 "printable", EX_MAX_TIMERS);
         }
         if (json_lex_at(p, ',')) {
             p->pos++;
@@ -553,7 +560,7 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
     }
     json_escape(note, clean);
     size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80 + s->nyield * 24 +
-                 s->ntimers * (140 + EX_TIMER_CALL_LEN);
+                 s->ntimers * (150 + EX_TIMER_CALL_LEN + EX_TIMER_SYM_LEN);
     char *out = malloc(cap);
     if (!out)
         return NULL;
@@ -584,12 +591,13 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
         n += (size_t)snprintf(out + n, cap - n, "\"timers\":[");
         for (uint32_t k = 0; k < s->ntimers; k++) {
             const struct ex_timer_end *t = &s->timer[k];
-            /* call is [a-z0-9_] (ex_schedule_add_timer): nothing to escape */
+            /* call and sym have nothing to escape (ex_schedule_add_timer checked them) */
             n += (size_t)snprintf(out + n, cap - n, "%s{\"step\":%llu,\"thread\":%u,\"call\":"
-                                  "\"%.*s\",\"ns\":%llu,\"by\":%u,\"rip\":%llu}", k ? "," : "",
-                                  (unsigned long long)t->step, t->thread,
+                                  "\"%.*s\",\"ns\":%llu,\"by\":%u,\"rip\":%llu,\"sym\":\"%.*s\"}",
+                                  k ? "," : "", (unsigned long long)t->step, t->thread,
                                   (int)strnlen(t->call, EX_TIMER_CALL_LEN - 1), t->call,
-                                  (unsigned long long)t->ns, t->by, (unsigned long long)t->rip);
+                                  (unsigned long long)t->ns, t->by, (unsigned long long)t->rip,
+                                  (int)strnlen(t->sym, EX_TIMER_SYM_LEN - 1), t->sym);
         }
         n += (size_t)snprintf(out + n, cap - n, "],\n ");
     }

@@ -162,7 +162,9 @@ static void test_schedule_format(void **state)
     assert_int_equal(ex_schedule_from_choices(&s, c, 4), 0);
     struct ex_timer_end e = {.step = 2, .thread = 2, .by = 1, .ns = 50000000, .rip = 0x401219};
     snprintf(e.call, sizeof e.call, "nanosleep");
+    snprintf(e.sym, sizeof e.sym, "reader+0x49 (libc.so.6)");
     assert_int_equal(ex_schedule_add_timer(&s, &e), 0);
+    e.sym[0] = 0;
     e.step = 2;
     assert_int_equal(ex_schedule_add_timer(&s, &e), -1); /* not after the last one */
     e.step = 5000000000ULL;
@@ -182,6 +184,7 @@ static void test_schedule_format(void **state)
     assert_int_equal(p.ntimers, 2);
     assert_string_equal(p.timer[0].call, "nanosleep");
     assert_int_equal(p.timer[0].rip, 0x401219);
+    assert_string_equal(p.timer[0].sym, "reader+0x49 (libc.so.6)");
     assert_int_equal(p.timer[1].step, 5000000000ULL);
     ex_schedule_free(&p);
     free(js);
@@ -209,6 +212,8 @@ static void test_schedule_format(void **state)
         "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":1}]}",
         "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":1,\"thread\":2,\"call\":\"a b\"}]}",
         "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":1,\"thread\":2,\"step\":2}]}",
+        "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":1,\"thread\":2,\"sym\":\"a\\\"b\"}]}",
+        "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":1,\"thread\":2,\"sym\":\"a\\nb\"}]}",
         "{\"version\":1,\"segments\":[],\"timers\":[{\"step\":2,\"thread\":2},{\"step\":1,\"thread\":2}]}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

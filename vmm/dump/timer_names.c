@@ -31,6 +31,8 @@ size_t timer_names(const char *image, uint64_t bias, const struct ex_schedule *s
             const char *base = strrchr(lines[i], '/'); /* "uaf.c:41": the file's name */
             snprintf(w, TIMER_WHERE_LEN, "%.*s", (int)(SRCLINE_LEN - 1),
                      base ? base + 1 : lines[i]);
+        } else if (t->sym[0]) {
+            snprintf(w, TIMER_WHERE_LEN, "%.*s", (int)(EX_TIMER_SYM_LEN - 1), t->sym);
         } else if (t->rip && have_img) {
             elf_format_addr(&img, bias, t->rip, false, w, TIMER_WHERE_LEN);
         } else if (t->rip) {

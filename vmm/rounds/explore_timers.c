@@ -56,11 +56,10 @@ void explore_timers_print(struct vm *vm, FILE *f)
     const struct serializer *s = vm->ser;
     for (uint32_t i = 0; i < s->nended; i++) {
         const struct ex_timer_end *e = &s->ended[i];
-        char sym[EX_SYM_LEN] = "", where[EX_SYM_LEN + 32] = "", line[400];
-        if (e->rip) {
-            vm_symbolize(vm, e->rip, sym, sizeof sym);
-            snprintf(where, sizeof where, "0x%llx %s", (unsigned long long)e->rip, sym);
-        }
+        char where[EX_TIMER_SYM_LEN + 32] = "", line[400];
+        if (e->rip)
+            snprintf(where, sizeof where, "0x%llx %.*s", (unsigned long long)e->rip,
+                     (int)(EX_TIMER_SYM_LEN - 1), e->sym);
         fprintf(f, "jinx-vmm: explore:   timer: %s (choice %llu)\n",
                 ex_timer_end_describe(e, where, line, sizeof line), (unsigned long long)e->step);
     }

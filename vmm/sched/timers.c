@@ -61,6 +61,15 @@ static void note_ending(struct vm *vm, const struct vcpu *w, int by_tid)
         t.rip = tr->ev[tr->n - 1].rip;
     if (t.rip > EX_MAX_PREEMPT_RIP)
         t.rip = 0;
+    char sym[EX_SYM_LEN];
+    if (t.rip) { /* libraries too (once an ending: the link_map walk is no per-cue cost) */
+        vm_symbolize_frame(vm, t.rip, false, sym, sizeof sym);
+        size_t k = 0;
+        for (size_t i = 0; sym[i] && k + 1 < sizeof t.sym; i++)
+            if (sym[i] >= 0x20 && sym[i] <= 0x7e && sym[i] != '"' && sym[i] != '\\')
+                t.sym[k++] = sym[i];
+        t.sym[k] = 0;
+    }
     s->ended[s->nended++] = t;
 }
 
