@@ -9,7 +9,7 @@
 #  1. `jinx test` finds each bug in every seed of SEEDS, with a report that names the timer
 #     that ended early ("thread 1's nanosleep(50 ms) ended early while thread 2 was at
 #     sleepuaf.c:72", --json "timers_early" and "early_timers"), and the dump replays to
-#     the same crash (jinx-vmm replay) and names it (jinxctl inspect);
+#     the same crash (jinx-vmm replay) and names it (jinxctl inspect, --json, --html);
 #     sleepuaf_hot (a hot shared counter cuts the traced runs) is found by a sparse run;
 #  2. `--timers strict` (jinx-vmm run --explore, options after the image too) keeps
 #     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
@@ -76,6 +76,9 @@ print("f=%s secs=%.1f early=%s dump=%s text=%s" % (str(d["found"]).lower(), d["s
 print(len(r.get("early_timers", [])))' 2>/dev/null)
     [ "${ij:-0}" -ge 1 ] && ok "$p: inspect --json lists early_timers ($ij)" ||
       bad "$p: inspect --json has no early_timers"
+    "$CTL" inspect --html "$tmp/$p.html" --image "$G/$p" "$firstdump" >/dev/null 2>&1 &&
+      grep -q "<th>timer</th><td>thread 1&#39;s [a-z_ ]*.*ended early" "$tmp/$p.html" &&
+      ok "$p: inspect --html names the timer" || bad "$p: inspect --html without the timer"
   fi
   unset firstdump
 done
