@@ -302,6 +302,12 @@ int cmd_replay(int argc, char **argv)
     pthread_mutex_unlock(&vm.lock);
     if (verbose && copied)
         narrate(&vm, &got, 0, stderr);
+    for (uint32_t i = 0; i < vm.ser->nended; i++) { /* the schedule's timers: docs/timers.md */
+        const struct ex_timer_end *e = &vm.ser->ended[i];
+        char name[400];
+        fprintf(stderr, "jinx-vmm: replay: %s (choice %llu, as the schedule says)\n",
+                ex_timer_end_describe(e, e->sym, name, sizeof name), (unsigned long long)e->step);
+    }
     bool trace_ok = copied && check_trace(&got, &r.retired);
     ex_trace_free(&got);
     if (!ended) {
