@@ -1,7 +1,7 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
                freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank \
-               fileout schedres sleepuaf sleepdouble
+               fileout schedres sleepuaf sleepdouble sleeporder
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 
@@ -26,7 +26,7 @@ $(GUEST_BIN)/sparsebank_ok: tests/guest/sparsebank.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
 
-# sleepuaf_ok, sleepdouble_ok: the timer-ordered bugs' fixed twins (FIXED, docs/timers.md).
+# sleepuaf_ok, sleepdouble_ok, sleeporder_ok: the timer-ordered bugs' fixed twins (FIXED, docs/timers.md).
 $(GUEST_BIN)/%_ok: tests/guest/%.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
@@ -44,6 +44,6 @@ $(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
 
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
-             $(GUEST_BIN)/sleepuaf_hot
+             $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

@@ -3,7 +3,9 @@
 # synchronization. On tests/guest/sleepuaf.c (main frees a buffer after usleep(50000)
 # while a reader still reads it) and tests/guest/sleepdouble.c (a sender frees a message
 # after its 50 ms timed wait runs out while the receiver still works on it, which frees it
-# too), and their fixed twins sleepuaf_ok and sleepdouble_ok (proper synchronization, plus
+# too), tests/guest/sleeporder.c (a worker sleeps 10 ms, "main has published the
+# configuration by then", and uses it), and their fixed twins sleepuaf_ok, sleepdouble_ok
+# and sleeporder_ok (proper synchronization, plus
 # a usleep(1000) polling loop, pthread_cond_timedwait retried on timeout, nanosleep(1 ms)
 # between pieces of work). Checks:
 #  1. `jinx test` finds each bug in every seed of SEEDS, with a report that names the timer
@@ -16,22 +18,24 @@
 #  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
 #     timers did end early (timers_early_all > 0).
 # Env: SEEDS (default 1-10), TWIN_BUDGET (default 60), BUDGET (default 60 s per seed),
-# REPLAYS (default 20: replays of seed 1's dump).
+# REPLAYS (default 20: replays of the first seed's dump), BUGS and TWINS (the programs;
+# default all three of each).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"; CTL="$BIN/jinxctl"
 G="$BUILD/guest-tests"
 SEEDS=${SEEDS:-1-10}; TWIN_BUDGET=${TWIN_BUDGET:-60}; BUDGET=${BUDGET:-60}; REPLAYS=${REPLAYS:-20}
+BUGS=${BUGS:-sleepuaf sleepdouble sleeporder}; TWINS=${TWINS:-sleepuaf_ok sleepdouble_ok sleeporder_ok}
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
-for p in sleepuaf sleepdouble sleepuaf_ok sleepdouble_ok; do
+for p in $BUGS $TWINS sleepuaf_hot; do
   [ -x "$G/$p" ] || { echo "FAIL $G/$p not built (make guest-tests)"; exit 1; }
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 first=${SEEDS%-*}; last=${SEEDS#*-}
 
 # 1. Each bug, each seed: found, named, replayed.
-for p in sleepuaf sleepdouble; do
+for p in $BUGS; do
   found=0; times=""; named=0; replayed=0; n=0
   for s in $(seq "$first" "$last"); do
     n=$((n+1))
@@ -77,7 +81,7 @@ print(len(r.get("early_timers", [])))' 2>/dev/null)
     [ "${ij:-0}" -ge 1 ] && ok "$p: inspect --json lists early_timers ($ij)" ||
       bad "$p: inspect --json has no early_timers"
     "$CTL" inspect --html "$tmp/$p.html" --image "$G/$p" "$firstdump" >/dev/null 2>&1 &&
-      grep -q "<th>timer</th><td>thread 1&#39;s [a-z_ ]*.*ended early" "$tmp/$p.html" &&
+      grep -q "<th>timer</th><td>thread [0-9]&#39;s [a-z_ ]*.*ended early" "$tmp/$p.html" &&
       ok "$p: inspect --html names the timer" || bad "$p: inspect --html without the timer"
   fi
   unset firstdump
@@ -117,7 +121,7 @@ all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
   bad "jinx test --timers strict: status $st, timers_early_all ${all:-none}"
 
 # 3. The twins: no false bug and no livelock with timers ending early.
-for p in sleepuaf_ok sleepdouble_ok; do
+for p in $TWINS; do
   out=$(timeout $((TWIN_BUDGET + 60)) "$JT" test "$G/$p" --budget "${TWIN_BUDGET}s" --jobs 1 --json \
         --dump-dir "$tmp/$p" 2>"$tmp/err"); st=$?
   all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
