@@ -13,6 +13,7 @@
 #     sleepuaf.c:72", --json "timers_early" and "early_timers"), and the dump replays to
 #     the same crash (jinx-vmm replay) and names it (jinxctl inspect, --json, --html);
 #     sleepuaf_hot (a hot shared counter cuts the traced runs) is found by a sparse run;
+#     a hand-written schedule's 'timer T1 at N' line ends main's sleep at choice N;
 #  2. `--timers strict` (jinx-vmm run --explore, options after the image too) keeps
 #     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
 #  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
@@ -100,6 +101,24 @@ if [ $st = 1 ] && [ "$f" = true ] && [ "$strat" = sparse ] && [ "${early:-0}" -g
    timeout 120 "$VMM" replay "$dump" 2>&1 | grep -q "replay reproduced the dump's crash"; then
   ok "sleepuaf_hot: found by a sparse run with a timer ended early in $secs s ($sparse sparse), replayed"
 else bad "sleepuaf_hot: status $st, found ${f:-?}, strategy ${strat:-?}, timers_early ${early:-?}"; fi
+
+# 1c. A hand-written schedule (explorer/schedule.h): 'timer T1 at N' ends main's sleep at
+# choice N of a --serial run from boot: at choice 40 (the reader reading) it crashes, the
+# same cue points twice; at choice 1 main is not asleep yet: nothing ends, said so.
+for n in 40 1; do
+  printf 'timer T1 at %s\ndefault roundrobin\n' "$n" > "$tmp/t.sched"
+  want=139; line="1 of the schedule's 1 timers ended early, 0 found"
+  [ "$n" = 1 ] && want=0 && line="0 of the schedule's 1 timers ended early, 1 found"
+  c1=""; good=1
+  for rep in 1 2; do
+    out=$(timeout 60 "$VMM" run --no-control --serial --schedule "$tmp/t.sched" "$G/sleepuaf" 2>&1); st=$?
+    c=$(echo "$out" | sed -n 's/.*serial: \([0-9]*\) cue points.*/\1/p')
+    [ "$st" = "$want" ] && echo "$out" | grep -q "timers: $line" || good=0
+    [ -z "$c1" ] && c1=$c; [ "$c" = "$c1" ] || good=0
+  done
+  [ $good = 1 ] && ok "--schedule 'timer T1 at $n': status $want twice, $c1 cue points each" ||
+    { bad "--schedule 'timer T1 at $n': status $st (wanted $want)"; echo "$out" | tail -3; }
+done
 
 # 2. --timers strict: today's behaviour (after the image, as options may be).
 out=$(timeout 60 "$VMM" run --no-control --seed 1 --explore 5s --no-stress-runs "$G/sleepuaf" \

@@ -487,6 +487,10 @@ static void report_and_free(struct run *r, struct vm *vm)
                 (unsigned long long)vm->ser->cursor.steps,
                 (unsigned long long)vm->ser->cursor.divergences,
                 (unsigned long long)vm->ser->spin.detections);
+        if (vm->ser->sched.ntimers) /* a schedule's timers that end early: docs/timers.md */
+            fprintf(stderr, "jinx-vmm: timers: %u of the schedule's %u timers ended early, %llu "
+                    "found no timer to end\n", vm->ser->nended, vm->ser->sched.ntimers,
+                    (unsigned long long)vm->ser->timer_diverged);
         fprintf(stderr, "jinx-vmm: steps: %llu single steps, %llu ended in the guest (%llu "
                 "kicks ran on to the handler's end)\n",
                 (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,
