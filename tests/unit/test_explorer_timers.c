@@ -260,6 +260,45 @@ static void test_names(void **state)
                         "thread 1's nanosleep(50 ms) ended early, right as it began (at x.c:9)");
 }
 
+/* A flip or rf schedule following its parent names the thread it wants next, so that a
+ * timer the parent ended early there ends again (explore_timers.h); nothing once it no
+ * longer follows. */
+static void test_following_a_parent(void **state)
+{
+    (void)state;
+    static struct ex_online o;
+    uint32_t prefix[] = {1, 2, 2, 1};
+    ex_online_init(&o);
+    assert_int_equal(ex_online_following(&o), 0);
+    o.kind = EX_ONLINE_FLIP;
+    o.flip.cand = 0;
+    o.flip.prefix = prefix;
+    o.flip.nprefix = 4;
+    o.flip.at = 3;
+    o.flip.phase = 0;
+    o.flip.pj = 1;
+    assert_int_equal(ex_online_following(&o), 2);
+    o.flip.pj = 3; /* at the held access: the flip's own choices from here */
+    assert_int_equal(ex_online_following(&o), 0);
+    o.flip.pj = 2, o.flip.phase = 1;
+    assert_int_equal(ex_online_following(&o), 0);
+    o.flip.cand = -1, o.flip.phase = 0;
+    assert_int_equal(ex_online_following(&o), 0); /* no flip: pos */
+    o.kind = EX_ONLINE_RF;
+    o.rf.mutating = true;
+    o.rf.prefix = prefix;
+    o.rf.nprefix = 4;
+    o.rf.flip = 3;
+    o.steps = 2;
+    assert_int_equal(ex_online_following(&o), 2);
+    o.steps = 3;
+    assert_int_equal(ex_online_following(&o), 0);
+    o.steps = 0, o.rf.diverged = true;
+    assert_int_equal(ex_online_following(&o), 0);
+    o.flip.prefix = NULL, o.rf.prefix = NULL; /* not ours to free */
+    ex_online_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_a_polling_loop_does_not_livelock),
         cmocka_unit_test(test_schedule_format),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_following_a_parent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

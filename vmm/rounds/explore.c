@@ -66,7 +66,8 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
     struct explore_driver *d = ctx;
     struct ex_tidset buf;
     bool forced;
-    enabled = explore_timers_pick(&d->timers, vm, enabled, avoid, &buf, &forced);
+    enabled = explore_timers_pick(&d->timers, vm, enabled, avoid, &buf, &forced,
+                                  d->run_sparse ? 0 : ex_online_following(&d->online));
     if (forced)
         avoid = NULL; /* the thread whose timer ended early goes on: explore_timers.h */
     if (d->run_sparse) {

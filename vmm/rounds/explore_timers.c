@@ -22,7 +22,7 @@ void explore_timers_begin(struct explore_timers *t, bool sparse, uint64_t seed, 
 const struct ex_tidset *explore_timers_pick(struct explore_timers *t, struct vm *vm,
                                             const struct ex_tidset *enabled,
                                             const struct ex_tidset *avoid, struct ex_tidset *buf,
-                                            bool *forced)
+                                            bool *forced, uint32_t follow)
 {
     *forced = false;
     if (t->strict)
@@ -30,6 +30,8 @@ const struct ex_tidset *explore_timers_pick(struct explore_timers *t, struct vm 
     struct ex_tidset timed;
     timers_timed_locked(vm, &timed);
     uint32_t end = ex_timers_fire(&t->run, enabled, &timed);
+    if (!end && follow && !ex_tidset_has(enabled, follow) && ex_tidset_has(&timed, follow))
+        end = follow; /* as in the parent run: ex_online_following */
     const struct ex_tidset *en = enabled;
     if (end && timers_end_locked(vm, end, vm->ser->current)) {
         serialize_enabled_locked(vm, buf); /* it, and any wait due by its deadline */

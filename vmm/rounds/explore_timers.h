@@ -25,11 +25,13 @@ void explore_timers_init(struct explore_timers *t, bool strict);
 void explore_timers_begin(struct explore_timers *t, bool sparse, uint64_t seed, uint64_t index);
 /* At a pick (vm->lock held): may end a timer, then returns the set the strategy chooses
  * from: *enabled, or {the thread that keeps the turn} in *buf (*forced true: avoid no
- * longer applies). */
+ * longer applies). follow: the thread a flip or rf schedule wants next while it follows
+ * its parent (ex_online_following; 0: none): blocked on a timer, it had its timer end
+ * early in the parent, so it ends here too (beside the plan; no turn kept). */
 const struct ex_tidset *explore_timers_pick(struct explore_timers *t, struct vm *vm,
                                             const struct ex_tidset *enabled,
                                             const struct ex_tidset *avoid, struct ex_tidset *buf,
-                                            bool *forced);
+                                            bool *forced, uint32_t follow);
 /* After the run (the serializer still holds its endings): learns its timed steps.
  * Returns how many timers it ended early, also added to *total. */
 uint32_t explore_timers_after(struct explore_timers *t, const struct vm *vm, uint64_t *total);
