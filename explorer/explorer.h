@@ -39,6 +39,7 @@
 #include "steer.h"
 #include "strategy.h"
 #include "syncdep.h"
+#include "timers.h"
 #include "trace.h"
 #include "u64map.h"
 #endif

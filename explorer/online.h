@@ -484,6 +484,12 @@ size_t ex_online_pages(const struct ex_online *o, const struct ex_history *h, ui
  * is empty (or v or v->enabled is NULL). Records the choice. */
 uint32_t ex_online_next(struct ex_online *o, const struct ex_view *v);
 
+/* The thread a flip or rf schedule wants next while it follows its parent run's choices
+ * (flip: up to the held access; rf: up to its flip), 0 otherwise. When that thread is
+ * blocked on a timer here, the parent's timer ended early there (timers.h): the VMM ends
+ * it again, so the child follows its parent instead of diverging. */
+uint32_t ex_online_following(const struct ex_online *o);
+
 /* The choices made since begin, one thread id per cue point; NULL (and *n =
  * 0) if recording them failed for lack of memory: the run is then not
  * replayable. */

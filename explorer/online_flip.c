@@ -146,6 +146,17 @@ static uint32_t hold_pick(struct ex_online *o, const struct ex_tidset *others,
     return ex_online_pos_pick(o, others);
 }
 
+uint32_t ex_online_following(const struct ex_online *o)
+{
+    if (o->kind == EX_ONLINE_FLIP && o->flip.cand >= 0 && o->flip.phase == FOLLOW &&
+        o->flip.pj < o->flip.nprefix && o->flip.pj < o->flip.at)
+        return o->flip.prefix[o->flip.pj];
+    if (o->kind == EX_ONLINE_RF && o->rf.mutating && !o->rf.flipped && !o->rf.diverged &&
+        o->steps < o->rf.nprefix && o->steps < o->rf.flip)
+        return o->rf.prefix[o->steps];
+    return 0;
+}
+
 uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend)
 {

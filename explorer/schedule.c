@@ -29,6 +29,7 @@ void ex_schedule_reset(struct ex_schedule *s)
     s->sparse = false;
     s->npreempt = 0;
     s->nyield = 0;
+    s->ntimers = 0;
 }
 
 int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
@@ -49,6 +50,8 @@ int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src)
     memcpy(dst->preempt, src->preempt, sizeof dst->preempt);
     dst->nyield = src->nyield;
     memcpy(dst->yield, src->yield, sizeof dst->yield);
+    dst->ntimers = src->ntimers;
+    memcpy(dst->timer, src->timer, sizeof dst->timer);
     if (src->nshared && ex_schedule_set_shared(dst, src->shared, src->nshared) != 0) {
         ex_schedule_free(dst);
         return -1;
@@ -131,6 +134,47 @@ int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip)
     return 0;
 }
 
+static bool timer_call_ok(const char *c)
+{
+    size_t n = strnlen(c, EX_TIMER_CALL_LEN);
+    if (n == EX_TIMER_CALL_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= '0' && c[i] <= '9') || c[i] == '_'))
+            return false;
+    return true;
+}
+
+static bool timer_sym_ok(const char *c)
+{
+    size_t n = strnlen(c, EX_TIMER_SYM_LEN);
+    if (n == EX_TIMER_SYM_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] < 0x20 || c[i] > 0x7e || c[i] == '"' || c[i] == '\\')
+            return false;
+    return true;
+}
+
+int ex_schedule_add_timer(struct ex_schedule *s, const struct ex_timer_end *t)
+{
+    if (t->thread == 0 || t->thread > EX_SCHED_MAX_TID || t->by > EX_SCHED_MAX_TID ||
+        t->ns > EX_MAX_TIMER_NS || t->rip > EX_MAX_PREEMPT_RIP || t->step > EX_MAX_TIMER_NS ||
+        !timer_call_ok(t->call) || !timer_sym_ok(t->sym) || s->ntimers >= EX_MAX_TIMERS ||
+        (s->ntimers && t->step <= s->timer[s->ntimers - 1].step))
+        return -1;
+    s->timer[s->ntimers++] = *t;
+    return 0;
+}
+
+uint32_t ex_schedule_timer_from(const struct ex_schedule *s, uint64_t step)
+{
+    uint32_t i = 0;
+    while (i < s->ntimers && s->timer[i].step < step)
+        i++;
+    return i;
+}
+
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n)
 {
     ex_schedule_reset(s);
@@ -170,6 +214,11 @@ bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b)
     if (a->nyield != b->nyield ||
         (a->nyield && memcmp(a->yield, b->yield, a->nyield * sizeof *a->yield) != 0))
         return false;
+    if (a->ntimers != b->ntimers)
+        return false;
+    for (uint32_t i = 0; i < a->ntimers; i++)
+        if (a->timer[i].step != b->timer[i].step || a->timer[i].thread != b->timer[i].thread)
+            return false;
     return a->nseg == 0 || memcmp(a->seg, b->seg, a->nseg * sizeof *a->seg) == 0;
 }
 
@@ -186,6 +235,8 @@ uint64_t ex_schedule_hash(const struct ex_schedule *s)
         for (uint32_t i = 0; i < s->nyield; i++)
             h = ex_hash2(h, s->yield[i] ^ 0x7969656c64ULL);
     }
+    for (uint32_t i = 0; i < s->ntimers; i++) /* none: the hash of before */
+        h = ex_hash2(ex_hash2(h, s->timer[i].step ^ 0x74696d6572ULL), s->timer[i].thread);
     return h;
 }
 
@@ -264,6 +315,14 @@ char *ex_schedule_to_text(const struct ex_schedule *s)
                (unsigned long long)s->preempt[i].rip, s->preempt[i].count);
     for (uint32_t i = 0; s->sparse && i < s->nyield; i++)
         sb_add(&b, "yield 0x%llx\n", (unsigned long long)s->yield[i]);
+    for (uint32_t i = 0; i < s->ntimers; i++) {
+        const struct ex_timer_end *t = &s->timer[i];
+        sb_add(&b, "timer T%u at %llu", t->thread, (unsigned long long)t->step);
+        if (t->call[0])
+            sb_add(&b, "   # %s(%llu ns) ended early at T%u's cue point 0x%llx %s", t->call,
+                   (unsigned long long)t->ns, t->by, (unsigned long long)t->rip, t->sym);
+        sb_add(&b, "\n");
+    }
     for (size_t i = 0; i < s->nseg; i++)
         sb_add(&b, "T%u x%u\n", s->seg[i].thread, s->seg[i].steps);
     if (s->policy == EX_DEFAULT_ROUNDROBIN)
@@ -396,6 +455,33 @@ static int parse_sparse_line(struct ex_schedule *s, const char *const *tok, cons
     return 0;
 }
 
+/* 'timer T<thread> at <step>': an early timer ending (schedule.h). 0, or -1 with err set. */
+static int parse_timer_line(struct ex_schedule *s, const char *const *tok, const size_t *tlen,
+                            const int *tcol, int ntok, struct ex_parse_error *err, int line)
+{
+    if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') || !tok_is(tok[2], tlen[2], "at"))
+        return ex_parse_error_set(err, line, tcol[0], "expected 'timer T<thread> at <step>'");
+    struct ex_timer_end t;
+    memset(&t, 0, sizeof t);
+    uint32_t hi = 0, lo = 0;
+    if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_SCHED_MAX_TID, "thread id", &t.thread, err,
+                  line, tcol[1] + 1) != 0)
+        return -1;
+    /* A step may pass 32 bits: its digits beyond the last nine, then the last nine. */
+    size_t cut = tlen[3] > 9 ? tlen[3] - 9 : 0;
+    if (tlen[3] > 18)
+        return ex_parse_error_set(err, line, tcol[3], "step too large");
+    if ((cut && parse_num(tok[3], cut, 0, 999999999, "step", &hi, err, line, tcol[3]) != 0) ||
+        parse_num(tok[3] + cut, tlen[3] - cut, 0, 999999999, "step", &lo, err, line,
+                  tcol[3] + (int)cut) != 0)
+        return -1;
+    t.step = (uint64_t)hi * 1000000000ULL + lo;
+    if (ex_schedule_add_timer(s, &t) != 0)
+        return ex_parse_error_set(err, line, tcol[0], "more than %u timer lines, or a step not "
+                                  "after the last one's", EX_MAX_TIMERS);
+    return 0;
+}
+
 int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
                            struct ex_parse_error *err)
 {
@@ -441,7 +527,10 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
         }
         if (ntok == 0)
             continue;
-        if (tok[0][0] == 'T' || tok[0][0] == 't') {
+        if (tok_is(tok[0], tlen[0], "timer")) { /* before 'tN': it starts with a t */
+            if (parse_timer_line(s, tok, tlen, tcol, ntok, err, line) != 0)
+                goto fail;
+        } else if (tok[0][0] == 'T' || tok[0][0] == 't') {
             uint32_t thread, steps = 1;
             if (parse_num(tok[0] + 1, tlen[0] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
                           tcol[0] + 1) != 0)
@@ -500,7 +589,7 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
             }
         } else {
             ex_parse_error_set(err, line, tcol[0], "expected 'T<thread> x<steps>', 'default ...', "
-                               "'sparse', 'preempt ...', 'yield ...' or '#'");
+                               "'sparse', 'preempt ...', 'yield ...', 'timer ...' or '#'");
             goto fail;
         }
     }

@@ -41,12 +41,26 @@
  * when there are some), "sparse" (true or false) and "preempt" (only with
  * "sparse": true; at most EX_MAX_PREEMPTS objects {"thread":T,"rip":R,"count":N},
  * no two with the same thread and rip) and "yield" (only with "sparse": true; at
- * most EX_MAX_YIELDS rips, strictly ascending) are optional; other keys are ignored. Threads are
+ * most EX_MAX_YIELDS rips, strictly ascending) and "timers" (early timer endings, below) are
+ * optional; other keys are ignored. Threads are
  * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
  * at most EX_MAX_LINE bytes, input at most EX_MAX_INPUT bytes. Both
  * parsers take untrusted input: anything else is rejected with a message
  * naming line and column. Adjacent segments of the same thread are merged on
- * input and output, so print(parse(x)) is canonical. */
+ * input and output, so print(parse(x)) is canonical.
+ *
+ * Early timer endings (docs/timers.md): "thread T's timer ended early at choice S" — at
+ * the S-th choice (0-based: the choice of the (S+1)-th pick, counted over the picks that
+ * had an enabled thread), before the thread is chosen, T is blocked in a sleep or a timed
+ * wait whose deadline has not come; virtual time jumps to that deadline, T (and every
+ * other wait due by then) wakes with the result Linux gives at expiry, and the schedule's
+ * choice at S is T. Text: 'timer T<thread> at <step>' lines (with an optional comment);
+ * JSON: "timers":[{"step":S,"thread":T,"call":"nanosleep","ns":N,"by":B,"rip":R,
+ * "sym":"reader+0x49"}], the steps strictly ascending, at most EX_MAX_TIMERS; "call" (a
+ * syscall name, [a-z0-9_], at most EX_TIMER_CALL_LEN-1 bytes), "ns" (the time it asked
+ * to wait), "by", "rip" and "sym" (the thread that made the cue point, where, and that
+ * place's symbol+offset: printable ASCII but '"' and '\', at most EX_TIMER_SYM_LEN-1
+ * bytes) only name the ending for reports: a replay needs step and thread. */
 #ifndef EXPLORER_SCHEDULE_H
 #define EXPLORER_SCHEDULE_H
 #include <stdbool.h>
@@ -65,6 +79,10 @@
 #define EX_MAX_PREEMPTS 16u
 #define EX_MAX_YIELDS 4u
 #define EX_MAX_PREEMPT_RIP ((1ULL << 47) - 1) /* user addresses only */
+#define EX_MAX_TIMERS 16u          /* early timer endings a schedule carries */
+#define EX_TIMER_CALL_LEN 24
+#define EX_TIMER_SYM_LEN 64
+#define EX_MAX_TIMER_NS (1ULL << 62)
 
 enum ex_default_policy { EX_DEFAULT_CONTINUE = 0, EX_DEFAULT_ROUNDROBIN = 1 };
 
@@ -80,6 +98,17 @@ struct ex_preempt {
     uint32_t thread;
     uint32_t count;
     uint64_t rip;
+};
+
+/* A timer that ended early (above): step and thread replay it; the rest names it. */
+struct ex_timer_end {
+    uint64_t step;          /* the choice it came before (0-based) */
+    uint32_t thread;        /* whose timer */
+    uint32_t by;            /* the thread whose cue point it was (0: unknown) */
+    uint64_t ns;            /* the wait it asked for (0: unknown) */
+    uint64_t rip;           /* where `by` was (0: unknown) */
+    char call[EX_TIMER_CALL_LEN]; /* "nanosleep", "futex", ... ("": unknown) */
+    char sym[EX_TIMER_SYM_LEN];   /* rip's symbol+offset, libraries too ("": unknown) */
 };
 
 struct ex_schedule {
@@ -104,6 +133,9 @@ struct ex_schedule {
      * syscall hands over there). Ascending, distinct. */
     uint32_t nyield;
     uint64_t yield[EX_MAX_YIELDS];
+    /* Timers that end early, steps ascending (any schedule, sparse or not). */
+    uint32_t ntimers;
+    struct ex_timer_end timer[EX_MAX_TIMERS];
 };
 
 struct ex_parse_error {
@@ -133,13 +165,21 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
 /* Adds a yield point (sparse schedules), kept ascending: 0, or -1 for rip 0 or past
  * EX_MAX_PREEMPT_RIP, a repeat, or a full list. */
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip);
+/* Appends an early timer ending: 0, or -1 for thread 0 or past EX_SCHED_MAX_TID, a step
+ * not after the last one's, ns past EX_MAX_TIMER_NS, by past EX_SCHED_MAX_TID, rip past
+ * EX_MAX_PREEMPT_RIP, a call not [a-z0-9_]{0,EX_TIMER_CALL_LEN-1}, a sym not printable
+ * ASCII without '"' and '\' of at most EX_TIMER_SYM_LEN-1 bytes, or a full list. */
+int ex_schedule_add_timer(struct ex_schedule *s, const struct ex_timer_end *t);
+/* The index of the first ending at a step >= step (ntimers: none). */
+uint32_t ex_schedule_timer_from(const struct ex_schedule *s, uint64_t step);
 /* Builds a schedule from one thread id per cue point. */
 int ex_schedule_from_choices(struct ex_schedule *s, const uint32_t *tids, size_t n);
 /* Total steps covered by the segments. */
 uint64_t ex_schedule_length(const struct ex_schedule *s);
 /* Thread chosen at cue point i (0 if i is beyond the segments). */
 uint32_t ex_schedule_thread_at(const struct ex_schedule *s, uint64_t i);
-/* Same segments, default policy and sparse points (the note is not compared). */
+/* Same segments, default policy, sparse points and timer endings' steps and threads
+ * (the note and the endings' names are not compared). */
 bool ex_schedule_equal(const struct ex_schedule *a, const struct ex_schedule *b);
 uint64_t ex_schedule_hash(const struct ex_schedule *s);
 void ex_schedule_set_note(struct ex_schedule *s, const char *fmt, ...)

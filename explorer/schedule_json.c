@@ -126,7 +126,7 @@ static int seg_member(struct json_lex *p, const char *key, void *vctx, int depth
 struct top_ctx {
     struct ex_schedule *s;
     bool have_version, have_segments, have_default, have_quantum, have_note, have_shared;
-    bool have_sparse, have_preempt, have_yield;
+    bool have_sparse, have_preempt, have_yield, have_timers;
 };
 
 struct preempt_ctx {
@@ -209,6 +209,84 @@ static int yields(struct json_lex *p, struct ex_schedule *s)
             p->pos = at;
             return json_lex_fail(p, "yield rips must be strictly ascending, at most %u",
                                  EX_MAX_YIELDS);
+        }
+        if (json_lex_at(p, ',')) {
+            p->pos++;
+            continue;
+        }
+        return expect(p, ']');
+    }
+}
+
+struct timer_ctx {
+    struct ex_timer_end t;
+    bool have_step, have_thread, have_call, have_ns, have_by, have_rip, have_sym;
+};
+
+static int timer_member(struct json_lex *p, const char *key, void *vctx, int depth)
+{
+    struct timer_ctx *c = vctx;
+    uint32_t v;
+    if (strcmp(key, "step") == 0)
+        return first_time(p, &c->have_step, "step") || ju64(p, 0, EX_MAX_TIMER_NS, "step", &c->t.step);
+    if (strcmp(key, "thread") == 0) {
+        if (first_time(p, &c->have_thread, "thread") || juint(p, 1, EX_SCHED_MAX_TID, "thread", &v))
+            return -1;
+        c->t.thread = v;
+        return 0;
+    }
+    if (strcmp(key, "by") == 0) {
+        if (first_time(p, &c->have_by, "by") || juint(p, 0, EX_SCHED_MAX_TID, "by", &v))
+            return -1;
+        c->t.by = v;
+        return 0;
+    }
+    if (strcmp(key, "ns") == 0)
+        return first_time(p, &c->have_ns, "ns") || ju64(p, 0, EX_MAX_TIMER_NS, "ns", &c->t.ns);
+    if (strcmp(key, "rip") == 0)
+        return first_time(p, &c->have_rip, "rip") || ju64(p, 0, EX_MAX_PREEMPT_RIP, "rip", &c->t.rip);
+    if (strcmp(key, "call") == 0) {
+        if (first_time(p, &c->have_call, "call"))
+            return -1;
+        json_lex_ws(p);
+        return json_lex_string(p, c->t.call, sizeof c->t.call, "call");
+    }
+    if (strcmp(key, "sym") == 0) {
+        if (first_time(p, &c->have_sym, "sym"))
+            return -1;
+        json_lex_ws(p);
+        return json_lex_string(p, c->t.sym, sizeof c->t.sym, "sym");
+    }
+    return json_lex_skip_value(p, depth + 1);
+}
+
+/* "timers": [{"step":S,"thread":T,...}, ...], steps strictly ascending (schedule.h). */
+static int timers(struct json_lex *p, struct ex_schedule *s, int depth)
+{
+    if (expect(p, '[') != 0)
+        return -1;
+    if (json_lex_at(p, ']')) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        struct timer_ctx tc;
+        memset(&tc, 0, sizeof tc);
+        json_lex_ws(p);
+        size_t at = p->pos;
+        int line = p->line;
+        size_t ls = p->line_start;
+        if (jobject(p, timer_member, &tc, depth + 1) != 0)
+            return -1;
+        if (!tc.have_step || !tc.have_thread) {
+            p->pos = at, p->line = line, p->line_start = ls;
+            return json_lex_fail(p, "a timer ending needs \"step\" and \"thread\"");
+        }
+        if (ex_schedule_add_timer(s, &tc.t) != 0) {
+            p->pos = at, p->line = line, p->line_start = ls;
+            return json_lex_fail(p, "more than %u timer endings, a step not after the last "
+                                 "one's, a \"call\" not a syscall name or a \"sym\" not "
+                                 "printable", EX_MAX_TIMERS);
         }
         if (json_lex_at(p, ',')) {
             p->pos++;
@@ -356,6 +434,11 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
             return -1;
         return yields(p, s);
     }
+    if (strcmp(key, "timers") == 0) {
+        if (first_time(p, &c->have_timers, "timers") != 0)
+            return -1;
+        return timers(p, s, depth);
+    }
     if (strcmp(key, "segments") == 0) {
         if (first_time(p, &c->have_segments, "segments") != 0)
             return -1;
@@ -476,7 +559,8 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
             k += l;
     }
     json_escape(note, clean);
-    size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80 + s->nyield * 24;
+    size_t cap = 200 + strlen(note) + s->nseg * 48 + s->nshared * 22 + s->npreempt * 80 + s->nyield * 24 +
+                 s->ntimers * (150 + EX_TIMER_CALL_LEN + EX_TIMER_SYM_LEN);
     char *out = malloc(cap);
     if (!out)
         return NULL;
@@ -501,6 +585,20 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
         for (uint32_t k = 0; k < s->nyield; k++)
             n += (size_t)snprintf(out + n, cap - n, "%s%llu", k ? "," : "",
                                   (unsigned long long)s->yield[k]);
+        n += (size_t)snprintf(out + n, cap - n, "],\n ");
+    }
+    if (s->ntimers) {
+        n += (size_t)snprintf(out + n, cap - n, "\"timers\":[");
+        for (uint32_t k = 0; k < s->ntimers; k++) {
+            const struct ex_timer_end *t = &s->timer[k];
+            /* call and sym have nothing to escape (ex_schedule_add_timer checked them) */
+            n += (size_t)snprintf(out + n, cap - n, "%s{\"step\":%llu,\"thread\":%u,\"call\":"
+                                  "\"%.*s\",\"ns\":%llu,\"by\":%u,\"rip\":%llu,\"sym\":\"%.*s\"}",
+                                  k ? "," : "", (unsigned long long)t->step, t->thread,
+                                  (int)strnlen(t->call, EX_TIMER_CALL_LEN - 1), t->call,
+                                  (unsigned long long)t->ns, t->by, (unsigned long long)t->rip,
+                                  (int)strnlen(t->sym, EX_TIMER_SYM_LEN - 1), t->sym);
+        }
         n += (size_t)snprintf(out + n, cap - n, "],\n ");
     }
     n += (size_t)snprintf(out + n, cap - n, "\"segments\":[");

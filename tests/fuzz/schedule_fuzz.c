@@ -24,8 +24,12 @@ static void check_round_trip(const struct ex_schedule *s)
         abort();
     if (strcmp(b.note, s->note) != 0 && strlen(s->note) < EX_NOTE_LEN - 1)
         abort();
+    /* A timer ending's names (call, ns, by, rip) are a comment in the text, like the note. */
+    bool named = false;
+    for (uint32_t i = 0; i < s->ntimers; i++)
+        named |= s->timer[i].call[0] || s->timer[i].ns || s->timer[i].by || s->timer[i].rip;
     char *text2 = ex_schedule_to_text(&a);
-    if (text2 && strcmp(text2, text) != 0 && !s->note[0])
+    if (text2 && strcmp(text2, text) != 0 && !s->note[0] && !named)
         abort();
     free(text2);
     ex_schedule_free(&a);

@@ -4,6 +4,7 @@
 #ifndef JINX_CLI_JINX_TEST_H
 #define JINX_CLI_JINX_TEST_H
 #include "dump/race_pair.h"
+#include "dump/timer_names.h"
 #include "linux/limitlog.h"
 #include <limits.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #define EXIT_FOUND 1
 #define EXIT_USAGE 2
 #define MAX_BT 8
+#define JT_MAX_TIMERS 8 /* timers ended early named in the report */
 
 /* A limit of jinx that a run met, as its --report JSON lists it (limitlog.h). */
 struct jt_limit {
@@ -59,6 +61,12 @@ struct result {
     char first_dump[PATH_MAX];  /* that run's dump (no replay) */
     uint64_t bug_cues;          /* the retired trace's cue points (0: no round records) */
     int has_race;               /* 1: race[] is the retired schedule's racing pair */
+    /* Timers the bug's schedule ended early (explorer/timers.h): the schedule's endings
+     * (sched_timers: no segments or pages, just them) and their names. */
+    struct ex_schedule sched_timers;
+    size_t ntimers;
+    struct timer_name timers[JT_MAX_TIMERS];
+    uint64_t timers_early;      /* timers ended early in every run's schedules, summed */
     char race[2][RACE_SIDE_LEN];
     char dump[PATH_MAX], core[PATH_MAX];
     char detail[512];

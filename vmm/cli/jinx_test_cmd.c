@@ -29,6 +29,7 @@
 #include "lib/util.h"
 #include "campaign/campaign.h"
 #include "dump/race_pair.h"
+#include "dump/timer_names.h"
 #include "explorer/explorer.h"
 #include "cli/jinx_test.h"
 #include "cli/jinx_test_jobs.h"
@@ -59,7 +60,8 @@ static void usage(FILE *f)
         "usage: jinx test IMAGE [--budget 60s] [--rate R] [--fragment-wall DUR] [--json]\n"
         "                 [--junit FILE] [--dump-dir DIR] [--mem SIZE] [--vcpus N]\n"
         "                 [--seeds FIRST-LAST] [--jobs N] [--ro-dir DIR]... [--cpu-model NAME]\n"
-        "                 [--strategy NAME] [--depth D] [-- ARGS...]\n"
+        "                 [--strategy NAME] [--depth D] [--timers strict|early]\n"
+        "                 [-- ARGS...]\n"
         "       jinx campaign plan|run-task|merge ... (jinx campaign --help)\n"
         "       jinx hosts baseline [--uri URI] [--json] HOST.xml...\n"
         "\n"
@@ -94,6 +96,10 @@ static void usage(FILE *f)
         "                  never share one (jinx-vmm run --pin-cpu)\n"
         "  --no-pin        leave CPU affinity alone (jinx-vmm run --no-pin)\n"
         "  --cpu-model NAME  the CPU the guest sees (jinx-vmm run --cpu-model; default " CPU_MODEL_DEFAULT ")\n"
+        "  --timers MODE   early (default): a schedule may end a thread's sleep or timed wait\n"
+        "                  (at most 1 s away) before its deadline, as a busy machine can (a\n"
+        "                  sleep is no synchronization; the report names each one); strict:\n"
+        "                  every timer runs to its deadline (jinx-vmm run --timers)\n"
         "\n"
         "exit status: 0 nothing found, 1 a bug was found (dump written), 2 usage error, the\n"
         "image could not be run, or could not test: the failing run met one of jinx's own\n"
@@ -123,6 +129,7 @@ struct run_opts {
     const char *cpu_model;      /* NULL: jinx-vmm's default */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
+    bool timers_strict;           /* --timers strict */
     const char *const *ro_dirs;   /* --ro-dir, passed on to every run */
     int n_ro_dirs;
     int nargs;
@@ -161,6 +168,10 @@ char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms
     if (ro->depth) {
         argv[k++] = "--explore-depth";
         argv[k++] = (char *)ro->depth;
+    }
+    if (ro->timers_strict) {
+        argv[k++] = "--timers";
+        argv[k++] = "strict";
     }
     argv[k++] = "--fragment-wall";
     argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
@@ -283,6 +294,9 @@ static void read_explore(const char *js, struct result *r)
     json_get_u64(&o, "schedules_to_bug", &to_bug);
     json_get_u64(&o, "sparse_schedules", &sparse);
     json_get_u64(&o, "cues_mean", &cues_mean);
+    uint64_t early = 0;
+    json_get_u64(&o, "timers_early", &early);
+    r->timers_early += early;
     json_get_double(&o, "seconds", &secs);
     json_get_bool(&o, "reproduced", &reproduced);
     json_get_bool(&o, "gave_up", &gave_up);
@@ -358,6 +372,9 @@ static void read_dump(const char *image, struct result *r)
         r->bug_cues = rd.retired.n;
         r->has_race = race_pair_of_round(&rd.retired, &rd.recorded, r->race[0], r->race[1],
                                          RACE_SIDE_LEN);
+        r->sched_timers.ntimers = rd.sched.ntimers; /* its timers that ended early */
+        memcpy(r->sched_timers.timer, rd.sched.timer, sizeof rd.sched.timer);
+        r->ntimers = timer_names(image, d.image.bias, &rd.sched, r->timers, JT_MAX_TIMERS);
         dump_round_free(&rd);
     }
     struct elf_image img;
@@ -493,7 +510,7 @@ struct test_opts {
     const char *ro_dirs[VM_MAX_RO_DIRS];
     int n_ro_dirs;
     int jobs;                           /* runs at once (cli/jinx_test_jobs.h) */
-    bool json, no_pin;
+    bool json, no_pin, timers_strict;
     struct cli cl;
 };
 
@@ -508,7 +525,8 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"strategy", required_argument, 0, 's'}, {"depth", required_argument, 0, 'D'},
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
         {"cpu-model", required_argument, 0, 'c'}, {"jobs", required_argument, 0, 'J'},
-        {"no-pin", no_argument, 0, 'P'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"no-pin", no_argument, 0, 'P'}, {"timers", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
                             .rate = "5/s", .dir = "jinx-dumps", .jobs = jt_default_jobs()};
@@ -585,6 +603,13 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
                 return -1;
             }
             t->jobs = (int)n;
+            break;
+        case 'T':
+            if (strcmp(optarg, "strict") && strcmp(optarg, "early")) {
+                jx_err("--timers %s: expected strict or early (the default)", optarg);
+                return -1;
+            }
+            t->timers_strict = !strcmp(optarg, "strict");
             break;
         case 'j': t->json = true; break;
         case 'P': t->no_pin = true; break;
@@ -666,7 +691,8 @@ static int cmd_test(int argc, char **argv)
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir,
                           .mem = t.mem, .vcpus = t.vcpus,
                           .fragment_wall = t.fragment_wall, .strategy = t.strategy,
-                          .depth = t.depth, .cpu_model = t.cpu_model, .ro_dirs = t.ro_dirs,
+                          .depth = t.depth, .timers_strict = t.timers_strict,
+                          .cpu_model = t.cpu_model, .ro_dirs = t.ro_dirs,
                           .n_ro_dirs = t.n_ro_dirs,
                           .nargs = cl.npos - 1,
                           .args = cl.pos + 1};

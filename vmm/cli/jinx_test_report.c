@@ -117,6 +117,8 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
                 (unsigned long long)r->schedules_to_bug, r->strategy,
                 jt_schedules_per_second(r),
                 r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
+    for (size_t i = 0; i < r->ntimers; i++) /* explorer/timers.h: a sleep is no synchronization */
+        fprintf(f, "  %s %s\n", i ? "          " : "timer:    ", r->timers[i].text);
     fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
     if (r->thread)
         fprintf(f, "  thread:    %u\n", r->thread);
@@ -157,7 +159,8 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
             r->gave_up ? "true" : "false");
     fprintf(f, ",\"sparse_schedules\":%llu,\"cues_per_schedule\":%.1f",
             (unsigned long long)r->sparse, r->schedules ? (double)r->cues / r->schedules : 0.0);
-    fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d", r->jobs, r->stopped);
+    fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d,\"timers_early_all\":%llu", r->jobs, r->stopped,
+            (unsigned long long)r->timers_early);
     if (r->could_not_test) {
         fprintf(f, ",\"reason\":");
         json_fput_str(f, r->reason, true);
@@ -179,6 +182,8 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
                 r->whole_run ? "true" : "false", (unsigned long long)r->schedules_to_bug,
                 r->reproduced ? "true" : "false");
         json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
+        fprintf(f, ",\"timers_early\":%zu,\"early_timers\":", r->ntimers);
+        timer_names_fput_json(f, &r->sched_timers, r->timers, r->ntimers);
         fprintf(f, ",\"replay_search\":%s", !r->searched ? "null"
                 : r->search_found ? "\"found\"" : "\"not found\"");
         fprintf(f, ",\"backtrace\":[");

@@ -192,6 +192,17 @@ static const struct option replay_lo[] = {
     {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
     {"no-pin", no_argument, 0, 'P'}, {0, 0, 0, 0}};
 
+/* The timers the replay ended early, as the schedule says (docs/timers.md). */
+static void tell_timers(struct vm *vm)
+{
+    for (uint32_t i = 0; i < vm->ser->nended; i++) {
+        const struct ex_timer_end *e = &vm->ser->ended[i];
+        char name[400];
+        fprintf(stderr, "jinx-vmm: replay: %s (choice %llu, as the schedule says)\n",
+                ex_timer_end_describe(e, e->sym, name, sizeof name), (unsigned long long)e->step);
+    }
+}
+
 int cmd_replay(int argc, char **argv)
 {
     bool verbose = false, no_pin = false;
@@ -302,6 +313,7 @@ int cmd_replay(int argc, char **argv)
     pthread_mutex_unlock(&vm.lock);
     if (verbose && copied)
         narrate(&vm, &got, 0, stderr);
+    tell_timers(&vm);
     bool trace_ok = copied && check_trace(&got, &r.retired);
     ex_trace_free(&got);
     if (!ended) {

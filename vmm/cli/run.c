@@ -29,7 +29,7 @@
 
 /* The options whose values are not plain (their own parsing), besides run_values. */
 enum { OPT_HELP = 256, OPT_ENV, OPT_POLICY, OPT_ATTACH, OPT_ROUND, OPT_CHECK_WORKERS,
-       OPT_EXPLORE_STRATEGY, OPT_RO_DIR };
+       OPT_EXPLORE_STRATEGY, OPT_RO_DIR, OPT_TIMERS };
 static const struct option run_specials[] = {
     {"help", no_argument, 0, OPT_HELP}, {"env", required_argument, 0, OPT_ENV},
     {"policy", required_argument, 0, OPT_POLICY}, {"attach", required_argument, 0, OPT_ATTACH},
@@ -41,6 +41,7 @@ static const struct option run_specials[] = {
     {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
     {"explore-strategy", required_argument, 0, OPT_EXPLORE_STRATEGY},
     {"ro-dir", required_argument, 0, OPT_RO_DIR},
+    {"timers", required_argument, 0, OPT_TIMERS},
     {0, 0, 0, 0}};
 
 /* What the command line asked for, and what the phases pass on. */
@@ -52,7 +53,7 @@ struct run {
     const char *round_opt;      /* a round option given (it needs --attach) */
     struct round_config rcfg;   /* --attach and its round options (round.h) */
     bool explore;               /* --explore DUR: whole runs (rounds/explore.h) */
-    bool explore_runs_given, explore_depth_given, explore_strategy_given;
+    bool explore_runs_given, explore_depth_given, explore_strategy_given, timers_given;
     struct explore_config ecfg; /* ... and its options */
     struct cli cl;
     bool dev_mode;              /* --serial, --record or --snapshot-selftest */
@@ -180,6 +181,15 @@ static int parse_special(struct run *r, int c, const char *name)
         }
         r->explore_strategy_given = true;
         return 0;
+    case OPT_TIMERS: /* explore_timers.h */
+        if (strcmp(optarg, "strict") && strcmp(optarg, "early")) {
+            jx_err("--timers %s: expected strict (a timer never ends before its deadline) or "
+                   "early (the default: exploration may end one early)", optarg);
+            return -1;
+        }
+        r->ecfg.timers_strict = !strcmp(optarg, "strict");
+        r->timers_given = true;
+        return 0;
     case OPT_ENV:
         if (!strchr(optarg, '=') || r->envc == MAX_ENV) {
             jx_err("--env %s: expected K=V (at most %d)", optarg, MAX_ENV);
@@ -276,6 +286,7 @@ static int check_args(struct run *r)
     const char *explore_opt = r->explore_runs_given ? "explore-runs"
                               : r->explore_depth_given ? "explore-depth"
                               : r->explore_strategy_given ? "explore-strategy"
+                              : r->timers_given ? "timers"
                               : r->ecfg.verbose ? "verbose-explore"
                               : r->ecfg.no_stress ? "no-stress-runs" : NULL;
     if (explore_opt && !r->explore) {
@@ -455,7 +466,7 @@ static int end_run(struct run *r, struct vm *vm)
     dumpround_free(rrec, nrrec);
     if (r->explore) {
         struct explore_stats xst;
-        char js[1024];
+        char js[1536];
         explore_stats(vm, &xst);
         if (explore_stats_json(&xst, js, sizeof js) == 0)
             fprintf(stderr, "jinx-vmm: explore: %s\n", js);
@@ -476,6 +487,10 @@ static void report_and_free(struct run *r, struct vm *vm)
                 (unsigned long long)vm->ser->cursor.steps,
                 (unsigned long long)vm->ser->cursor.divergences,
                 (unsigned long long)vm->ser->spin.detections);
+        if (vm->ser->sched.ntimers) /* a schedule's timers that end early: docs/timers.md */
+            fprintf(stderr, "jinx-vmm: timers: %u of the schedule's %u timers ended early, %llu "
+                    "found no timer to end\n", vm->ser->nended, vm->ser->sched.ntimers,
+                    (unsigned long long)vm->ser->timer_diverged);
         fprintf(stderr, "jinx-vmm: steps: %llu single steps, %llu ended in the guest (%llu "
                 "kicks ran on to the handler's end)\n",
                 (unsigned long long)vm->crew->steps, (unsigned long long)vm->crew->guest_steps,

@@ -11,7 +11,7 @@
 #include "linux/elfparse.h"
 #include "kvm/layout.h"
 #include "dump/roundrec.h"
-#include "explorer/explorer.h"
+#include "dump/timer_names.h"
 #include "lib/json.h"
 #include "lib/util.h"
 #include "dump/inspect_html.h"
@@ -378,11 +378,10 @@ static void print_round_text(struct ictx *x, FILE *f)
     fprintf(f, "replay:  %llu of at most %llu cue points from a snapshot of %zu pages and %u "
             "vCPUs (jinx-vmm replay DUMP); schedule:\n", (unsigned long long)r->retired.n,
             (unsigned long long)sc->cue_limit, r->snap.npages, r->snap.nvcpus);
-    if (sched) {
-        for (char *line = strtok(sched, "\n"); line; line = strtok(NULL, "\n"))
-            fprintf(f, "           %s\n", line);
-        free(sched);
-    }
+    for (char *line = sched ? strtok(sched, "\n") : NULL; line; line = strtok(NULL, "\n"))
+        fprintf(f, "           %s\n", line);
+    free(sched);
+    timer_names_print(f, x->image_path, x->bias, &r->sched); /* timers ended early */
     long diff = first_difference(r);
     if (diff >= 0 && (size_t)diff < r->retired.n) {
         const struct ex_event *e = &r->retired.ev[diff];
@@ -539,6 +538,7 @@ static void print_round_json(struct ictx *x, FILE *f)
     char *js = ex_schedule_to_json(&r->sched);
     fprintf(f, "%s", js ? js : "null");
     free(js);
+    timer_names_json_field(f, x->image_path, x->bias, &r->sched); /* ,"early_timers":[...] */
     long diff = first_difference(r);
     if (diff >= 0 && (size_t)diff >= r->retired.n)
         diff = -1;

@@ -261,6 +261,12 @@ static void summary(struct hp *x)
                      "%.255s", (unsigned long long)sc->round, sc->sim ? "simulation"
                      : "the recording", sc->sim, sc->nsim, sc->strategy, sc->why);
         sum_row(x, sc->round ? "round" : "run", buf, sizeof buf);
+        for (uint32_t i = 0; i < x->p->round->sched.ntimers; i++) { /* docs/timers.md */
+            const struct ex_timer_end *e = &x->p->round->sched.timer[i];
+            char name[400];
+            ex_timer_end_describe(e, e->sym, name, sizeof name);
+            sum_row(x, "timer", name, sizeof name);
+        }
         snprintf(buf, sizeof buf, "%llu cue points retired, %zu recorded, %zu shared variables",
                  (unsigned long long)x->t->n, x->rec->n, x->p->round->nvars);
         sum_row(x, "trace", buf, sizeof buf);

@@ -14,7 +14,7 @@ struct snap_vcpu {
     int tid;
     enum tstate state;
     uint64_t clear_child_tid, sigmask;
-    uint64_t wait_addr, wait_deadline, wait_seq;
+    uint64_t wait_addr, wait_deadline, wait_seq, wait_ns;
     uint32_t wait_bitset;
     bool woken, result_in_rax, start_pending;
     int64_t wait_result;
@@ -101,6 +101,7 @@ static int save_vcpu(struct vcpu *v, struct snap_vcpu *sv)
     sv->wait_addr = v->wait_addr;
     sv->wait_deadline = v->wait_deadline;
     sv->wait_seq = v->wait_seq;
+    sv->wait_ns = v->wait_ns;
     sv->wait_bitset = v->wait_bitset;
     sv->woken = v->woken;
     sv->wait_result = v->wait_result;
@@ -234,6 +235,7 @@ static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *s
     v->wait_addr = sv->wait_addr;
     v->wait_deadline = sv->wait_deadline;
     v->wait_seq = sv->wait_seq;
+    v->wait_ns = sv->wait_ns;
     v->wait_bitset = sv->wait_bitset;
     v->woken = sv->woken;
     v->wait_result = sv->wait_result;
@@ -612,6 +614,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
         v->wait_addr = sv->wait_addr;
         v->wait_deadline = sv->wait_deadline;
         v->wait_seq = sv->wait_seq;
+        v->wait_ns = 0; /* not in a dump's snapshot: a report names the wait without it */
         v->wait_bitset = sv->wait_bitset;
         v->woken = sv->flags & SNAPF_WOKEN;
         v->wait_result = sv->wait_result;

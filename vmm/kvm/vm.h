@@ -53,6 +53,8 @@ struct vcpu {
     uint32_t wait_bitset;
     uint64_t wait_deadline;     /* virtual ns, UINT64_MAX when none */
     uint64_t wait_seq;          /* FIFO order among waiters */
+    uint64_t wait_ns;           /* the wait it asked for, deadline - time it blocked (0: none
+                                 * or unknown); its syscall is blocked_regs.rax (timers.h) */
     bool woken;
     int64_t wait_result;        /* the blocked syscall's result, set when it wakes */
     bool result_pending;        /* deliver wait_result as the syscall MMIO read's value */

@@ -68,6 +68,8 @@ static void block_begin_locked(struct vm *vm, struct vcpu *v, uint64_t addr, uin
     v->wait_addr = addr;
     v->wait_bitset = bitset;
     v->wait_deadline = deadline;
+    uint64_t now = deadline == NO_DEADLINE ? 0 : vm_vtime(vm);
+    v->wait_ns = deadline != NO_DEADLINE && deadline > now ? deadline - now : 0;
     v->wait_seq = ++vm->wait_counter;
     v->woken = false;
     v->wait_result = 0;

@@ -3,6 +3,7 @@
 #include "rounds/explore_replay.h"
 #include "rounds/explore_sparse.h"
 #include "rounds/explore_stress.h"
+#include "rounds/explore_timers.h"
 #include "rounds/explore_wall.h"
 #include "lib/json.h"
 #include "rounds/simulation.h"
@@ -39,6 +40,7 @@ struct explore_driver {
     struct explore_sparse sparse; /* sparse runs (explore_sparse.h) */
     struct explore_stress stress; /* stress runs (explore_stress.h) */
     bool run_sparse;            /* the current run is sparse: the picker asks its PCT */
+    struct explore_timers timers; /* timers that end early (explore_timers.h) */
     uint64_t traced;            /* traced runs done */
     bool sparse_ended;          /* a sparse run ended (whole runs fit) */
 };
@@ -63,6 +65,12 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
                      const struct ex_tidset *avoid)
 {
     struct explore_driver *d = ctx;
+    struct ex_tidset buf;
+    bool forced;
+    enabled = explore_timers_pick(&d->timers, vm, enabled, avoid, &buf, &forced,
+                                  d->run_sparse ? 0 : ex_online_following(&d->online));
+    if (forced)
+        avoid = NULL; /* the thread whose timer ended early goes on: explore_timers.h */
     if (d->run_sparse) {
         const struct ex_trace *t = &vm->ser->trace;
         return ex_sparse_next(&d->sparse.run, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
@@ -313,6 +321,17 @@ static void name_bug_run(struct explore_driver *d, bool sparse)
         ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
 }
 
+/* The run just made, as a schedule that replays it: the choices (and the sparse points or
+ * the pre-shared pages) and the timers it ended early. 0, or -1 (out of memory). */
+static int bug_schedule(struct explore_driver *d, bool sparse, struct ex_schedule *out)
+{
+    int got = sparse ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, out)
+              : ex_online_schedule(&d->online, out) < 0 ||
+                      ex_schedule_set_shared(out, d->preshare, d->npreshare) < 0
+                  ? -1 : 0;
+    return got < 0 ? -1 : explore_timers_to_schedule(d->vm, out);
+}
+
 /* A stress run, when one is due (explore_stress.h): 0 go on, 1 stop exploring (the
  * program met a bug for real, or the budget is spent), -1 the VM failed. */
 static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline)
@@ -361,6 +380,7 @@ static void explore(struct explore_driver *d)
         bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
+        explore_timers_begin(&d->timers, sp, d->cfg.seed, i);
         if (!sp) {
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
                             d->traced); /* traced runs keep their sequence, sparse or not */
@@ -382,6 +402,7 @@ static void explore(struct explore_driver *d)
             break;
         }
         r.outcome = run_outcome(&r.out, r.ended);
+        uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
         if (sp) {
             note_run(d, i, &r, t_run, cpu_run);
             explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
@@ -397,6 +418,8 @@ static void explore(struct explore_driver *d)
             d->traced++;
             explore_sparse_after_traced(&d->sparse, &r.trace, r.ended, r.cues, &d->learnt);
         }
+        if (d->cfg.verbose)
+            explore_timers_print(vm, stderr);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
          * replayed live like a bug, so that the live program meets the limit, the run's
          * report lists it, and jinx test says "could not test". */
@@ -404,16 +427,13 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            int got = sp ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, &bug_sched)
-                      : ex_online_schedule(&d->online, &bug_sched) < 0 ||
-                              ex_schedule_set_shared(&bug_sched, d->preshare, d->npreshare) < 0
-                          ? -1 : 0;
-            if (got < 0) {
+            if (bug_schedule(d, sp, &bug_sched) < 0) {
                 jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
                        "memory): not reported", (unsigned long long)(i + 1));
             } else {
                 found = true;
                 d->st.bug_at = i + 1;
+                d->st.timers_bug = ended;
                 name_bug_run(d, sp);
                 bug.outcome = r.outcome;
                 bug.cues = r.cues;
@@ -546,6 +566,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     ex_u64map_init(&d->learnt);
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     explore_stress_init(&d->stress, d->cfg.run_wall_ns);
+    explore_timers_init(&d->timers, d->cfg.timers_strict);
     d->stress.off = d->cfg.no_stress;
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
@@ -598,7 +619,8 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,"
                      "\"sparse_schedules\":%llu,\"sparse_cut\":%llu,\"sparse_cues_mean\":%.1f,"
                      "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,"
-                     "\"stress_runs\":%llu,\"stress_cut\":%llu,\"stress_seconds\":%.3f,\"strategy\":",
+                     "\"stress_runs\":%llu,\"stress_cut\":%llu,\"stress_seconds\":%.3f,"
+                     "\"timers_early\":%llu,\"timers_early_bug\":%llu,\"strategy\":",
                      st->snapshot_taken ? "true" : "false",
                      (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
                      (unsigned long long)st->cut, (unsigned long long)st->bug_at,
@@ -611,7 +633,8 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      st->sparse ? (double)st->sparse_fired / st->sparse : 0.0,
                      st->sparse ? (double)st->sparse_hits / st->sparse : 0.0,
                      (unsigned long long)st->stress, (unsigned long long)st->stress_cut,
-                     st->stress_ns / 1e9);
+                     st->stress_ns / 1e9, (unsigned long long)st->timers_early,
+                     (unsigned long long)st->timers_bug);
     if (n < 0 || (size_t)n >= len)
         return -1;
     struct jbuf j;

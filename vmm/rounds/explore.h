@@ -44,6 +44,7 @@ struct explore_config {
     bool verbose;                   /* a line per run */
     bool no_stress;                 /* no stress runs (explore_stress.h) */
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
+    bool timers_strict;             /* --timers strict: no timer ends early (explore_timers.h) */
     struct round_config rounds;     /* ... with this configuration */
 };
 
@@ -63,6 +64,8 @@ struct explore_stats {
     uint64_t sparse, sparse_cut, sparse_cues, sparse_fired, sparse_hits;
     /* Stress runs (explore_stress.h): how many, stopped at their budget, wall time. */
     uint64_t stress, stress_cut, stress_ns;
+    /* Timers ended early (explore_timers.h): in all runs; in the bug run. */
+    uint64_t timers_early, timers_bug;
     char strategy[32];              /* the strategy of the bug run (portfolio members) */
     char note[160];                 /* its description (ex_online_describe) */
 };

@@ -1,6 +1,7 @@
 /* Memory cue points taken in the guest: the budget, arming the agent's block, and the
  * drain (guest_cue.h). */
 #include "sched/guest_cue.h"
+#include "sched/timers.h"
 #include "kvm/vm.h"
 #include "linux/futex.h"
 #include "sched/crew.h"
@@ -57,6 +58,9 @@ uint32_t guest_cue_budget_locked(struct vm *vm, struct vcpu *v)
      * time before every deadline (futex_expire_locked would wake someone there). */
     if (s->limit)
         b = s->cues >= s->limit ? 0 : min64(b, s->limit - s->cues);
+    uint64_t ts = timers_next_step_locked(vm); /* a timer the schedule ends: a VMM pick */
+    if (ts != UINT64_MAX)
+        b = ts <= s->picks ? 0 : min64(b, ts - s->picks);
     uint64_t now = serialize_vtime(vm);
     for (int i = 0; b && i < vm->nvcpus; i++) {
         const struct vcpu *w = vm->vcpus[i];

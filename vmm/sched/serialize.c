@@ -3,6 +3,7 @@
 #include "sched/guard_report.h"
 #include "sched/simdiff.h"
 #include "sched/stall.h"
+#include "sched/timers.h"
 #include "linux/futex.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
@@ -163,7 +164,7 @@ void serialize_yield_locked(struct vm *vm, struct vcpu *v, uint64_t rip)
     sparse_cue_locked(vm, v, rip, 0);
 }
 
-static void enabled_locked(struct vm *vm, struct ex_tidset *enabled)
+void serialize_enabled_locked(struct vm *vm, struct ex_tidset *enabled)
 {
     ex_tidset_clear(enabled);
     for (int i = 0; i < vm->nvcpus; i++) {
@@ -178,7 +179,7 @@ int serialize_pick_locked(struct vm *vm, int tid)
     struct serializer *s = vm->ser;
     struct ex_tidset enabled;
     futex_expire_locked(vm); /* virtual time moved with this cue point */
-    enabled_locked(vm, &enabled);
+    serialize_enabled_locked(vm, &enabled);
     if (ex_tidset_empty(&enabled) && vm->live > 0) {
         /* Nobody can run and nobody will until virtual time moves, and under it no host
          * thread expires its own deadline: skip to the earliest one now, as when the
@@ -187,7 +188,7 @@ int serialize_pick_locked(struct vm *vm, int tid)
         futex_check_all_blocked(vm);
         if (s->current < 0)
             return -1; /* it found a deadlock: the fragment is over, keep it so */
-        enabled_locked(vm, &enabled);
+        serialize_enabled_locked(vm, &enabled);
     }
     if (s->notify_at && s->cues == s->notify_at)
         pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run_from's budget starts */
@@ -199,8 +200,12 @@ int serialize_pick_locked(struct vm *vm, int tid)
         pthread_cond_broadcast(&vm->done_cv); /* serialize_fragment_run waits for this */
         return -1;
     }
+    /* A schedule's timer that ends early at this choice (timers.h); a picker ends its own. */
+    if (!s->pick && !ex_tidset_empty(&enabled) && timers_follow_locked(vm, tid))
+        serialize_enabled_locked(vm, &enabled);
     uint32_t nx = s->pick ? s->pick(s->pick_ctx, vm, &enabled, ex_spin_avoid(&s->spin))
                           : ex_cursor_next_avoiding(&s->cursor, &enabled, ex_spin_avoid(&s->spin));
+    s->picks += !ex_tidset_empty(&enabled);
     /* The cursor speaks explorer ids; the rest of the VMM guest tids. */
     struct vcpu *nv = NULL;
     for (int i = 0; nx && i < vm->nvcpus; i++) {
@@ -284,6 +289,10 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     s->stopped = false;
     s->current = 0;
     s->on = true;
+    s->picks = 0;
+    s->timer_next = 0;
+    s->timer_diverged = 0;
+    s->nended = 0;
     /* A sleeper whose deadline came while the VM was paused (its host thread had not
      * yet looked) runs from the first cue point, in every simulation alike. */
     futex_expire_locked(vm);

@@ -73,6 +73,16 @@ struct serializer {
     uint64_t wall_deadline;
     /* Sparse execution (sparse.h): set from the schedule at each fragment's begin. */
     struct sparse sparse;
+    /* Timers that end early (timers.h): the choices made in this fragment (picks that had
+     * an enabled thread: a schedule's steps), the schedule's next ending to follow, its
+     * endings that found no timer, and this fragment's endings in order (the run's
+     * schedule carries them). timers_ended counts every ending since serialize_init. */
+    uint64_t picks;
+    uint32_t timer_next;
+    uint64_t timer_diverged;
+    uint32_t nended;
+    struct ex_timer_end ended[EX_MAX_TIMERS];
+    uint64_t timers_ended;
 };
 
 #define SERIALIZE_CPU_BACKSTOP 20u
@@ -92,6 +102,8 @@ int serialize_mode_install(struct vm *vm);
 /* Explorer thread ids (v->xid) are linux/threads.h's: a fragment's begin numbers the
  * threads from scratch. */
 
+/* The threads that can run (explorer ids). Caller holds vm->lock. */
+void serialize_enabled_locked(struct vm *vm, struct ex_tidset *enabled);
 /* Caller holds vm->lock. */
 bool serialize_may_run_locked(struct vm *vm, struct vcpu *v);
 /* Records a cue point of thread v and picks who runs next. Caller holds vm->lock. */
