@@ -350,6 +350,23 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
     return got > 0 || mono_ns() >= deadline ? 1 : 0;
 }
 
+/* The end of the exploration loop: its statistics, and back to wall-time budgets. A
+ * budget that ran out before any whole run ended (`decided` false: no bug, no run ended)
+ * says whole runs are too long for it: rounds take over, as when they gave up. */
+static void close_exploration(struct explore_driver *d, bool decided, uint64_t t0,
+                              uint64_t deadline)
+{
+    struct vm *vm = d->vm;
+    if (!decided && !d->st.gave_up && !over(vm) && mono_ns() >= deadline)
+        d->st.gave_up = true;
+    d->st.ns_explore = mono_ns() - t0;
+    d->st.stress = d->stress.runs;
+    d->st.stress_cut = d->stress.cut;
+    d->st.stress_ns = d->stress.ns;
+    vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
+    vm->ser->wall_deadline = 0;
+}
+
 static void explore(struct explore_driver *d)
 {
     struct vm *vm = d->vm;
@@ -478,15 +495,7 @@ static void explore(struct explore_driver *d)
             wall = explore_wall_sized(d->cfg.run_wall_ns, wall, cpu_run);
         }
     }
-    if (!found && !ended_any && !d->sparse_ended && !d->st.gave_up && !over(vm) &&
-        mono_ns() >= deadline)
-        d->st.gave_up = true; /* the budget ran out before any whole run ended: too long */
-    d->st.ns_explore = mono_ns() - t0;
-    d->st.stress = d->stress.runs;
-    d->st.stress_cut = d->stress.cut;
-    d->st.stress_ns = d->stress.ns;
-    vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
-    vm->ser->wall_deadline = 0;
+    close_exploration(d, found || ended_any || d->sparse_ended, t0, deadline);
     if (over(vm))
         goto out;
     if (found) {
