@@ -14,12 +14,15 @@
 
 #define SHOWN_PATH 64 /* bytes of the guest's path a limit's text shows */
 
-/* What libc reads on its own and copes without (system information, time zones,
- * locales): an open of it refused is no limit, as clone3 and rseq are none. */
+/* What libc and runtimes read on their own and cope without (system information, time
+ * zones, locales, debug info): an open of it refused is no limit, as clone3 and rseq are none. */
 static bool libc_probe(const char *p)
 {
     static const char *const prefixes[] = {"/proc/", "/sys/", "/usr/share/zoneinfo/",
-                                           "/usr/lib/locale/", "/usr/share/locale/"};
+                                           "/usr/lib/locale/", "/usr/share/locale/",
+                                           /* separate debug info, which the sanitizers'
+                                            * symbolizers look for (--ro-dir grants it) */
+                                           "/usr/lib/debug/"};
     static const char *const exact[] = {"/proc", "/sys", "/etc/localtime",
                                         "/etc/ld.so.preload"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
