@@ -9,6 +9,7 @@
 #include "kvm/pin.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
+#include "linux/sanenv.h"
 #include "linux/scancache.h"
 #include "linux/cpuidscan.h"
 #include "linux/outcome.h"
@@ -48,6 +49,7 @@ struct run {
     struct vm_options opt;
     char *envp[MAX_ENV];
     int envc;
+    char asan_env[1024];        /* ASAN_OPTIONS as the guest gets it (linux/sanenv.h) */
     bool no_control, attach, seed_given;
     const char *round_opt;      /* a round option given (it needs --attach) */
     struct round_config rcfg;   /* --attach and its round options (round.h) */
@@ -318,6 +320,19 @@ static int set_up(struct run *r, struct vm *vm)
     if (elf_open(r->cl.pos[0], &probe, r->err, sizeof r->err) < 0) {
         jx_err("%s", r->err);
         return -1;
+    }
+    /* An ASan build: LeakSanitizer's fork at exit cannot work in the guest (sanenv.h). */
+    if (sanenv_uses_asan(&probe)) {
+        int at = -1;
+        for (int i = 0; i < r->envc; i++)
+            if (!strncmp(r->envp[i], "ASAN_OPTIONS=", 13))
+                at = i;
+        if (sanenv_asan_options(at >= 0 ? r->envp[at] : NULL, r->asan_env, sizeof r->asan_env)) {
+            if (at >= 0)
+                r->envp[at] = r->asan_env;
+            else if (r->envc < MAX_ENV)
+                r->envp[r->envc++] = r->asan_env;
+        }
     }
     elf_free(&probe);
 

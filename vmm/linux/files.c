@@ -282,7 +282,7 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
     }
     struct gfile *f;
     bool synthetic = false; /* a /proc/self file made from the guest's state */
-    char given[PATHCONF_MAX];
+    char given[32]; /* the /proc/self names are short (vCPU threads' stacks are not deep) */
     if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) == 0 && !strncmp(given, "/proc/", 6)) {
         int ps = procself_open(vm, given, writes, (flags & G_O_DIRECTORY) != 0, &f);
         if (ps <= 0) {
