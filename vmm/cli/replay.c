@@ -4,6 +4,7 @@
 #include "dump/dump_files.h"
 #include "dump/cpuidrec.h"
 #include "dump/patchrec.h"
+#include "dump/sanrec.h"
 #include "kvm/cpuidpatch.h"
 #include "kvm/cputable.h"
 #include "linux/outcome.h"
@@ -316,7 +317,23 @@ int cmd_replay(int argc, char **argv)
     status = outcome_exit_status(&vm.out);
     char sym[128];
     vm_symbolize_frame(&vm, vm.out.rip, false, sym, sizeof sym);
-    if (same_outcome(&vm.out, &d.outcome) && trace_ok) {
+    /* A sanitizer's report is part of the outcome (dump/sanrec.h): the same tool and kind. */
+    struct san_report want_rep, got_rep;
+    char rerr[160];
+    int has_want = sanrec_find(&d, &want_rep, rerr, sizeof rerr);
+    bool has_got = outcome_sanreport(&vm, &got_rep);
+    bool same_report = has_want <= 0 ? true
+                       : has_got && !strcmp(want_rep.tool, got_rep.tool) &&
+                         !strcmp(want_rep.kind, got_rep.kind);
+    if (has_want > 0 && same_report)
+        fprintf(stderr, "jinx-vmm: replay printed the dump's sanitizer report: %s %s\n",
+                want_rep.tool, want_rep.kind);
+    else if (has_want > 0) {
+        jx_err("replay did NOT print the dump's sanitizer report (%s %s): %s%s%s", want_rep.tool,
+               want_rep.kind, has_got ? got_rep.tool : "none", has_got ? " " : "",
+               has_got ? got_rep.kind : "");
+    }
+    if (same_outcome(&vm.out, &d.outcome) && trace_ok && same_report) {
         if (vm.out.kind == OUT_SIGNAL)
             fprintf(stderr, "jinx-vmm: replay reproduced the dump's crash: %s in thread %d at "
                     "0x%llx (%s), %s the fragment (%.1f ms)\n", signal_name(vm.out.signal),

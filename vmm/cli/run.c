@@ -10,6 +10,7 @@
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include "linux/sanenv.h"
+#include "linux/sanreport.h"
 #include "linux/scancache.h"
 #include "linux/cpuidscan.h"
 #include "linux/outcome.h"
@@ -425,7 +426,11 @@ static int end_run(struct run *r, struct vm *vm)
         retired = explore_retired(vm); /* a whole run's bug (rounds/explore.h) */
     /* A whole run's bug may end in a nonzero exit status (explore.c): dumped too, so that
      * it replays like a crash. */
-    bool want_dump = dump_wanted(&vm->out) ||
+    /* And so is a sanitizer's report with its failing exit (ASan's exit 1), wherever it
+     * was met: the dump shows and replays the report (dump/sanrec.h). */
+    struct san_report rep;
+    bool sanitized = vm->out.kind == OUT_EXIT && vm->out.status && outcome_sanreport(vm, &rep);
+    bool want_dump = dump_wanted(&vm->out) || sanitized ||
                      (retired && retired->round == 0 && vm->out.kind == OUT_EXIT && vm->out.status);
     if (r->opt.dump_dir && want_dump && retired &&
         dumpround_build(vm, retired, &rrec, &nrrec, r->err, sizeof r->err) < 0)
