@@ -15,10 +15,8 @@ bool sanenv_uses_asan(struct elf_image *img)
     char err[128];
     if (elf_dynamic_strings(img->data, img->size, needed, &asan, err, sizeof err) < 0)
         asan = false;
-    if (!asan) {
-        elf_load_symbols(img);
-        asan = elf_lookup(img, "__asan_init") != 0;
-    }
+    if (!asan)
+        asan = elf_lookup(img, "__asan_init") != 0; /* elf_parse loaded the symbols */
     return asan;
 }
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 /* Whether img links AddressSanitizer: DT_NEEDED libasan.so*, or (static, -static-libasan)
- * defines __asan_init. Loads img's symbols. */
+ * defines __asan_init. */
 bool sanenv_uses_asan(struct elf_image *img);
 /* The ASAN_OPTIONS entry for the guest ("ASAN_OPTIONS=..." in out, cap bytes) given the
  * user's entry (NULL: none): the user's own when it names detect_leaks, else it with
