@@ -151,8 +151,10 @@ bool sanreport_parse(const char *text, size_t len, struct san_report *r)
             const char *end = l.p + l.n;
             char k[SANREPORT_KIND_LEN];
             kind_from(k, sum + 27, end, 1);
-            if (k[0])
+            if (k[0]) {
+                memset(r->kind, 0, sizeof r->kind); /* no bytes of the header's kind stay */
                 strcpy(r->kind, k);
+            }
             break;
         }
         if (r->nlines < SANREPORT_LINES && l.n && !(l.n >= 4 && !memcmp(l.p, "====", 4)))
