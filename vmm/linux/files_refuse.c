@@ -34,6 +34,17 @@ static bool libc_probe(const char *p)
     return false;
 }
 
+/* A scratch file a sanitizer runtime makes and copes without: TSan's read-only zero
+ * page (tsan.rodata.PID, in /dev/shm or /tmp), which it maps only when the create works. */
+static bool runtime_scratch(const char *p)
+{
+    static const char *const prefixes[] = {"/dev/shm/tsan.rodata.", "/tmp/tsan.rodata."};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(p, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
 /* open's flags as the program would have written them: "O_WRONLY|O_CREAT|O_TRUNC". */
 static void open_flags_text(int flags, char *out, size_t cap)
 {
@@ -60,11 +71,10 @@ void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, i
             return;
         if (r == -2)
             path[sizeof path - 1] = 0;
-        if (why == REFUSED_OUTSIDE) {
-            char abs[PATHCONF_MAX];
-            if (path_normalize(vm->files->cwd, path, abs, sizeof abs) == 0 && libc_probe(abs))
-                return;
-        }
+        char abs[PATHCONF_MAX];
+        if (path_normalize(vm->files->cwd, path, abs, sizeof abs) == 0 &&
+            ((why == REFUSED_OUTSIDE && libc_probe(abs)) || runtime_scratch(abs)))
+            return;
         /* The path as the program gave it: printable ASCII, cut to SHOWN_PATH bytes. */
         size_t n = 0;
         for (const char *c = path; *c && n < SHOWN_PATH; c++)
