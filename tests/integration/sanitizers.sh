@@ -104,7 +104,7 @@ find_bug() {
       "$CTL" inspect --json "$dump" >"$tmp/ins.json" 2>>"$tmp/err"
       "$CTL" inspect --html "$tmp/p.html" "$dump" >/dev/null 2>>"$tmp/err"
       if grep -q "^report:  $tool $kind" "$tmp/ins" &&
-         [ "$(jget "$tmp/ins.json" "d['report']['kind']")" = "$kind" ] &&
+         [ "$(jget "$tmp/ins.json" "d['outcome']['report']['kind']")" = "$kind" ] &&
          grep -q "<th>report</th><td>$tool $kind" "$tmp/p.html"; then
         ok "$prog: jinxctl inspect, --json and --html show the report"
       else bad "$prog: inspect does not show the report"; fi

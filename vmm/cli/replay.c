@@ -111,6 +111,25 @@ static bool same_outcome(const struct outcome *o, const struct dump_outcome *d)
     }
 }
 
+/* A sanitizer's report is part of the outcome (dump/sanrec.h): the replay must print one
+ * of the same tool and kind. True when it did, or the dump has none; says which. */
+static bool same_report(struct vm *vm, const struct dumpfile *d)
+{
+    struct san_report want, got;
+    char err[160];
+    if (sanrec_find(d, &want, err, sizeof err) <= 0)
+        return true;
+    bool has = outcome_sanreport(vm, &got);
+    if (has && !strcmp(want.tool, got.tool) && !strcmp(want.kind, got.kind)) {
+        fprintf(stderr, "jinx-vmm: replay printed the dump's sanitizer report: %s %s\n",
+                want.tool, want.kind);
+        return true;
+    }
+    jx_err("replay did NOT print the dump's sanitizer report (%s %s): %s%s%s", want.tool,
+           want.kind, has ? got.tool : "none", has ? " " : "", has ? got.kind : "");
+    return false;
+}
+
 /* What is replayed: a whole run (rounds/explore.h: round 0) or a round's simulation. */
 static void announce(const struct dump_round *r, double load_ms)
 {
@@ -317,23 +336,7 @@ int cmd_replay(int argc, char **argv)
     status = outcome_exit_status(&vm.out);
     char sym[128];
     vm_symbolize_frame(&vm, vm.out.rip, false, sym, sizeof sym);
-    /* A sanitizer's report is part of the outcome (dump/sanrec.h): the same tool and kind. */
-    struct san_report want_rep, got_rep;
-    char rerr[160];
-    int has_want = sanrec_find(&d, &want_rep, rerr, sizeof rerr);
-    bool has_got = outcome_sanreport(&vm, &got_rep);
-    bool same_report = has_want <= 0 ? true
-                       : has_got && !strcmp(want_rep.tool, got_rep.tool) &&
-                         !strcmp(want_rep.kind, got_rep.kind);
-    if (has_want > 0 && same_report)
-        fprintf(stderr, "jinx-vmm: replay printed the dump's sanitizer report: %s %s\n",
-                want_rep.tool, want_rep.kind);
-    else if (has_want > 0) {
-        jx_err("replay did NOT print the dump's sanitizer report (%s %s): %s%s%s", want_rep.tool,
-               want_rep.kind, has_got ? got_rep.tool : "none", has_got ? " " : "",
-               has_got ? got_rep.kind : "");
-    }
-    if (same_outcome(&vm.out, &d.outcome) && trace_ok && same_report) {
+    if (same_outcome(&vm.out, &d.outcome) && trace_ok && same_report(&vm, &d)) {
         if (vm.out.kind == OUT_SIGNAL)
             fprintf(stderr, "jinx-vmm: replay reproduced the dump's crash: %s in thread %d at "
                     "0x%llx (%s), %s the fragment (%.1f ms)\n", signal_name(vm.out.signal),

@@ -1,7 +1,7 @@
 /* jinxctl inspect: the human (and JSON) view of a crash dump. */
 #include "dump/inspect_cpu.h"
 #include "dump/inspect.h"
-#include "dump/sanrec.h"
+#include "dump/inspect_outcome.h"
 #include "linux/backtrace.h"
 #include "dump/srcline.h"
 #include "dump/inspect_files.h"
@@ -66,19 +66,6 @@ static void usage(FILE *f)
         "\n"
         "exit status: 0; 1 when OUT cannot be written; 2 when the dump, its core or the image\n"
         "is refused (message says why).\n");
-}
-
-static const char *sig_name(int sig)
-{
-    static const char *n[] = {
-        [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
-        [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
-        [SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV",
-        [SIGUSR2] = "SIGUSR2", [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",
-        [SIGTERM] = "SIGTERM", [SIGSYS] = "SIGSYS"};
-    if (sig > 0 && sig < (int)(sizeof n / sizeof n[0]) && n[sig])
-        return n[sig];
-    return sig == 0 ? "none" : "SIG?";
 }
 
 /* ---- memory and symbols ------------------------------------------------------------ */
@@ -433,7 +420,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     case DOUT_SIGNAL:
         symbolize(x, o->rip, false, sym, sizeof sym);
         fprintf(f, "outcome: killed by %s (signal %d) in thread %u at 0x%llx %s\n",
-                sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+                inspect_sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
         break;
     case DOUT_DEADLOCK:
         fprintf(f, "outcome: deadlock\n");
@@ -443,16 +430,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     }
     if (o->detail[0])
         fprintf(f, "         %s\n", o->detail);
-    struct san_report rep;
-    char rerr[160];
-    int hr = sanrec_find(d, &rep, rerr, sizeof rerr);
-    if (hr > 0) {
-        fprintf(f, "report:  %s %s (the program's sanitizer)\n", rep.tool, rep.kind);
-        for (int i = 0; i < rep.nlines; i++)
-            fprintf(f, "         %s\n", rep.lines[i]);
-    } else if (hr < 0) {
-        fprintf(f, "report:  unreadable (%s)\n", rerr);
-    }
+    inspect_report_text(d, f);
     fprintf(f, "threads: %zu\n", d->nthreads);
     for (size_t i = 0; i < d->nthreads; i++)
         if (!only || only == &d->threads[i])
@@ -618,7 +596,7 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     fprintf(f, ",\"exit_status\":%d", o->exit_status);
     if (o->kind == DOUT_SIGNAL) {
         fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%u,\"vector\":%d", o->signal,
-                sig_name(o->signal), o->thread, o->vector);
+                inspect_sig_name(o->signal), o->thread, o->vector);
         json_hex(f, "rip", o->rip, true);
         symbolize(x, o->rip, false, sym, sizeof sym);
         fprintf(f, ",\"symbol\":");
@@ -628,25 +606,8 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     }
     fprintf(f, ",\"detail\":");
     json_fput_str(f, o->detail, true);
-    struct san_report rep;
-    char rerr[160];
-    bool hr = sanrec_find(d, &rep, rerr, sizeof rerr) > 0;
-    fprintf(f, "},\"report\":");
-    if (hr) {
-        fprintf(f, "{\"tool\":");
-        json_fput_str(f, rep.tool, true);
-        fprintf(f, ",\"kind\":");
-        json_fput_str(f, rep.kind, true);
-        fprintf(f, ",\"first_lines\":[");
-        for (int i = 0; i < rep.nlines; i++) {
-            fprintf(f, "%s", i ? "," : "");
-            json_fput_str(f, rep.lines[i], true);
-        }
-        fprintf(f, "]}");
-    } else {
-        fprintf(f, "null");
-    }
-    fprintf(f, ",\"threads\":[");
+    inspect_report_json(d, f);
+    fprintf(f, "},\"threads\":[");
     bool first = true;
     for (size_t i = 0; i < d->nthreads; i++) {
         if (only && only != &d->threads[i])
@@ -710,20 +671,10 @@ static int write_html(struct ictx *x, const char *dump_path, const char *out_pat
     if (o->kind == DOUT_SIGNAL) {
         symbolize(x, o->rip, false, sym, sizeof sym);
         snprintf(outcome, sizeof outcome, "killed by %s (signal %d) in thread %u at 0x%llx %s",
-                 sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+                 inspect_sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
     } else {
         snprintf(outcome, sizeof outcome, "%s (exit status %d)", dump_out_kind_name(o->kind),
                  o->exit_status);
-    }
-    /* The sanitizer's report (sanrec.h): a row of its own, lines joined by " | ". */
-    static char report[SANREPORT_LINES * (SANREPORT_LINE_LEN + 3) + 64];
-    struct san_report rep;
-    report[0] = 0;
-    if (sanrec_find(d, &rep, err, sizeof err) > 0) {
-        size_t n = (size_t)snprintf(report, sizeof report, "%s %s", rep.tool, rep.kind);
-        for (int i = 0; i < rep.nlines && n < sizeof report; i++)
-            n += (size_t)snprintf(report + n, sizeof report - n, "%s%s", i ? " | " : ": ",
-                                  rep.lines[i]);
     }
     static struct html_frame fr[MAX_BT];
     static struct html_dis dis[HTML_MAX_DIS];
@@ -751,7 +702,8 @@ static int write_html(struct ictx *x, const char *dump_path, const char *out_pat
     struct html_page p = {
         .dump_path = dump_path, .image_path = x->image_path,
         .cmdline = d->has_run ? d->run.cmdline : NULL, .outcome = outcome,
-        .detail = o->detail, .report = report, .crash_tid = t ? t->tid : 0, .frames = fr,
+        .detail = o->detail, .report = inspect_report_line(d), .crash_tid = t ? t->tid : 0,
+        .frames = fr,
         .nframes = (size_t)nbt, .dis = dis, .ndis = (size_t)nl, .round = &x->r,
         .src = {.ctx = x, .data_sym = html_data_sym, .code = html_code}};
     if (o->kind == DOUT_DEADLOCK)

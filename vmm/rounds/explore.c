@@ -392,8 +392,7 @@ static void explore(struct explore_driver *d)
             ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
             note_run(d, i, &r, t_run, cpu_run);
             d->traced++;
-            /* A sanitizer runtime's own races are not the program's: never a point. */
-            explore_sparse_skip_runtimes(&d->sparse, vm);
+            explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
             explore_sparse_after_traced(&d->sparse, &r.trace, r.ended, r.cues, &d->learnt);
         }
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
