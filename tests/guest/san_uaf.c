@@ -60,7 +60,7 @@ int main(void)
     /* Some work first, in registers (the top of main's stack is shared with the worker:
      * ASan's pthread_create hands it its start parameters there, and a loop on it would
      * be a cue point per access): natively the worker's read is long done by now. */
-    for (unsigned i = 0; i < 2000000; i++)
+    for (unsigned i = 0; i < 40000000; i++)
         __asm__ volatile("");
     free(r);
     pthread_join(t, NULL);

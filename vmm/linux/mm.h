@@ -52,7 +52,7 @@ int64_t mm_map_anon(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum m
  * serialized execution trapped); -ENOMEM when guest memory is exhausted (gm->exhausted
  * rises). Takes gm->lock. */
 int mm_fault(struct mm *mm, uint64_t va, bool write, bool exec);
-/* Whether [start,end) is wholly inside one lazy VMA; for /proc/self/maps and tests. */
+/* Whether [start,end) is wholly inside one lazy VMA (for tests). */
 bool mm_is_lazy(struct mm *mm, uint64_t start, uint64_t end);
 int64_t mm_unmap(struct mm *mm, uint64_t addr, uint64_t len);
 int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot);
