@@ -240,7 +240,9 @@ int jt_write_junit(const char *path, const char *image, const struct result *r)
     fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
     if (r->found || r->could_not_test) {
         char msg[600];
-        if (r->found)
+        if (r->found && r->has_report) /* the sanitizer's words first */
+            snprintf(msg, sizeof msg, "%s %s (%s)", r->report.tool, r->report.kind, r->outcome);
+        else if (r->found)
             snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
                      r->function[0] ? r->function : "?");
         else

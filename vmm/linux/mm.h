@@ -4,8 +4,9 @@
  * results are Linux's (address or -errno). Every function takes gm->lock itself.
  *
  * Most mappings get their frames at mmap time (the page tables are the only record of
- * their protection). A *lazy* mapping (MAP_NORESERVE, or at least MM_LAZY_MIN bytes)
- * gets none: its VMA keeps the protection, and a frame comes at the first touch
+ * their protection). A *lazy* mapping (MAP_NORESERVE, or at least MM_LAZY_MIN bytes and
+ * at most guest RAM, past which Linux's heuristic overcommit refuses one: syscall.c) gets
+ * none: its VMA keeps the protection, and a frame comes at the first touch
  * (mm_fault, from the exception handler and from the syscall layer's copies), as Linux
  * backs anonymous memory. That is what lets a sanitizer reserve terabytes of shadow and
  * use a few megabytes of it within --mem (docs/sanitizers.md). */

@@ -332,8 +332,11 @@ static int64_t memory_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t 
         }
         enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE /* MAP_FIXED_NOREPLACE */
                             : (flags & 0x10) ? MM_FIXED : MM_HINT;
-        /* MAP_NORESERVE, or a large reservation: frames at first touch (mm.h). */
-        bool lazy = (flags & 0x4000 /* MAP_NORESERVE */) || a1 >= MM_LAZY_MIN;
+        /* MAP_NORESERVE, or a large reservation: frames at first touch (mm.h). One larger
+         * than guest RAM without MAP_NORESERVE stays ENOMEM, as Linux's heuristic
+         * overcommit refuses one larger than RAM and swap. */
+        bool lazy = (flags & 0x4000 /* MAP_NORESERVE */) ||
+                    (a1 >= MM_LAZY_MIN && a1 <= vm->opt.mem);
         ret = mm_map_anon(&vm->mm, a0, a1, prot_from_linux(a2), mode, lazy);
         if (ret > 0)
             vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
