@@ -116,6 +116,23 @@ static int mark_races(struct ex_sparse_model *m, const struct ex_trace *t)
     return rc;
 }
 
+void ex_sparse_skip_code(struct ex_sparse_model *m, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi || m->nskip >= EX_SPARSE_MAX_SKIP)
+        return;
+    m->skip[m->nskip][0] = lo;
+    m->skip[m->nskip][1] = hi;
+    m->nskip++;
+}
+
+static bool skipped(const struct ex_sparse_model *m, uint64_t rip)
+{
+    for (uint32_t i = 0; i < m->nskip; i++)
+        if (rip >= m->skip[i][0] && rip < m->skip[i][1])
+            return true;
+    return false;
+}
+
 int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool complete,
                     const struct ex_u64map *shared_pages)
 {
@@ -125,7 +142,7 @@ int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool co
     int rc = 0;
     for (size_t i = 0; i < t->n; i++) {
         const struct ex_event *e = &t->ev[i];
-        if (!is_access(e) || !e->rip || e->rip > EX_MAX_PREEMPT_RIP)
+        if (!is_access(e) || !e->rip || e->rip > EX_MAX_PREEMPT_RIP || skipped(m, e->rip))
             continue;
         struct ex_sparse_var *v = var_of(m, e->addr);
         if (!v) {

@@ -56,6 +56,7 @@
 #define EX_SPARSE_MAX_SITES 65536u
 #define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
 #define EX_SPARSE_DRAWS 8u        /* tries to draw a point at a site that can fire */
+#define EX_SPARSE_MAX_SKIP 16u    /* code ranges ex_sparse_skip_code keeps */
 
 struct ex_sparse_site {
     uint64_t rip, var;
@@ -86,6 +87,10 @@ struct ex_sparse_model {
     struct ex_u64map var_of;    /* addr -> var index + 1 */
     uint64_t runs;              /* traces learnt */
     struct ex_tidset threads;   /* every thread with an access in a learnt run */
+    /* Code whose accesses are not learnt (ex_sparse_skip_code): a sanitizer's runtime,
+     * whose own bookkeeping would otherwise be most of the racy variables. */
+    uint64_t skip[EX_SPARSE_MAX_SKIP][2];
+    uint32_t nskip;
 };
 
 void ex_sparse_model_init(struct ex_sparse_model *m);
@@ -95,6 +100,11 @@ void ex_sparse_model_free(struct ex_sparse_model *m);
  * memory (what was learnt stays valid). */
 int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool complete,
                     const struct ex_u64map *shared_pages);
+/* Accesses by instructions in [lo, hi) are not learnt from now on: no change point is ever
+ * drawn there. For code whose races are not the program's (a sanitizer runtime's own
+ * synchronized bookkeeping: ASan's allocator, its thread registry). Past
+ * EX_SPARSE_MAX_SKIP ranges, or for an empty one, nothing changes. */
+void ex_sparse_skip_code(struct ex_sparse_model *m, uint64_t lo, uint64_t hi);
 /* Racy variables (two threads, one writing) with at least one site. */
 size_t ex_sparse_racy_vars(const struct ex_sparse_model *m);
 

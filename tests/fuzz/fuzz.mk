@@ -2,7 +2,8 @@
 # roundrec), ELF images (elf), schedule files (schedule), control socket requests
 # (control), `jinx campaign`'s results/N.json and tasks.tsv (campaign), the file layer's
 # guest path confinement (pathconf), the dynamic-section parser (libdeps), the cache files
-# (cpucache, scancache) and the host files behind `jinx-vmm check-kvm` (kvmdiag). clang from
+# (cpucache, scancache), the host files behind `jinx-vmm check-kvm` (kvmdiag) and the
+# sanitizer reports in the guest's stderr and their dump record (sanreport). clang from
 # Debian: packages clang and libclang-rt-14-dev, installed by scripts/setup-deps.sh.
 #   make fuzz-smoke            each harness for FUZZ_SECONDS (10) on its seed corpus, FUZZ_JOBS (2) at a time
 #   make fuzz-smoke FUZZ_SECONDS=3600   a longer run
@@ -26,9 +27,10 @@ FUZZ_SRCS    += vmm/campaign/campaign_result.c vmm/campaign/campaign_tasks.c vmm
 FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c vmm/dump/patchrec.c
 FUZZ_SRCS    += vmm/kvm/cpucache.c vmm/kvm/libvirtcpu.c vmm/kvm/libvirtdl.c vmm/linux/scancache.c
 FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c vmm/kvm/kvmdiag.c vmm/kvm/hostcpu.c
+FUZZ_SRCS    += vmm/linux/sanreport.c vmm/dump/sanrec.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan cpucache scancache kvmdiag
+                cpuidscan cpucache scancache kvmdiag sanreport
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps

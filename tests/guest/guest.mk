@@ -42,8 +42,32 @@ $(GUEST_BIN)/schedres_glibc: tests/guest/schedres.c tests/guest/check.h | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
 
+# Sanitizer builds (tests/integration/sanitizers.sh, docs/sanitizers.md): dynamic glibc
+# programs with gcc's ASan and UBSan runtimes, each racy one with its bug-free twin
+# (-DFIXED, _ok), and san_direct (no race) with ASan, static ASan and UBSan.
+SAN_ASAN := -O2 -g -fno-omit-frame-pointer -pthread -fsanitize=address -Wall -Wextra -Werror
+SAN_UBSAN := -O2 -g -fno-omit-frame-pointer -pthread -fsanitize=undefined -fno-sanitize-recover \
+             -Wall -Wextra -Werror
+SAN_TESTS := san_uaf_asan san_uaf_asan_ok san_dfree_asan san_dfree_asan_ok san_overflow_ubsan \
+             san_overflow_ubsan_ok san_direct_asan san_direct_asan_static san_direct_ubsan
+$(GUEST_BIN)/san_%_asan: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_ASAN) -o $@ $<
+$(GUEST_BIN)/san_%_asan_ok: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_ASAN) -DFIXED -o $@ $<
+$(GUEST_BIN)/san_%_asan_static: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_ASAN) -static-libasan -o $@ $<
+$(GUEST_BIN)/san_%_ubsan: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_UBSAN) -o $@ $<
+$(GUEST_BIN)/san_%_ubsan_ok: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_UBSAN) -DFIXED -o $@ $<
+
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
-             $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok
+             $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok $(addprefix $(GUEST_BIN)/,$(SAN_TESTS))
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

@@ -135,6 +135,35 @@ static void acc(struct ex_trace *t, uint32_t tid, enum ex_kind k, uint64_t addr,
     assert_non_null(ex_trace_access(t, tid, k, addr, 8, 0, rip));
 }
 
+/* Code skipped by ex_sparse_skip_code (a sanitizer runtime's) is never learnt: its racy
+ * variable does not count, the program's own still does. */
+static void test_skip_code(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 2));
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 3));
+    acc(&t, 2, EX_WRITE, 0x6000, 0x402010);            /* the program's racy variable */
+    acc(&t, 3, EX_WRITE, 0x6000, 0x403010);
+    acc(&t, 2, EX_WRITE, 0x9000, 0x7f0000001000);      /* the runtime's: skipped */
+    acc(&t, 3, EX_WRITE, 0x9000, 0x7f0000002000);
+    struct ex_sparse_model m;
+    ex_sparse_model_init(&m);
+    ex_sparse_skip_code(&m, 0x7f0000000000, 0x7f0000100000);
+    ex_sparse_skip_code(&m, 5, 5); /* empty: ignored */
+    assert_int_equal(m.nskip, 1);
+    assert_int_equal(ex_sparse_learn(&m, &t, true, NULL), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 1);
+    for (size_t i = 0; i < m.nsite; i++)
+        assert_true(m.site[i].rip < 0x7f0000000000);
+    for (uint32_t i = 0; i < EX_SPARSE_MAX_SKIP + 3; i++)
+        ex_sparse_skip_code(&m, 0x1000 * (i + 1), 0x1000 * (i + 1) + 8);
+    assert_int_equal(m.nskip, EX_SPARSE_MAX_SKIP);
+    ex_sparse_model_free(&m);
+    ex_trace_free(&t);
+}
+
 static void test_learn_racy_variables(void **state)
 {
     (void)state;
@@ -380,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_json_refusals),
         cmocka_unit_test(test_text_round_trip),
         cmocka_unit_test(test_learn_racy_variables),
+        cmocka_unit_test(test_skip_code),
         cmocka_unit_test(test_hot_counter_bounded),
         cmocka_unit_test(test_counts_bound_then_observed),
         cmocka_unit_test(test_pct_over_decisions),

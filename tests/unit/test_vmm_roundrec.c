@@ -45,8 +45,9 @@ static void sample_image(struct sample *x)
     s->sigact[6] = 1;
     s->nvmas = 2;
     s->vmas = calloc(2, sizeof *s->vmas);
-    s->vmas[0] = (struct vma){0x400000, 0x40c000};
-    s->vmas[1] = (struct vma){0x7effffe00000, 0x7f0000000000};
+    s->vmas[0] = (struct vma){.start = 0x400000, .end = 0x40c000};
+    /* a lazy one (linux/mm.h: MAP_NORESERVE), read-write */
+    s->vmas[1] = (struct vma){.start = 0x7effffe00000, .end = 0x7f0000000000, .lazy = 1, .prot = 3};
     s->brk_base = s->brk_cur = 0x40c000;
     s->frame_bitmap = calloc((NFRAMES + 63) / 64, 8);
     for (uint64_t f = 0; f < GPA_POOL / PAGE_SIZE; f++)
@@ -129,6 +130,9 @@ static void test_snapshot_round_trip(void **state)
     assert_memory_equal(p.v[0].xsave, x.xsave, sizeof x.xsave);
     assert_null(p.v[1].start_xsave);
     assert_int_equal(p.vtime, 123456789);
+    assert_int_equal(p.vmas[0].lazy, 0);
+    assert_int_equal(p.vmas[1].lazy, 1); /* the VMA format 1 keeps lazy mappings */
+    assert_int_equal(p.vmas[1].prot, 3);
     struct dbuf b2;
     encode_ok(&p, &b2);
     assert_int_equal(b2.len, b.len);
@@ -150,7 +154,7 @@ static void test_snapshot_hostile(void **state)
     static struct sample x;
     char err[256];
     /* Each change must make validation fail (and the parser too). */
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 11; k++) {
         sample_image(&x);
         struct snap_image *s = &x.s;
         uint64_t e;
@@ -168,6 +172,8 @@ static void test_snapshot_hostile(void **state)
         case 7: s->v[0].state = 9; break;                         /* unknown state */
         case 8: e = 0x7FF000000000ULL | PTE_P; memcpy(x.pages[0], &e, 8); /* data: fine */
             s->pml4_user[2] = 0xFFFFF000ULL | PTE_P; break;       /* beyond memory */
+        case 9: s->vmas[0].prot = 3; break;                       /* prot without lazy */
+        case 10: s->vmas[1].lazy = 2; break;                      /* lazy out of range */
         }
         assert_int_equal(snapimg_validate(s, err, sizeof err), -1);
         struct dbuf b = {0};

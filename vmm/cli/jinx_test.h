@@ -6,6 +6,7 @@
 #include "dump/race_pair.h"
 #include "dump/timer_names.h"
 #include "linux/limitlog.h"
+#include "linux/sanreport.h"
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,6 +72,8 @@ struct result {
     char dump[PATH_MAX], core[PATH_MAX];
     char detail[512];
     char stderr_tail[2048];     /* the failing run's last stderr lines (the guest's) */
+    bool has_report;            /* the failing run's stderr held a sanitizer's report */
+    struct san_report report;   /* ... which (linux/sanreport.h) */
     bool could_not_test;        /* the failing run met jinx's own limits: no verdict */
     bool limited_unreplayed;    /* in this run a whole run met a jinx limit and failed (or
                                    was stopped by the timeout), and the live program did

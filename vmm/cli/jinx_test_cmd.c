@@ -199,11 +199,45 @@ char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms
     return argv;
 }
 
-/* The limits and the last stderr lines from a run's --report JSON (written by jinx-vmm,
- * still checked as input). 0, or -1 when there is no valid report. */
-static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
-                       size_t tailcap, char *error, size_t errorcap)
+/* The sanitizer report of a --report JSON's "report" (null when none): tool and kind as
+ * sanreport_parse makes them, lines printable. True when there is a valid one. */
+static bool read_sanreport(const char *buf, size_t n, struct san_report *rep)
 {
+    const char *raw, *v, *el;
+    size_t rawlen, vlen, elen, pos = 0;
+    char err[128];
+    memset(rep, 0, sizeof *rep);
+    if (json_find(buf, n, "report", &raw, &rawlen, err, sizeof err) != 1 || rawlen < 2 ||
+        raw[0] != '{')
+        return false;
+    if (json_find(raw, rawlen, "tool", &v, &vlen, err, sizeof err) != 1 ||
+        json_decode_string(v, vlen, rep->tool, sizeof rep->tool) < 0 ||
+        json_find(raw, rawlen, "kind", &v, &vlen, err, sizeof err) != 1 ||
+        json_decode_string(v, vlen, rep->kind, sizeof rep->kind) < 0 ||
+        !sanreport_valid(rep->tool, rep->kind) ||
+        json_find(raw, rawlen, "first_lines", &v, &vlen, err, sizeof err) != 1) {
+        memset(rep, 0, sizeof *rep);
+        return false;
+    }
+    while (rep->nlines < SANREPORT_LINES && json_array_next(v, vlen, &pos, &el, &elen) == 1) {
+        char *line = rep->lines[rep->nlines];
+        if (json_decode_string(el, elen, line, SANREPORT_LINE_LEN) < 0)
+            line[0] = 0;
+        for (char *c = line; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                *c = '?';
+        rep->nlines++;
+    }
+    return true;
+}
+
+/* The limits, the last stderr lines and the sanitizer report from a run's --report JSON
+ * (written by jinx-vmm, still checked as input). 0, or -1 when there is no valid report. */
+static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
+                       size_t tailcap, char *error, size_t errorcap, struct san_report *rep,
+                       bool *has_rep)
+{
+    *has_rep = false;
     *nlim = 0;
     tail[0] = 0;
     error[0] = 0;
@@ -245,6 +279,7 @@ static int read_report(const char *path, struct jt_limit *lim, int *nlim, char *
     }
     if (rc < 0)
         return -1;
+    *has_rep = read_sanreport(buf, n, rep);
     if (json_find(buf, n, "stderr_tail", &raw, &rawlen, err, sizeof err) == 1 &&
         json_decode_string(raw, rawlen, tail, tailcap) < 0)
         tail[0] = 0;
@@ -428,7 +463,8 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
     int nlim = 0;
     char vmm_error[LIMIT_WHAT_LEN];
     bool have_report = read_report(ro->report, lim, &nlim, r->stderr_tail,
-                                   sizeof r->stderr_tail, vmm_error, sizeof vmm_error) == 0;
+                                   sizeof r->stderr_tail, vmm_error, sizeof vmm_error,
+                                   &r->report, &r->has_report) == 0;
     if (s == 125 && have_report && vmm_error[0]) {
         /* The program ran, and jinx-vmm stopped it for a reason of its own (status
          * 125 with an outcome report): no verdict on the program. */

@@ -120,6 +120,11 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
     for (size_t i = 0; i < r->ntimers; i++) /* explorer/timers.h: a sleep is no synchronization */
         fprintf(f, "  %s %s\n", i ? "          " : "timer:    ", r->timers[i].text);
     fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
+    if (r->has_report) {
+        fprintf(f, "  report:    %s %s\n", r->report.tool, r->report.kind);
+        for (int i = 0; i < r->report.nlines; i++)
+            fprintf(f, "             %s\n", r->report.lines[i]);
+    }
     if (r->thread)
         fprintf(f, "  thread:    %u\n", r->thread);
     if (r->function[0])
@@ -195,6 +200,21 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
         race_pair_fput_json(f, r->has_race == 1, r->race[0], r->race[1]);
         fprintf(f, ",\"stderr_tail\":");
         json_fput_str(f, r->stderr_tail, true);
+        fprintf(f, ",\"report\":");
+        if (r->has_report) {
+            fprintf(f, "{\"tool\":");
+            json_fput_str(f, r->report.tool, true);
+            fprintf(f, ",\"kind\":");
+            json_fput_str(f, r->report.kind, true);
+            fprintf(f, ",\"first_lines\":[");
+            for (int i = 0; i < r->report.nlines; i++) {
+                fprintf(f, "%s", i ? "," : "");
+                json_fput_str(f, r->report.lines[i], true);
+            }
+            fprintf(f, "]}");
+        } else {
+            fprintf(f, "null");
+        }
         fprintf(f, ",\"dump\":");
         if (r->dump[0])
             json_fput_str(f, r->dump, false);
@@ -225,7 +245,9 @@ int jt_write_junit(const char *path, const char *image, const struct result *r)
     fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
     if (r->found || r->could_not_test) {
         char msg[600];
-        if (r->found)
+        if (r->found && r->has_report) /* the sanitizer's words first */
+            snprintf(msg, sizeof msg, "%s %s (%s)", r->report.tool, r->report.kind, r->outcome);
+        else if (r->found)
             snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
                      r->function[0] ? r->function : "?");
         else

@@ -46,7 +46,9 @@ static int hook_judge(void *c, int job, uint64_t seed, int st, int killed, const
         r->search_runs++;
         add_explore(x, job, &x->s);
         return v == JT_DONE && x->s.found && x->s.replayable &&
-               !strcmp(x->s.outcome, r->outcome) && !strcmp(x->s.function, r->function)
+               !strcmp(x->s.outcome, r->outcome) && !strcmp(x->s.function, r->function) &&
+               x->s.has_report == r->has_report &&
+               (!r->has_report || !strcmp(x->s.report.kind, r->report.kind))
             ? JT_DONE : JT_AGAIN;
     }
     double before = r->explore_seconds;

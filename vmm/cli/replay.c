@@ -4,6 +4,7 @@
 #include "dump/dump_files.h"
 #include "dump/cpuidrec.h"
 #include "dump/patchrec.h"
+#include "dump/sanrec.h"
 #include "kvm/cpuidpatch.h"
 #include "kvm/cputable.h"
 #include "linux/outcome.h"
@@ -108,6 +109,25 @@ static bool same_outcome(const struct outcome *o, const struct dump_outcome *d)
     case OUT_EXIT: return d->kind == DOUT_EXIT && d->exit_status == o->status;
     default: return false;
     }
+}
+
+/* A sanitizer's report is part of the outcome (dump/sanrec.h): the replay must print one
+ * of the same tool and kind. True when it did, or the dump has none; says which. */
+static bool same_report(struct vm *vm, const struct dumpfile *d)
+{
+    struct san_report want, got;
+    char err[160];
+    if (sanrec_find(d, &want, err, sizeof err) <= 0)
+        return true;
+    bool has = outcome_sanreport(vm, &got);
+    if (has && !strcmp(want.tool, got.tool) && !strcmp(want.kind, got.kind)) {
+        fprintf(stderr, "jinx-vmm: replay printed the dump's sanitizer report: %s %s\n",
+                want.tool, want.kind);
+        return true;
+    }
+    jx_err("replay did NOT print the dump's sanitizer report (%s %s): %s%s%s", want.tool,
+           want.kind, has ? got.tool : "none", has ? " " : "", has ? got.kind : "");
+    return false;
 }
 
 /* What is replayed: a whole run (rounds/explore.h: round 0) or a round's simulation. */
@@ -328,7 +348,7 @@ int cmd_replay(int argc, char **argv)
     status = outcome_exit_status(&vm.out);
     char sym[128];
     vm_symbolize_frame(&vm, vm.out.rip, false, sym, sizeof sym);
-    if (same_outcome(&vm.out, &d.outcome) && trace_ok) {
+    if (same_outcome(&vm.out, &d.outcome) && trace_ok && same_report(&vm, &d)) {
         if (vm.out.kind == OUT_SIGNAL)
             fprintf(stderr, "jinx-vmm: replay reproduced the dump's crash: %s in thread %d at "
                     "0x%llx (%s), %s the fragment (%.1f ms)\n", signal_name(vm.out.signal),

@@ -9,6 +9,8 @@
 #include "kvm/pin.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
+#include "linux/sanenv.h"
+#include "linux/sanreport.h"
 #include "linux/scancache.h"
 #include "linux/cpuidscan.h"
 #include "linux/outcome.h"
@@ -49,6 +51,7 @@ struct run {
     struct vm_options opt;
     char *envp[MAX_ENV];
     int envc;
+    char asan_env[1024];        /* ASAN_OPTIONS as the guest gets it (linux/sanenv.h) */
     bool no_control, attach, seed_given;
     const char *round_opt;      /* a round option given (it needs --attach) */
     struct round_config rcfg;   /* --attach and its round options (round.h) */
@@ -330,6 +333,19 @@ static int set_up(struct run *r, struct vm *vm)
         jx_err("%s", r->err);
         return -1;
     }
+    /* An ASan build: LeakSanitizer's fork at exit cannot work in the guest (sanenv.h). */
+    if (sanenv_uses_asan(&probe)) {
+        int at = -1;
+        for (int i = 0; i < r->envc; i++)
+            if (!strncmp(r->envp[i], "ASAN_OPTIONS=", 13))
+                at = i;
+        if (sanenv_asan_options(at >= 0 ? r->envp[at] : NULL, r->asan_env, sizeof r->asan_env)) {
+            if (at >= 0)
+                r->envp[at] = r->asan_env;
+            else if (r->envc < MAX_ENV)
+                r->envp[r->envc++] = r->asan_env;
+        }
+    }
     elf_free(&probe);
 
     if (vm_create(vm, &r->opt, r->err, sizeof r->err) < 0) {
@@ -421,7 +437,11 @@ static int end_run(struct run *r, struct vm *vm)
         retired = explore_retired(vm); /* a whole run's bug (rounds/explore.h) */
     /* A whole run's bug may end in a nonzero exit status (explore.c): dumped too, so that
      * it replays like a crash. */
-    bool want_dump = dump_wanted(&vm->out) ||
+    /* And so is a sanitizer's report with its failing exit (ASan's exit 1), wherever it
+     * was met: the dump shows and replays the report (dump/sanrec.h). */
+    struct san_report rep;
+    bool sanitized = vm->out.kind == OUT_EXIT && vm->out.status && outcome_sanreport(vm, &rep);
+    bool want_dump = dump_wanted(&vm->out) || sanitized ||
                      (retired && retired->round == 0 && vm->out.kind == OUT_EXIT && vm->out.status);
     if (r->opt.dump_dir && want_dump && retired &&
         dumpround_build(vm, retired, &rrec, &nrrec, r->err, sizeof r->err) < 0)

@@ -5,6 +5,7 @@
 #include "dump/dump_files.h"
 #include "dump/cpuidrec.h"
 #include "dump/patchrec.h"
+#include "dump/sanrec.h"
 #include "kvm/cpuidpatch.h"
 #include "linux/loader.h"
 #include "lib/util.h"
@@ -522,6 +523,11 @@ static int add_jinx_records(struct dumpfile *d, struct vm *vm, const struct outc
             jx_fail(err, errlen, "bad extra dump record (type %u)", extra[i].type);
             return -1;
         }
+    /* The sanitizer's report in the program's stderr (sanrec.h): inspect shows it, replay
+     * checks it. */
+    struct san_report rep;
+    if (outcome_sanreport(vm, &rep) && sanrec_add(d, &rep) < 0)
+        return jx_fail(err, errlen, "out of memory");
     if (add_cpuid_record(d, vm, err, errlen) < 0)
         return -1;
     return add_patch_record(d, vm, err, errlen);

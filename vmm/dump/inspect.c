@@ -1,6 +1,7 @@
 /* jinxctl inspect: the human (and JSON) view of a crash dump. */
 #include "dump/inspect_cpu.h"
 #include "dump/inspect.h"
+#include "dump/inspect_outcome.h"
 #include "linux/backtrace.h"
 #include "dump/srcline.h"
 #include "dump/inspect_files.h"
@@ -65,19 +66,6 @@ static void usage(FILE *f)
         "\n"
         "exit status: 0; 1 when OUT cannot be written; 2 when the dump, its core or the image\n"
         "is refused (message says why).\n");
-}
-
-static const char *sig_name(int sig)
-{
-    static const char *n[] = {
-        [SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
-        [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
-        [SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV",
-        [SIGUSR2] = "SIGUSR2", [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",
-        [SIGTERM] = "SIGTERM", [SIGSYS] = "SIGSYS"};
-    if (sig > 0 && sig < (int)(sizeof n / sizeof n[0]) && n[sig])
-        return n[sig];
-    return sig == 0 ? "none" : "SIG?";
 }
 
 /* ---- memory and symbols ------------------------------------------------------------ */
@@ -431,7 +419,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     case DOUT_SIGNAL:
         symbolize(x, o->rip, false, sym, sizeof sym);
         fprintf(f, "outcome: killed by %s (signal %d) in thread %u at 0x%llx %s\n",
-                sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+                inspect_sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
         break;
     case DOUT_DEADLOCK:
         fprintf(f, "outcome: deadlock\n");
@@ -441,6 +429,7 @@ static void print_text(struct ictx *x, const char *dump_path, const struct dump_
     }
     if (o->detail[0])
         fprintf(f, "         %s\n", o->detail);
+    inspect_report_text(d, f);
     fprintf(f, "threads: %zu\n", d->nthreads);
     for (size_t i = 0; i < d->nthreads; i++)
         if (!only || only == &d->threads[i])
@@ -607,7 +596,7 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     fprintf(f, ",\"exit_status\":%d", o->exit_status);
     if (o->kind == DOUT_SIGNAL) {
         fprintf(f, ",\"signal\":%d,\"signame\":\"%s\",\"thread\":%u,\"vector\":%d", o->signal,
-                sig_name(o->signal), o->thread, o->vector);
+                inspect_sig_name(o->signal), o->thread, o->vector);
         json_hex(f, "rip", o->rip, true);
         symbolize(x, o->rip, false, sym, sizeof sym);
         fprintf(f, ",\"symbol\":");
@@ -617,6 +606,7 @@ static void print_json(struct ictx *x, const char *dump_path, const struct dump_
     }
     fprintf(f, ",\"detail\":");
     json_fput_str(f, o->detail, true);
+    inspect_report_json(d, f);
     fprintf(f, "},\"threads\":[");
     bool first = true;
     for (size_t i = 0; i < d->nthreads; i++) {
@@ -681,7 +671,7 @@ static int write_html(struct ictx *x, const char *dump_path, const char *out_pat
     if (o->kind == DOUT_SIGNAL) {
         symbolize(x, o->rip, false, sym, sizeof sym);
         snprintf(outcome, sizeof outcome, "killed by %s (signal %d) in thread %u at 0x%llx %s",
-                 sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
+                 inspect_sig_name(o->signal), o->signal, o->thread, (unsigned long long)o->rip, sym);
     } else {
         snprintf(outcome, sizeof outcome, "%s (exit status %d)", dump_out_kind_name(o->kind),
                  o->exit_status);
@@ -712,7 +702,8 @@ static int write_html(struct ictx *x, const char *dump_path, const char *out_pat
     struct html_page p = {
         .dump_path = dump_path, .image_path = x->image_path,
         .cmdline = d->has_run ? d->run.cmdline : NULL, .outcome = outcome,
-        .detail = o->detail, .crash_tid = t ? t->tid : 0, .frames = fr,
+        .detail = o->detail, .report = inspect_report_line(d), .crash_tid = t ? t->tid : 0,
+        .frames = fr,
         .nframes = (size_t)nbt, .dis = dis, .ndis = (size_t)nl, .round = &x->r,
         .src = {.ctx = x, .data_sym = html_data_sym, .code = html_code}};
     if (o->kind == DOUT_DEADLOCK)

@@ -250,6 +250,7 @@ static void summary(struct hp *x)
     sum_row(x, "command", p->cmdline, DUMP_MAX_STR);
     sum_row(x, "outcome", p->outcome, 1024);
     sum_row(x, "detail", p->detail, DUMP_MAX_STR);
+    sum_row(x, "report", p->report, 2048);
     if (x->t) {
         const struct rr_score *sc = &x->p->round->score;
         char buf[512];

@@ -77,6 +77,7 @@ struct html_page {
     const char *dump_path, *image_path, *cmdline;  /* NULL: not shown */
     const char *outcome;     /* one line, e.g. "killed by SIGABRT in thread 3 at ..." */
     const char *detail;      /* NULL or "" when none */
+    const char *report;      /* the sanitizer's report, one line (dump/sanrec.h); NULL or "" */
     uint32_t crash_tid;      /* 0: no crashing thread (deadlock) */
     const struct html_frame *frames;   /* the crashing (or first) thread's backtrace */
     size_t nframes;

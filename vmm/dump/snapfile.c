@@ -44,6 +44,8 @@ static uint32_t trimmed(const uint8_t *p, uint32_t len)
     return len;
 }
 
+#define SNAPFILE_VMA_ATTRS 1u
+
 int snapfile_encode(const struct snap_image *s, struct dbuf *b)
 {
     char why[160];
@@ -64,10 +66,13 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
     bput_u64(b, s->brk_base);
     bput_u64(b, s->brk_cur);
     bput_u32(b, (uint32_t)s->nvmas);
-    bput_u32(b, 0);
+    /* VMA format: 0, start and end (older writers); 1, and a u64 of lazy (bit 32) and
+     * protection (bits 0..2) after them (linux/mm.h: lazy mappings). */
+    bput_u32(b, SNAPFILE_VMA_ATTRS);
     for (size_t i = 0; i < s->nvmas; i++) {
         bput_u64(b, s->vmas[i].start);
         bput_u64(b, s->vmas[i].end);
+        bput_u64(b, ((uint64_t)(s->vmas[i].lazy ? 1 : 0) << 32) | (s->vmas[i].prot & 7));
     }
     bput_u64(b, s->frames_used);
     bput_u64(b, s->frames_next);
@@ -212,7 +217,8 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     s->brk_base = bget_u64(&c);
     s->brk_cur = bget_u64(&c);
     uint32_t nvmas = bget_u32(&c);
-    bget_u32(&c);
+    uint32_t vma_format = bget_u32(&c);
+    size_t vma_bytes = vma_format == SNAPFILE_VMA_ATTRS ? 24 : 16;
     if (c.bad)
         return jx_fail(err, errlen, "SNAPSHOT record too short");
     if (s->mem < (16ULL << 20) || s->mem > MAX_GUEST_MEM || s->mem % (2ULL << 20))
@@ -220,7 +226,10 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
                     (unsigned long long)s->mem);
     if (s->nvcpus < 1 || s->nvcpus > MAX_VCPUS)
         return jx_fail(err, errlen, "SNAPSHOT: %u vCPUs (expected 1..%d)", s->nvcpus, MAX_VCPUS);
-    if (nvmas > SNAP_MAX_VMAS || (uint64_t)nvmas * 16 > c.left)
+    if (vma_format > SNAPFILE_VMA_ATTRS)
+        return jx_fail(err, errlen, "SNAPSHOT: VMA format %u (at most %u)", vma_format,
+                       SNAPFILE_VMA_ATTRS);
+    if (nvmas > SNAP_MAX_VMAS || (uint64_t)nvmas * vma_bytes > c.left)
         return jx_fail(err, errlen, "SNAPSHOT: %u VMAs do not fit the record", nvmas);
     uint64_t words = snapimg_bitmap_words(s->mem), nframes = s->mem / PAGE_SIZE;
     s->vmas = malloc((nvmas ? nvmas : 1) * sizeof *s->vmas);
@@ -234,6 +243,9 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
     for (uint32_t i = 0; i < nvmas; i++) {
         s->vmas[i].start = bget_u64(&c);
         s->vmas[i].end = bget_u64(&c);
+        uint64_t attrs = vma_format == SNAPFILE_VMA_ATTRS ? bget_u64(&c) : 0;
+        s->vmas[i].lazy = (attrs >> 32) & 1;
+        s->vmas[i].prot = s->vmas[i].lazy ? (uint32_t)(attrs & 7) : 0;
     }
     s->frames_used = bget_u64(&c);
     s->frames_next = bget_u64(&c);

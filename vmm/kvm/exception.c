@@ -6,6 +6,7 @@
 #include "kvm/cpuidpatch.h"
 #include "kvm/vm.h"
 #include "kvm/vtsc.h"
+#include "linux/demand.h"
 #include "lib/util.h"
 #include <signal.h>
 #include <stdio.h>
@@ -179,6 +180,22 @@ bool vm_handle_exception(struct vm *vm, struct vcpu *v, int vec)
     if (user && vec == 6 && cpuidpatch_emulate(vm, v, &frame[0]))
         return return_to_user(vm, v, frame[0], rsp, frame[2] | tf_back);
     const struct kvm_sregs *s = &v->run->s.regs.sregs;
+    /* A first touch of a lazy page (linux/demand.h): its frame comes now, in every mode,
+     * before the mode sees the fault (a serialized mode watches the new page and the
+     * access, run again, is its cue point). */
+    if (user && vec == 14) {
+        int df = demand_fault(vm, s->cr2, err);
+        if (df > 0)
+            return return_to_user(vm, v, rip, rsp, frame[2] | tf_back);
+        if (df < 0) {
+            /* Linux's OOM killer would end the program; jinx's limit is noted. */
+            char why[128];
+            snprintf(why, sizeof why, "guest memory exhausted at the first touch of 0x%llx "
+                     "(a lazy mapping): killed as by the OOM killer", (unsigned long long)s->cr2);
+            vm_fatal_signal(vm, v, SIGKILL, &u, rip, why);
+            return false;
+        }
+    }
     if (user && vec == 14) {
         enum vm_fault_verdict cv =
             vm->mode ? vm->mode->fault(vm, v, s->cr2, err, rip, &u, s) : VM_FAULT_NOT_WATCHED;

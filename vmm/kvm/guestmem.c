@@ -300,9 +300,14 @@ uint64_t gm_prot_flags(int prot)
 void *gm_user_ptr(struct guestmem *gm, uint64_t va, bool write)
 {
     uint64_t *pte = gm_pte(gm, va, false);
+    uint64_t e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
+    if (!gm_pte_frame(e) && gm->fault_in && va < USER_TOP &&
+        gm->fault_in(gm->fault_ctx, va, write)) {
+        pte = gm_pte(gm, va, false);
+        e = pte ? __atomic_load_n(pte, __ATOMIC_ACQUIRE) : 0;
+    }
     if (!pte)
         return NULL;
-    uint64_t e = __atomic_load_n(pte, __ATOMIC_ACQUIRE);
     if (!gm_pte_usable(e) || !(e & PTE_U) || (write && !(e & PTE_W)))
         return NULL;
     uint64_t pa = gm_pte_frame(e);

@@ -59,6 +59,11 @@ struct guestmem {
     uint64_t *remapped;      /* frames that became mapped or changed mapping */
     size_t nremapped, capremapped;
     bool remap_overflow;     /* too many to list: a restore drops every translation */
+    /* Demand paging (linux/demand.h): gm_user_ptr asks it for a user page that has no
+     * frame yet (a lazy mapping the program never touched); true when the page now has
+     * one. NULL: no demand paging. Called without gm->lock held. */
+    bool (*fault_in)(void *ctx, uint64_t va, bool write);
+    void *fault_ctx;
 };
 
 /* Maps size bytes of guest RAM on the host and writes the kernel half of the page tables. */
@@ -139,7 +144,9 @@ static inline int gm_pte_usable(uint64_t e)
 }
 
 /* Translates a user virtual address; NULL unless mapped present with user access (and
- * writable when write). Lock-free: reads PTEs atomically and validates frame addresses. */
+ * writable when write). Lock-free: reads PTEs atomically and validates frame addresses;
+ * a page without a frame is first offered to fault_in (which takes gm->lock: callers
+ * must not hold it). */
 void *gm_user_ptr(struct guestmem *gm, uint64_t va, bool write);
 
 /* Copies to/from guest user memory; false (nothing guaranteed) on any unmapped byte. */

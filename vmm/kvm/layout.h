@@ -184,4 +184,18 @@ _Static_assert(AGENT_CUE_OFF + sizeof(struct agent_cue) <= 0x1400, "room for the
 _Static_assert(AGENT_STEP_OFF + sizeof(struct agent_step) <= AGENT_CUE_OFF, "blocks overlap");
 #endif
 
+/* The thread's sigaltstack (vmm/linux/altstack.h), kept in its vCPU's per-vCPU area after
+ * the cue block, in guest memory so that snapshots, restores, dumps and replays carry it
+ * with the thread. Only the VMM reads and writes it; the agent never touches it. */
+#define AGENT_ALTSTACK_OFF 0x1100
+#ifndef __ASSEMBLER__
+struct agent_altstack {
+    unsigned long long on;      /* AGENT_ALTSTACK_ON: set; anything else: SS_DISABLE */
+    unsigned long long sp, size;
+};
+#define AGENT_ALTSTACK_ON JX_ULL(0x4B54534C41584E4A) /* "JNXALSTK" */
+_Static_assert(AGENT_CUE_OFF + sizeof(struct agent_cue) <= AGENT_ALTSTACK_OFF, "blocks overlap");
+_Static_assert(AGENT_ALTSTACK_OFF + sizeof(struct agent_altstack) <= 0x1400, "room for the stack");
+#endif
+
 #endif

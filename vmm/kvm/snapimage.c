@@ -104,6 +104,9 @@ int snapimg_validate(const struct snap_image *s, char *err, size_t errlen)
             return jx_fail(err, errlen, "VMA %zu [0x%llx, 0x%llx) is not a sorted, disjoint, "
                         "page-aligned user range", i, (unsigned long long)m->start,
                         (unsigned long long)m->end);
+        if (m->lazy > 1 || m->prot > 7 || (!m->lazy && m->prot))
+            return jx_fail(err, errlen, "VMA %zu: lazy %u, protection %u out of range", i,
+                           m->lazy, m->prot);
     }
     if (s->brk_base > s->brk_cur || s->brk_cur > USER_TOP)
         return jx_fail(err, errlen, "brk out of range");

@@ -1,4 +1,5 @@
 #include "kvm/vm.h"
+#include "linux/demand.h"
 #include "linux/files.h"
 #include "linux/cpuidload.h"
 #include "linux/vmlibs.h"
@@ -55,6 +56,7 @@ int vm_create(struct vm *vm, const struct vm_options *opt, char *err, size_t err
     if (pin_init(vm, err, errlen) < 0 || gm_init(&vm->gm, opt->mem, err, errlen) < 0)
         return -1;
     mm_init(&vm->mm, &vm->gm);
+    demand_install(vm);
     if (cpu_open_vm(vm, err, errlen) < 0)
         return -1;
     if (cpu_setup_tables(vm, jinx_agent_start, (size_t)(jinx_agent_end - jinx_agent_start), err,

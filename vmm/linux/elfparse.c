@@ -57,6 +57,8 @@ void elf_build_hash(const struct elf_image *img, uint8_t out[32])
 
 void elf_load_symbols(struct elf_image *img)
 {
+    if (img->syms) /* loaded already (elf_parse does): a second load would overrun them */
+        return;
     const Elf64_Ehdr *eh = (const void *)img->data;
     if (img->size < sizeof *eh)
         return;

@@ -1,6 +1,7 @@
 /* The guest's read-only file layer (files.h): descriptors, opens, reads, stats. */
 #include "linux/files.h"
 #include "linux/files_int.h"
+#include "linux/procself.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -279,6 +280,18 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
         int64_t w = files_write_path(vm, dirfd, uptr, true);
         return w == -EROFS || w == -EACCES ? w : -EOPNOTSUPP;
     }
+    struct gfile *f;
+    bool synthetic = false; /* a /proc/self file made from the guest's state */
+    char given[32]; /* the /proc/self names are short (vCPU threads' stacks are not deep) */
+    if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) == 0 && !strncmp(given, "/proc/", 6)) {
+        int ps = procself_open(vm, given, writes, (flags & G_O_DIRECTORY) != 0, &f);
+        if (ps <= 0) {
+            if (ps < 0)
+                return ps;
+            synthetic = true;
+            goto install;
+        }
+    }
     int r = files_guest_path(vm, dirfd, uptr, !(flags & G_O_NOFOLLOW), canon);
     if (r == -ENOENT && (flags & G_O_CREAT))
         return files_write_path(vm, dirfd, uptr, true);
@@ -290,17 +303,17 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
             *why = REFUSED_OUTSIDE;
         return r;
     }
-    struct gfile *f;
     if ((r = files_open_canon(canon, flags, &f)) < 0) {
         if (r == -EACCES)
             *why = REFUSED_KIND;
         return r;
     }
+install:
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
         files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0});
-        if (!f->dir)
+        if (!f->dir && !synthetic)
             files_remember(fs, canon);
     }
     pthread_mutex_unlock(&fs->lock);

@@ -14,12 +14,15 @@
 
 #define SHOWN_PATH 64 /* bytes of the guest's path a limit's text shows */
 
-/* What libc reads on its own and copes without (system information, time zones,
- * locales): an open of it refused is no limit, as clone3 and rseq are none. */
+/* What libc and runtimes read on their own and cope without (system information, time
+ * zones, locales, debug info): an open of it refused is no limit, as clone3 and rseq are none. */
 static bool libc_probe(const char *p)
 {
     static const char *const prefixes[] = {"/proc/", "/sys/", "/usr/share/zoneinfo/",
-                                           "/usr/lib/locale/", "/usr/share/locale/"};
+                                           "/usr/lib/locale/", "/usr/share/locale/",
+                                           /* separate debug info, which the sanitizers'
+                                            * symbolizers look for (--ro-dir grants it) */
+                                           "/usr/lib/debug/"};
     static const char *const exact[] = {"/proc", "/sys", "/etc/localtime",
                                         "/etc/ld.so.preload"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
@@ -27,6 +30,17 @@ static bool libc_probe(const char *p)
             return true;
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (!strcmp(p, exact[i]))
+            return true;
+    return false;
+}
+
+/* A scratch file a sanitizer runtime makes and copes without: TSan's read-only zero
+ * page (tsan.rodata.PID, in /dev/shm or /tmp), which it maps only when the create works. */
+static bool runtime_scratch(const char *p)
+{
+    static const char *const prefixes[] = {"/dev/shm/tsan.rodata.", "/tmp/tsan.rodata."};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(p, prefixes[i], strlen(prefixes[i])))
             return true;
     return false;
 }
@@ -57,11 +71,10 @@ void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, i
             return;
         if (r == -2)
             path[sizeof path - 1] = 0;
-        if (why == REFUSED_OUTSIDE) {
-            char abs[PATHCONF_MAX];
-            if (path_normalize(vm->files->cwd, path, abs, sizeof abs) == 0 && libc_probe(abs))
-                return;
-        }
+        char abs[PATHCONF_MAX];
+        if (path_normalize(vm->files->cwd, path, abs, sizeof abs) == 0 &&
+            ((why == REFUSED_OUTSIDE && libc_probe(abs)) || runtime_scratch(abs)))
+            return;
         /* The path as the program gave it: printable ASCII, cut to SHOWN_PATH bytes. */
         size_t n = 0;
         for (const char *c = path; *c && n < SHOWN_PATH; c++)

@@ -284,6 +284,26 @@ bool libmap_find(const struct libmap *map, uint64_t va, struct lib_hit *hit)
     return false;
 }
 
+size_t libmap_text_of(const struct libmap *map, bool (*want)(const char *name),
+                      uint64_t (*ranges)[2], size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < map->n; i++) {
+        const struct libsyms_file *l = map->e[i].file;
+        if (!l->name || !want(l->name))
+            continue;
+        for (int j = 0; j < l->img.nseg && k < max; j++) {
+            const struct elf_segment *s = &l->img.seg[j];
+            if (!(s->prot & PROT_X))
+                continue;
+            ranges[k][0] = map->e[i].bias + s->vaddr;
+            ranges[k][1] = ranges[k][0] + s->memsz;
+            k++;
+        }
+    }
+    return k;
+}
+
 bool libmap_format(const struct libmap *map, uint64_t va, bool is_return, char *buf,
                    size_t len)
 {

@@ -64,6 +64,10 @@ uint64_t libsyms_dynamic(const struct elf_image *img);
 void libsyms_map(struct libsyms *ls, const struct libsyms_mem *m, struct libmap *map);
 /* The mapped library one of whose loaded segments holds va. */
 bool libmap_find(const struct libmap *map, uint64_t va, struct lib_hit *hit);
+/* The executable segments [lo, hi) of the mapped libraries whose base name want accepts,
+ * into ranges (at most max); the count. */
+size_t libmap_text_of(const struct libmap *map, bool (*want)(const char *name),
+                      uint64_t (*ranges)[2], size_t max);
 /* "libc.so.6!abort+0x2f", or "libc.so.6+0x8aeec" where no symbol holds it, for a va
  * in a mapped library (a return address, is_return, is looked up one byte back, as
  * elf_format_addr does); false when va is in none. */

@@ -1,5 +1,6 @@
 #include "linux/mm.h"
 #include "kvm/layout.h"
+#include "linux/elfparse.h" /* PROT_R/W/X */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,12 @@ bool mm_is_mapped(struct mm *mm, uint64_t s, uint64_t e)
     return s >= e;
 }
 
-static int vma_add(struct mm *mm, uint64_t s, uint64_t e)
+static bool same_kind(const struct vma *a, const struct vma *b)
+{
+    return a->lazy == b->lazy && a->prot == b->prot;
+}
+
+static int vma_add_as(struct mm *mm, uint64_t s, uint64_t e, uint32_t lazy, uint32_t prot)
 {
     if (mm->n == mm->cap) {
         if (mm->cap >= MAP_LIMIT_VMAS)
@@ -56,20 +62,26 @@ static int vma_add(struct mm *mm, uint64_t s, uint64_t e)
     while (i < mm->n && mm->v[i].start < s)
         i++;
     memmove(&mm->v[i + 1], &mm->v[i], (mm->n - i) * sizeof *mm->v);
-    mm->v[i] = (struct vma){s, e};
+    mm->v[i] = (struct vma){s, e, lazy, lazy ? prot : 0};
     mm->n++;
-    /* Merge with neighbours that touch, so the list stays short. */
-    if (i + 1 < mm->n && mm->v[i].end == mm->v[i + 1].start) {
+    /* Merge with neighbours that touch and are of the same kind, so the list stays short
+     * (a lazy VMA's protection is its own: it never merges into another's). */
+    if (i + 1 < mm->n && mm->v[i].end == mm->v[i + 1].start && same_kind(&mm->v[i], &mm->v[i + 1])) {
         mm->v[i].end = mm->v[i + 1].end;
         memmove(&mm->v[i + 1], &mm->v[i + 2], (mm->n - i - 2) * sizeof *mm->v);
         mm->n--;
     }
-    if (i > 0 && mm->v[i - 1].end == mm->v[i].start) {
+    if (i > 0 && mm->v[i - 1].end == mm->v[i].start && same_kind(&mm->v[i - 1], &mm->v[i])) {
         mm->v[i - 1].end = mm->v[i].end;
         memmove(&mm->v[i], &mm->v[i + 1], (mm->n - i - 1) * sizeof *mm->v);
         mm->n--;
     }
     return 0;
+}
+
+static int vma_add(struct mm *mm, uint64_t s, uint64_t e)
+{
+    return vma_add_as(mm, s, e, 0, 0);
 }
 
 static int vma_remove(struct mm *mm, uint64_t s, uint64_t e)
@@ -90,8 +102,9 @@ static int vma_remove(struct mm *mm, uint64_t s, uint64_t e)
                 v = &mm->v[i];
             }
             uint64_t tail = v->end;
+            uint32_t lazy = v->lazy, prot = v->prot;
             v->end = s;
-            return vma_add(mm, e, tail);
+            return vma_add_as(mm, e, tail, lazy, prot);
         }
         if (v->start < s)
             v->end = s;
@@ -218,6 +231,12 @@ int64_t mm_map(struct mm *mm, uint64_t addr, uint64_t len, int prot, bool fixed)
 
 int64_t mm_map_mode(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum mm_mode mode)
 {
+    return mm_map_anon(mm, addr, len, prot, mode, false);
+}
+
+int64_t mm_map_anon(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum mm_mode mode,
+                    bool lazy)
+{
     bool fixed = mode != MM_HINT;
     if (len == 0 || len > (1ULL << 46))
         return -EINVAL;
@@ -248,9 +267,9 @@ int64_t mm_map_mode(struct mm *mm, uint64_t addr, uint64_t len, int prot, enum m
             goto out;
         }
     }
-    if ((ret = vma_add(mm, addr, addr + len)) < 0)
+    if ((ret = vma_add_as(mm, addr, addr + len, lazy, (uint32_t)prot)) < 0)
         goto out;
-    if ((ret = protect_pages(mm, addr, addr + len, prot)) < 0) {
+    if (!lazy && (ret = protect_pages(mm, addr, addr + len, prot)) < 0) {
         unmap_pages(mm, addr, addr + len);
         vma_remove(mm, addr, addr + len);
         goto out;
@@ -281,6 +300,84 @@ int64_t mm_protect(struct mm *mm, uint64_t addr, uint64_t len, int prot)
     return mm_protect_if(mm, addr, len, prot, NULL, NULL);
 }
 
+/* Sets prot on the frames [s,e) already has, making none: a lazy VMA's pages. Caller
+ * holds the lock. */
+static void protect_present(struct mm *mm, uint64_t s, uint64_t e, int prot)
+{
+    uint64_t flags = gm_prot_flags(prot);
+    struct frame_batch down;
+    down.n = 0;
+    for (uint64_t va = s, next; va < e; va = next) {
+        uint64_t *pte = gm_pte_scan(mm->gm, va, &next);
+        if (!pte || !gm_pte_frame(*pte))
+            continue;
+        uint64_t old = *pte, frame = gm_pte_frame(old), nw = frame | flags;
+        gm_set_pte(mm->gm, pte, nw);
+        bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
+                                           (!(old & PTE_NX) && (nw & PTE_NX)));
+        if (downgrade)
+            down.f[down.n++] = frame;
+        if (down.n == MM_BATCH) {
+            gm_invalidate_frames(mm->gm, down.f, down.n);
+            down.n = 0;
+        }
+    }
+    gm_invalidate_frames(mm->gm, down.f, down.n);
+}
+
+/* The VMA holding va (sorted, disjoint: a binary search), or NULL. Caller holds the lock. */
+static struct vma *vma_at(struct mm *mm, uint64_t va)
+{
+    size_t lo = 0, hi = mm->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mm->v[mid].end <= va)
+            lo = mid + 1;
+        else if (mm->v[mid].start > va)
+            hi = mid;
+        else
+            return &mm->v[mid];
+    }
+    return NULL;
+}
+
+/* mprotect of a mapped [s,e), VMA by VMA: an eager one's frames are made or reprotected
+ * (protect_pages); a lazy one keeps being lazy, with the new protection in its VMA (split
+ * off as needed) and on the frames it already has. Caller holds the lock. */
+static int protect_range(struct mm *mm, uint64_t s, uint64_t e, int prot)
+{
+    for (uint64_t cur = s; cur < e;) {
+        struct vma *v = vma_at(mm, cur);
+        if (!v)
+            return -ENOMEM;
+        uint64_t piece = v->end < e ? v->end : e;
+        if (!v->lazy) {
+            int r = protect_pages(mm, cur, piece, prot);
+            if (r < 0)
+                return r;
+        } else if (v->prot != (uint32_t)prot) {
+            /* Make room for a three-way split first, so that failing changes nothing. */
+            if (mm->n + 2 > mm->cap) {
+                if (mm->cap >= MAP_LIMIT_VMAS)
+                    return -ENOMEM;
+                struct vma *nv = realloc(mm->v, (mm->cap + 2) * 2 * sizeof *nv);
+                if (!nv)
+                    return -ENOMEM;
+                mm->v = nv;
+                mm->cap = (mm->cap + 2) * 2;
+            }
+            int r = vma_remove(mm, cur, piece);
+            if (r == 0)
+                r = vma_add_as(mm, cur, piece, 1, (uint32_t)prot);
+            if (r < 0)
+                return r;
+            protect_present(mm, cur, piece, prot);
+        }
+        cur = piece;
+    }
+    return 0;
+}
+
 int64_t mm_protect_if(struct mm *mm, uint64_t addr, uint64_t len, int prot,
                       bool (*pred)(struct guestmem *gm, void *ctx), void *ctx)
 {
@@ -296,9 +393,62 @@ int64_t mm_protect_if(struct mm *mm, uint64_t addr, uint64_t len, int prot,
     pthread_mutex_lock(&mm->gm->lock);
     int64_t ret = -ENOMEM;
     if (mm_is_mapped(mm, addr, addr + len))
-        ret = !pred || pred(mm->gm, ctx) ? protect_pages(mm, addr, addr + len, prot) : -EAGAIN;
+        ret = !pred || pred(mm->gm, ctx) ? protect_range(mm, addr, addr + len, prot) : -EAGAIN;
     pthread_mutex_unlock(&mm->gm->lock);
     return ret;
+}
+
+/* Whether prot lets an access of this kind happen (x86: any protection reads). */
+static bool prot_allows(uint32_t prot, bool write, bool exec)
+{
+    if (!prot)
+        return false;
+    if (write)
+        return prot & PROT_W;
+    if (exec)
+        return prot & PROT_X;
+    return true;
+}
+
+int mm_fault(struct mm *mm, uint64_t va, bool write, bool exec)
+{
+    if (va < USER_MIN || va >= USER_TOP)
+        return 0;
+    va &= PAGE_MASK;
+    pthread_mutex_lock(&mm->gm->lock);
+    int ret = 0;
+    struct vma *v = vma_at(mm, va);
+    if (v && v->lazy && prot_allows(v->prot, write, exec)) {
+        uint64_t *pte = gm_pte(mm->gm, va, true);
+        if (!pte) {
+            ret = -ENOMEM; /* no room for the page table */
+        } else if (gm_pte_frame(*pte)) {
+            /* Another thread's fault (or a syscall's copy) made it first: 1. A frame that
+             * is there but not present (trapped by serialized execution) is not this
+             * function's to change: 0, the mode's fault handler has it. */
+            ret = (*pte & PTE_P) ? 1 : 0;
+        } else {
+            uint64_t frame = gm_alloc_frame(mm->gm);
+            if (!frame) {
+                ret = -ENOMEM;
+            } else {
+                gm_set_pte(mm->gm, pte, frame | gm_prot_flags((int)v->prot));
+                mm->faulted++;
+                ret = 2;
+            }
+        }
+    }
+    pthread_mutex_unlock(&mm->gm->lock);
+    return ret;
+}
+
+bool mm_is_lazy(struct mm *mm, uint64_t start, uint64_t end)
+{
+    pthread_mutex_lock(&mm->gm->lock);
+    struct vma *v = vma_at(mm, start);
+    bool lazy = v && v->lazy && end <= v->end;
+    pthread_mutex_unlock(&mm->gm->lock);
+    return lazy;
 }
 
 int64_t mm_brk(struct mm *mm, uint64_t newbrk)

@@ -2,6 +2,7 @@
 #include "lib/json.h"
 #include "kvm/vm.h"
 #include "kvm/cpuidpatch.h"
+#include "linux/sanreport.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,37 @@ int outcome_exit_status(const struct outcome *o)
     case OUT_TIMEOUT: return EXIT_TIMEOUT;
     default: return EXIT_VMM_ERROR;
     }
+}
+
+bool outcome_sanreport(struct vm *vm, struct san_report *r)
+{
+    char *text = malloc(TAIL_BYTES + 8); /* not TLS: a vCPU thread's comes out of its stack */
+    if (!text) {
+        memset(r, 0, sizeof *r);
+        return false;
+    }
+    size_t n = tail_lines(&vm->errtail, TAIL_BYTES, text, TAIL_BYTES + 8);
+    bool has = sanreport_parse(text, n, r);
+    free(text);
+    return has;
+}
+
+void outcome_sanreport_json(FILE *f, bool has, const struct san_report *r)
+{
+    if (!has) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"tool\":");
+    json_fput_str(f, r->tool, false);
+    fprintf(f, ",\"kind\":");
+    json_fput_str(f, r->kind, false);
+    fprintf(f, ",\"first_lines\":[");
+    for (int i = 0; i < r->nlines; i++) {
+        fprintf(f, "%s", i ? "," : "");
+        json_fput_str(f, r->lines[i], false);
+    }
+    fprintf(f, "]}");
 }
 
 static void print_bt(struct vm *vm, const uint64_t *bt, int n, FILE *f, const char *indent)
@@ -109,6 +141,10 @@ void outcome_print(struct vm *vm, const struct outcome *o, FILE *f)
     default:
         fprintf(f, "%s no outcome\n", P);
     }
+    struct san_report rep;
+    if (outcome_sanreport(vm, &rep))
+        fprintf(f, "%s the program's sanitizer reported: %s %s (%s)\n", P, rep.tool, rep.kind,
+                rep.lines[0]);
     /* Jinx's own limits met on the way (limitlog.h): a failure after one is suspect. */
     if (limits_count(&vm->limits)) {
         limits_print(&vm->limits, f, "jinx-vmm: ");
@@ -189,9 +225,15 @@ int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path)
     tail_lines(&vm->errtail, TAIL_LINES, tail, sizeof tail);
     fprintf(f, ",\"stderr_tail\":");
     json_fput_str(f, tail, true);
-    fprintf(f, ",\"stats\":{\"exits\":%llu,\"syscalls\":%llu,\"vcpus\":%d}}\n",
+    struct san_report rep;
+    bool has = outcome_sanreport(vm, &rep);
+    fprintf(f, ",\"report\":");
+    outcome_sanreport_json(f, has, &rep);
+    fprintf(f, ",\"stats\":{\"exits\":%llu,\"syscalls\":%llu,\"vcpus\":%d,"
+            "\"demand_pages\":%llu}}\n",
             (unsigned long long)atomic_load(&vm->n_exits),
-            (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus);
+            (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus,
+            (unsigned long long)vm->mm.faulted);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;

@@ -38,7 +38,12 @@ struct outcome {
 };
 
 struct vm;
+struct san_report;
 const char *signal_name(int sig);
+/* The sanitizer report (linux/sanreport.h) in the program's stderr tail, if any. */
+bool outcome_sanreport(struct vm *vm, struct san_report *r);
+/* *r as a JSON object ({"tool":..,"kind":..,"first_lines":[..]}), or null when has is false. */
+void outcome_sanreport_json(FILE *f, bool has, const struct san_report *r);
 int outcome_exit_status(const struct outcome *o);
 void outcome_print(struct vm *vm, const struct outcome *o, FILE *f);
 int outcome_write_json(struct vm *vm, const struct outcome *o, const char *path);

@@ -1,4 +1,5 @@
 #include "linux/syscall.h"
+#include "linux/altstack.h"
 #include "linux/cpuidload.h"
 #include "linux/threads.h"
 #include "linux/futex.h"
@@ -331,7 +332,12 @@ static int64_t memory_syscall(struct vm *vm, uint64_t nr, uint64_t a0, uint64_t 
         }
         enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE /* MAP_FIXED_NOREPLACE */
                             : (flags & 0x10) ? MM_FIXED : MM_HINT;
-        ret = mm_map_mode(&vm->mm, a0, a1, prot_from_linux(a2), mode);
+        /* MAP_NORESERVE, or a large reservation: frames at first touch (mm.h). One larger
+         * than guest RAM without MAP_NORESERVE stays ENOMEM, as Linux's heuristic
+         * overcommit refuses one larger than RAM and swap. */
+        bool lazy = (flags & 0x4000 /* MAP_NORESERVE */) ||
+                    (a1 >= MM_LAZY_MIN && a1 <= vm->opt.mem);
+        ret = mm_map_anon(&vm->mm, a0, a1, prot_from_linux(a2), mode, lazy);
         if (ret > 0)
             vm_note_mapped(vm, (uint64_t)ret, (uint64_t)ret + a1);
         break;
@@ -465,7 +471,7 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_mlock: case SYS_munlock: case SYS_mlockall: case SYS_munlockall: ret = 0; break;
     case SYS_rt_sigaction: ret = do_rt_sigaction(vm, (int)a0, a1, a2, a3); break;
     case SYS_rt_sigprocmask: ret = do_rt_sigprocmask(vm, v, (int)a0, a1, a2, a3); break;
-    case SYS_sigaltstack: ret = 0; break;
+    case SYS_sigaltstack: ret = altstack_syscall(vm, v, a0, a1); break;
     case SYS_sched_yield: sched_yield(); ret = 0; break;
     case SYS_nanosleep: ret = do_nanosleep(vm, v, 1, 0, a0); break;
     case SYS_clock_nanosleep: ret = do_nanosleep(vm, v, (int)a0, (int)a1, a2); break;

@@ -1,5 +1,6 @@
 #include "linux/tail.h"
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tail_init(struct tail *t)
@@ -55,7 +56,10 @@ size_t tail_lines(struct tail *t, int max_lines, char *out, size_t cap)
     if (!cap)
         return 0;
     out[0] = 0;
-    static _Thread_local char lin[TAIL_BYTES];
+    /* On the heap: a vCPU thread's static TLS comes out of its 256K stack. */
+    char *lin = malloc(TAIL_BYTES);
+    if (!lin)
+        return 0;
     pthread_mutex_lock(&t->lock);
     size_t n = t->len, first = (t->head + TAIL_BYTES - n) % TAIL_BYTES;
     for (size_t i = 0; i < n; i++)
@@ -86,5 +90,6 @@ size_t tail_lines(struct tail *t, int max_lines, char *out, size_t cap)
         out[k++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
     }
     out[k] = 0;
+    free(lin);
     return k;
 }

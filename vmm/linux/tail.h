@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TAIL_BYTES 4096       /* bytes kept */
+#define TAIL_BYTES 16384      /* bytes kept: a sanitizer's whole report (sanreport.h) */
 #define TAIL_LINES 10         /* lines a report shows */
 
 struct tail {

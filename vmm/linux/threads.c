@@ -1,4 +1,5 @@
 #include "linux/threads.h"
+#include "linux/altstack.h"
 #include "explorer/explorer.h"
 #include "kvm/cpu.h"
 #include "kvm/vm.h"
@@ -54,6 +55,7 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
         copy_to_user(&vm->gm, ctid, &tid, 4);
     c->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     c->sigmask = v->sigmask;
+    altstack_reset(vm, c);
     /* The child starts in user mode right after the syscall instruction: rcx holds the
      * return address and r11 the flags, as the syscall ABI left them. */
     c->start_regs = v->run->s.regs.regs;

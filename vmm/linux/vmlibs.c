@@ -5,6 +5,7 @@
 #include "linux/files.h"
 #include "linux/libsyms.h"
 #include "linux/pathconf.h"
+#include <string.h>
 
 static struct libsyms *cache(struct vm *vm)
 {
@@ -82,6 +83,24 @@ bool vmlibs_format(struct vm *vm, uint64_t addr, bool is_return, char *buf, size
     struct libmap map;
     map_libs(vm, &map);
     return libmap_format(&map, addr, is_return, buf, len);
+}
+
+static bool sanitizer_runtime(const char *name)
+{
+    static const char *const libs[] = {"libasan.so", "libubsan.so", "libtsan.so", "liblsan.so",
+                                       "libmsan.so", "libhwasan.so",
+                                       "libclang_rt.asan", "libclang_rt.ubsan", "libclang_rt.tsan"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (!strncmp(name, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
+size_t vmlibs_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max)
+{
+    struct libmap map;
+    map_libs(vm, &map);
+    return libmap_text_of(&map, sanitizer_runtime, ranges, max);
 }
 
 void vmlibs_free(struct vm *vm)

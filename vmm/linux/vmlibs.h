@@ -17,6 +17,10 @@ int vmlibs_backtrace(struct vm *vm, uint64_t rip, uint64_t rsp, uint64_t rbp, ui
                      int max);
 /* libmap_format for addr in one of the program's libraries; false when it is in none. */
 bool vmlibs_format(struct vm *vm, uint64_t addr, bool is_return, char *buf, size_t len);
+/* The code of the sanitizer runtimes the program loaded (libasan, libubsan, libtsan,
+ * liblsan, libmsan, libhwasan): their executable segments into ranges (at most max); the
+ * count. */
+size_t vmlibs_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max);
 void vmlibs_free(struct vm *vm);
 
 #endif

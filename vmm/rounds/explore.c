@@ -433,6 +433,7 @@ static void explore(struct explore_driver *d)
             ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
             note_run(d, i, &r, t_run, cpu_run);
             d->traced++;
+            explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
             explore_sparse_after_traced(&d->sparse, &r.trace, r.ended, r.cues, &d->learnt);
         }
         if (d->cfg.verbose)

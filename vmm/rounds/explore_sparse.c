@@ -1,6 +1,7 @@
 /* Sparse runs in whole-run exploration (explore_sparse.h). */
 #include "rounds/explore_sparse.h"
 #include "kvm/vm.h"
+#include "linux/vmlibs.h"
 #include "sched/serialize.h"
 #include <string.h>
 
@@ -18,6 +19,17 @@ void explore_sparse_free(struct explore_sparse *es)
     ex_sparse_model_free(&es->model);
     ex_sparse_run_free(&es->run);
     ex_schedule_free(&es->plan);
+}
+
+void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm)
+{
+    if (es->skip_set)
+        return;
+    es->skip_set = true;
+    uint64_t r[EX_SPARSE_MAX_SKIP][2];
+    size_t n = vmlibs_sanitizer_text(vm, r, EX_SPARSE_MAX_SKIP);
+    for (size_t i = 0; i < n; i++)
+        ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
 }
 
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,

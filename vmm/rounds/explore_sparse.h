@@ -59,6 +59,7 @@ struct vm;
 
 struct explore_sparse {
     struct ex_sparse_model model;
+    bool skip_set;              /* the sanitizer runtimes' code is skipped (explore_sparse.c) */
     struct ex_sparse_run run;
     struct ex_schedule plan;    /* the current sparse run's points */
     bool on;                    /* sparse runs are part of the exploration */
@@ -82,6 +83,10 @@ struct explore_sparse {
 
 void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns);
 void explore_sparse_free(struct explore_sparse *es);
+/* Once, before the first learnt run: the code of the sanitizer runtimes vm loaded (ASan,
+ * UBSan, TSan...) is never a change point; their bookkeeping's races (hundreds of
+ * variables in an ASan build) would drown the program's own (docs/sanitizers.md). */
+void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm);
 /* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
                                  bool ended, uint64_t cues, const struct ex_u64map *shared);

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Sanitizer builds under jinx (issue 27, docs/sanitizers.md):
+#  - ASan (dynamic and -static-libasan) and UBSan (-fno-sanitize-recover) builds run
+#    unmodified under `jinx-vmm run` and `--serial` with the same stderr (pid and
+#    addresses masked; /usr/lib/debug granted, as the native symbolizer reads it) and the
+#    same exit status as natively; a clean ASan build exits 0 (LeakSanitizer kept off).
+#  - Their reports are bugs: `jinx test` finds the racy use-after-free, double free
+#    (ASan) and signed overflow (UBSan) with the report's tool and kind in its summary
+#    and --json; the dump replays to the same report; jinxctl inspect (text, --json,
+#    --html) shows it. The bug-free twins: nothing found.
+#  - A sanitizer failing for jinx's reasons (guest memory) is "could not test" (exit 2).
+# JINX_LONG=1 (make check-long): seeds 1..10 for each bug (make test: seed 1, and not the
+# double free, the slowest to find), 5 replays of each dump, 20 s for each twin.
+# Guest programs: tests/guest/san_*.c (guest.mk). Without /dev/kvm this fails.
+set -u
+BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"; G="$BUILD/guest-tests"
+LONG=${JINX_LONG:-0}
+SEEDS=${SEEDS:-$([ "$LONG" = 1 ] && echo 10 || echo 1)}
+REPLAYS=${REPLAYS:-$([ "$LONG" = 1 ] && echo 5 || echo 1)}
+BUDGET=${BUDGET:-60s}
+TWIN_BUDGET=${TWIN_BUDGET:-$([ "$LONG" = 1 ] && echo 20s || echo 4s)}
+for p in san_direct_asan san_direct_asan_static san_direct_ubsan san_uaf_asan san_uaf_asan_ok \
+         san_dfree_asan san_dfree_asan_ok san_overflow_ubsan san_overflow_ubsan_ok; do
+  [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }
+done
+command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass+1)); echo "ok   $*"; }
+bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+# The program's stderr as a native run prints it: jinx-vmm's lines out, pids and
+# addresses masked (ASLR natively, jinx's fixed layout in the guest).
+norm() { grep -v '^jinx-vmm' "$1" | sed -E 's/==[0-9]+==/==P==/g; s/0x[0-9a-f]+/ADDR/g'; }
+DEBUG_DIR=(); [ -d /usr/lib/debug ] && DEBUG_DIR=(--ro-dir /usr/lib/debug)
+
+# 1. The same output and status as natively, free and serialized.
+same() {
+  local prog=$1 arg=$2
+  "$G/$prog" "$arg" >"$tmp/n.out" 2>"$tmp/n.err"; local nst=$?
+  for mode in run serial; do
+    local extra=(); [ "$mode" = serial ] && extra=(--serial)
+    timeout 120 "$VMM" run --quiet --no-control "${extra[@]}" "${DEBUG_DIR[@]}" "$G/$prog" "$arg" \
+      >"$tmp/j.out" 2>"$tmp/err"; local st=$?
+    if [ "$st" = "$nst" ] && cmp -s "$tmp/n.out" "$tmp/j.out" &&
+       diff <(norm "$tmp/n.err") <(norm "$tmp/err") >"$tmp/diff"; then
+      ok "$prog $arg ($mode): status $st and output as native"
+    else
+      cp "$tmp/diff" "$tmp/err" 2>/dev/null
+      bad "$prog $arg ($mode): status $st (native $nst) or output differs"
+    fi
+  done
+}
+same san_direct_asan uaf
+same san_direct_asan dfree
+same san_direct_asan clean
+same san_direct_asan_static uaf
+same san_direct_ubsan overflow
+same san_direct_ubsan clean
+same san_uaf_asan_ok -
+
+# The guest's memory: a sanitizer's reservations are backed at first touch (demand_pages).
+timeout 60 "$VMM" run --quiet --no-control --report "$tmp/r.json" "$G/san_direct_asan" clean \
+  >/dev/null 2>"$tmp/err"
+dp=$(jget "$tmp/r.json" "d['stats']['demand_pages']")
+if [ -n "$dp" ] && [ "$dp" -gt 0 ] && [ "$dp" -lt 16384 ]; then
+  ok "ASan's shadow is demand-paged: $dp pages touched (of terabytes reserved)"
+else bad "demand_pages: '$dp'"; fi
+
+# jinx's limit, not the program's: ASan cannot start in 24M of guest RAM (its mmap gets ENOMEM).
+timeout 60 "$JINX" test --budget 10s --mem 24M --json "$G/san_uaf_asan" >"$tmp/j.json" 2>"$tmp/err"
+st=$?
+if [ "$st" = 2 ] && [ "$(jget "$tmp/j.json" "d['could_not_test']")" = True ]; then
+  ok "ASan in --mem 24M: could not test ($(jget "$tmp/j.json" "d['reason']" | cut -c1-70)...)"
+else bad "ASan in --mem 24M: status $st, wanted 2 (could not test)"; fi
+
+# 2. Reports are bugs: jinx test finds each racy program, names the report, and its dump
+# replays to the same report.
+find_bug() {
+  local prog=$1 tool=$2 kind=$3
+  for seed in $(seq 1 "$SEEDS"); do
+    local dir="$tmp/dumps-$prog-$seed" t0=$SECONDS
+    timeout 200 "$JINX" test --budget "$BUDGET" --seeds "$seed-$((seed + 1000))" --dump-dir "$dir" \
+      --json "$G/$prog" >"$tmp/j.json" 2>"$tmp/err"; local st=$?
+    local got; got=$(jget "$tmp/j.json" "d['report']['tool'] + ' ' + d['report']['kind']")
+    local dump; dump=$(jget "$tmp/j.json" "d['dump']")
+    if [ "$st" = 1 ] && [ "$got" = "$tool $kind" ] && [ -f "$dump" ]; then
+      ok "$prog seed $seed: BUG FOUND, report $got ($((SECONDS - t0)) s, $(jget "$tmp/j.json" "d['seconds']") s to bug)"
+    else
+      cat "$tmp/j.json" >>"$tmp/err"; bad "$prog seed $seed: status $st, report '$got', dump '$dump'"
+      continue
+    fi
+    local good=0
+    for _ in $(seq 1 "$REPLAYS"); do
+      timeout 120 "$VMM" replay "$dump" >/dev/null 2>"$tmp/err"
+      grep -q "replay printed the dump's sanitizer report: $tool $kind" "$tmp/err" &&
+        grep -q "replay reproduced the dump's outcome" "$tmp/err" && good=$((good + 1))
+    done
+    if [ "$good" = "$REPLAYS" ]; then ok "$prog seed $seed: the dump replays to $tool $kind ($good/$REPLAYS)"
+    else bad "$prog seed $seed: $good/$REPLAYS replays reproduced the report"; fi
+    if [ "$seed" = 1 ]; then
+      "$CTL" inspect "$dump" >"$tmp/ins" 2>"$tmp/err"
+      "$CTL" inspect --json "$dump" >"$tmp/ins.json" 2>>"$tmp/err"
+      "$CTL" inspect --html "$tmp/p.html" "$dump" >/dev/null 2>>"$tmp/err"
+      if grep -q "^report:  $tool $kind" "$tmp/ins" &&
+         [ "$(jget "$tmp/ins.json" "d['outcome']['report']['kind']")" = "$kind" ] &&
+         grep -q "<th>report</th><td>$tool $kind" "$tmp/p.html"; then
+        ok "$prog: jinxctl inspect, --json and --html show the report"
+      else bad "$prog: inspect does not show the report"; fi
+    fi
+  done
+}
+find_bug san_uaf_asan asan heap-use-after-free
+# san_dfree takes 20-45 s to find on a shared 2-core host: make check-long's (or DFREE=1).
+if [ "$LONG" = 1 ] || [ "${DFREE:-0}" = 1 ]; then find_bug san_dfree_asan asan double-free; fi
+find_bug san_overflow_ubsan ubsan signed-integer-overflow
+
+# The bug-free twins: nothing found.
+for twin in san_uaf_asan_ok san_dfree_asan_ok san_overflow_ubsan_ok; do
+  timeout 120 "$JINX" test --budget "$TWIN_BUDGET" --dump-dir "$tmp/twin" "$G/$twin" >"$tmp/err" 2>&1
+  st=$?
+  if [ "$st" = 0 ]; then ok "$twin: nothing found in $TWIN_BUDGET"
+  else bad "$twin: status $st, wanted 0"; fi
+done
+
+echo "sanitizers: $pass passed, $fail failed"
+[ "$fail" = 0 ]
