@@ -80,10 +80,14 @@ check-ci: $(JINX_VMM)
 	@tests/ci/ci-nokvm.sh
 
 # Options: every one a parser accepts is in some --help, every one in a --help is in
-# README.md or docs/ (scripts/check-docs-options.sh; needs the built binaries).
+# README.md or docs/ (scripts/check-docs-options.sh; needs the built binaries). And the
+# README stays an entry of at most 200 lines: detail goes to docs/.
 .PHONY: check-docs
 check-docs: all
 	@scripts/check-docs-options.sh
+	@n=$$(wc -l <README.md); [ "$$n" -le 200 ] || \
+	  { echo "check-docs: README.md has $$n lines, at most 200: move detail into docs/" >&2; exit 1; }
+	@echo "check-docs: README.md has $$(wc -l <README.md) lines (at most 200)"
 
 # Layering (who may include whom) and sizes (files <= 800 lines, functions <= 150), with
 # a self-test that plants violations in a temporary tree (scripts/check-layers.sh).
