@@ -51,7 +51,8 @@ ASAN_GUEST_SUITES := tests/integration/guest-tests.sh tests/integration/snapshot
   tests/integration/serial.sh tests/integration/control.sh tests/integration/dumps.sh \
   tests/integration/guest-fuzz.sh
 # Timing-free under ASan too (tests/tests.mk's INTEGRATION_PAIRED): two at a time.
-ASAN_PAIRED := tests/integration/guest-fuzz.sh tests/integration/dumps.sh tests/integration/guest-tests.sh
+ASAN_PAIRED := tests/integration/guest-fuzz.sh tests/integration/serial.sh tests/integration/dumps.sh \
+  tests/integration/guest-tests.sh
 .PHONY: asan-unit asan-guest
 asan: asan-unit
 	@$(MAKE) --no-print-directory asan-guest

@@ -38,15 +38,18 @@ check-kvm:
 # (verdicts, rounds, replay's, glibc's and cpumodel's wall-bounded search for a dump, explore,
 # control, bench-smoke, pin, guest-clock, snapshot's selftest rounds set by a wall-clock
 # interval, ...)
-# and those that already run two things at a time (serial, determinism, dyn-corpus).
+# and dyn-corpus, which already runs two things at a time. serial, determinism and
+# sleepers run two VMs at a time inside but compare traces and outputs, which no load
+# changes (that is what they check); guest-fuzz checks that no syscall crashes the VMM.
 # campaign and jt-jobs wait more than they compute (a Slurm cluster's tasks, stand-in
 # jinx-vmm scripts that sleep; 0.4 of a CPU each) and their real runs stop at bugs found
 # in a second or two, well inside their budgets.
 # JINX_SUITE_JOBS=1 runs every suite alone.
-INTEGRATION_PAIRED := tests/integration/campaign.sh tests/integration/guest-cues.sh tests/integration/jt-jobs.sh \
-  tests/integration/dumps.sh tests/integration/insns.sh \
-  tests/integration/guest-answers.sh \
-  tests/integration/cpuid-sim.sh tests/integration/woken-snapshot.sh tests/integration/cpucache.sh
+INTEGRATION_PAIRED := tests/integration/campaign.sh tests/integration/guest-cues.sh \
+  tests/integration/cpuid-sim.sh tests/integration/jt-jobs.sh tests/integration/guest-fuzz.sh \
+  tests/integration/serial.sh tests/integration/insns.sh tests/integration/dumps.sh \
+  tests/integration/sleepers.sh tests/integration/determinism.sh tests/integration/cpucache.sh \
+  tests/integration/woken-snapshot.sh tests/integration/guest-answers.sh
 # tests/quick.conf: the representative subsets make test runs of the long loops.
 integration-test: all check-kvm
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" --quick tests/quick.conf \
