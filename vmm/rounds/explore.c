@@ -350,6 +350,32 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
     return got > 0 || mono_ns() >= deadline ? 1 : 0;
 }
 
+/* What run i (r: its trace and outcome; t_run, cpu_run: its wall and CPU time) teaches:
+ * a sparse run its points' counts, a traced run the shared pages, racy variables and
+ * sites the next schedules draw from. A sparse candidate's deciding traced run gets the
+ * usual budget (*wall). */
+static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_result *r,
+                           uint64_t t_run, uint64_t cpu_run, uint64_t *wall)
+{
+    struct vm *vm = d->vm;
+    if (d->run_sparse) {
+        note_run(d, i, r, t_run, cpu_run);
+        explore_sparse_after(&d->sparse, vm, r->ended, r->cues, cpu_run);
+        d->sparse_ended |= r->ended;
+        if (d->sparse.candidate)
+            *wall = d->cfg.run_wall_ns;
+        return;
+    }
+    ex_u64map_clear(&d->learnt);
+    crew_each_shared(vm, learn_page, d);
+    /* No memory: fewer flips or pages, still valid. */
+    ex_online_learn(&d->hist, &d->online, &r->trace, r->outcome, &d->learnt);
+    note_run(d, i, r, t_run, cpu_run);
+    d->traced++;
+    explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
+    explore_sparse_after_traced(&d->sparse, &r->trace, r->ended, r->cues, &d->learnt);
+}
+
 /* The end of the exploration loop: its statistics, and back to wall-time budgets. A
  * budget that ran out before any whole run ended (`decided` false: no bug, no run ended)
  * says whole runs are too long for it: rounds take over, as when they gave up. */
@@ -418,24 +444,16 @@ static void explore(struct explore_driver *d)
                 note_unjudged_limits(d, i + 1);
             break;
         }
+        if (!r.ended && mono_ns() >= deadline) {
+            /* Stopped by the exploration's end (wall_deadline), not by its own budget:
+             * no schedule to count or learn from. */
+            if (sim_rewind(vm, &d->snap) < 0)
+                goto out;
+            break;
+        }
         r.outcome = run_outcome(&r.out, r.ended);
         uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
-        if (sp) {
-            note_run(d, i, &r, t_run, cpu_run);
-            explore_sparse_after(&d->sparse, vm, r.ended, r.cues, cpu_run);
-            d->sparse_ended |= r.ended;
-            if (d->sparse.candidate)
-                wall = d->cfg.run_wall_ns; /* the deciding traced run: the usual budget */
-        } else {
-            ex_u64map_clear(&d->learnt);
-            crew_each_shared(vm, learn_page, d);
-            /* No memory: fewer flips or pages, still valid. */
-            ex_online_learn(&d->hist, &d->online, &r.trace, r.outcome, &d->learnt);
-            note_run(d, i, &r, t_run, cpu_run);
-            d->traced++;
-            explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
-            explore_sparse_after_traced(&d->sparse, &r.trace, r.ended, r.cues, &d->learnt);
-        }
+        learn_from_run(d, i, &r, t_run, cpu_run, &wall);
         if (d->cfg.verbose)
             explore_timers_print(vm, stderr);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
