@@ -283,6 +283,24 @@ int vm_apply_fpu(struct vcpu *v)
     return ioctl(v->fd, KVM_SET_XSAVE, v->fpu_want) < 0 ? -1 : 0;
 }
 
+/* A thread woken with SYSRET_RERUN: its pending syscall read is discarded (io_stale) and
+ * its registers become those it blocked with (at the read, rax the syscall number), so
+ * it exits for the same syscall again. The vCPU's own thread, before it enters. */
+static void vm_rerun_syscall(struct vcpu *v)
+{
+    if (v->wait_result != SYSRET_RERUN || !(v->result_pending || v->result_in_rax))
+        return;
+    if (v->result_pending)
+        v->io_stale = true;
+    v->result_pending = false;
+    v->result_in_rax = false;
+    v->wait_result = 0;
+    /* Only where it is and what it asks: the mode's own changes (TF) stay. */
+    v->run->s.regs.regs.rip = v->blocked_regs.rip;
+    v->run->s.regs.regs.rax = v->blocked_regs.rax;
+    v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+}
+
 int vm_settle_stale_io(struct vcpu *v)
 {
     if (!v->io_stale)
@@ -564,6 +582,7 @@ static void *vcpu_main(void *arg)
         bool serial = vm_time_is_virtual(vm);
         pthread_mutex_unlock(&vm->lock);
         pin_sync(vm, v, serial); /* one CPU while serialized (kvm/pin.h) */
+        vm_rerun_syscall(v);
         bool ok = vm_settle_stale_io(v) == 0 &&
                   (!v->start_pending || apply_start_state(vm, v) == 0) && vm_apply_fpu(v) == 0;
         /* From here KVM owes the woken thread's syscall read its completion: left owed

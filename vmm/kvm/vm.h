@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A blocked syscall's wake result meaning "make the syscall again" (linux/pipes.h): the
+ * thread goes back to its syscall instruction's exit with the registers it blocked with,
+ * as a thread restored blocked does (vm_rerun_syscall). */
+#define SYSRET_RERUN (INT64_MIN + 1)
 enum tstate { T_FREE, T_RUNNING, T_BLOCKED };
 
 struct round_driver;
@@ -43,6 +47,12 @@ struct vcpu {
     enum tstate state;
     uint64_t clear_child_tid;
     uint64_t sigmask;
+    /* What the syscall being handled was for serialized execution when its number does
+     * not say (a pipe read is a futex wait on its pipe: linux/pipes.h): 0 none, 1 wait,
+     * 2 wake, on sync_addr. Cleared at each syscall's start (syscall_dispatch). */
+    uint8_t sync_kind;
+    uint64_t sync_addr;
+    uint32_t sync_arg;
     bool start_pending;         /* apply start_* before the next run */
     struct kvm_regs start_regs;
     struct kvm_sregs start_sregs;

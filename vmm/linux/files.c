@@ -2,6 +2,7 @@
 #include "linux/files.h"
 #include "linux/files_int.h"
 #include "linux/procself.h"
+#include "linux/pipes.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -41,7 +42,9 @@ struct gfile *gfile_get(struct gfile *f)
 void gfile_put(struct gfile *f)
 {
     if (f && atomic_fetch_sub(&f->refs, 1) == 1) {
-        close(f->hostfd);
+        if (f->hostfd >= 0)
+            close(f->hostfd);
+        gpipe_put(f->pipe);
         free(f->dents);
         free(f->path);
         free(f);
@@ -312,7 +315,7 @@ install:
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
-        files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0});
+        files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0, false});
         if (!f->dir && !synthetic)
             files_remember(fs, canon);
     }
@@ -467,15 +470,19 @@ static int64_t do_getdents(struct vm *vm, int64_t fd, uint64_t buf, uint64_t cou
     return r;
 }
 
-static int64_t do_close(struct files *fs, int64_t fd)
+static int64_t do_close(struct vm *vm, int64_t fd)
 {
+    struct files *fs = vm->files;
     if (fd < 3 || fd >= FILES_MAX)
         return -EBADF;
     pthread_mutex_lock(&fs->lock);
     struct gfile *f = fs->fd[fd].f;
+    bool pipe = f && f->pipe;
     fs->fd[fd] = (struct fdent){0};
     pthread_mutex_unlock(&fs->lock);
     gfile_put(f);
+    if (pipe) /* its other end's waiters may see EOF or EPIPE now */
+        pipes_closed(vm, NULL);
     return f ? 0 : -EBADF;
 }
 
@@ -496,7 +503,8 @@ static int64_t do_dup(struct files *fs, int64_t oldfd, int64_t newfd, int64_t mi
         if (r >= 0 && r != oldfd) {
             old = fs->fd[r].f;
             files_set_fd(fs, (int)r,
-                         (struct fdent){gfile_get(fs->fd[oldfd].f), fs->fd[oldfd].off, cloexec});
+                         (struct fdent){gfile_get(fs->fd[oldfd].f), fs->fd[oldfd].off, cloexec,
+                                        fs->fd[oldfd].nonblock});
         }
     }
     pthread_mutex_unlock(&fs->lock);
@@ -617,7 +625,7 @@ int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *han
     }
     case SYS_lseek: if (std) break; return do_lseek(fs, fd, (int64_t)a[1], (int)a[2]);
     case SYS_getdents64: return std ? -ENOTDIR : do_getdents(vm, fd, a[1], a[2]);
-    case SYS_close: if (std) break; return do_close(fs, fd);
+    case SYS_close: if (std) break; return do_close(vm, fd);
     case SYS_fstat: if (std) break; return files_fstat(vm, fd, a[1]);
     case SYS_stat: return files_stat_path(vm, AT_FDCWD_G, a[0], a[1], 0);
     case SYS_lstat: return files_stat_path(vm, AT_FDCWD_G, a[0], a[1], 0x100);
@@ -654,11 +662,20 @@ int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *han
             gfile_put(f);
             return f ? fd : -EBADF;
         }
-        return do_dup(fs, fd, (int64_t)(int)a[1], 3, false);
-    case SYS_dup3:
+    {
+        int64_t r = do_dup(fs, fd, (int64_t)(int)a[1], 3, false);
+        if (r >= 0)
+            pipes_closed(vm, NULL); /* it may have replaced a pipe end */
+        return r;
+    }
+    case SYS_dup3: {
         if ((int)a[0] == (int)a[1] || (a[2] & ~(uint64_t)G_O_CLOEXEC))
             return -EINVAL;
-        return do_dup(fs, fd, (int64_t)(int)a[1], 3, (a[2] & G_O_CLOEXEC) != 0);
+        int64_t r = do_dup(fs, fd, (int64_t)(int)a[1], 3, (a[2] & G_O_CLOEXEC) != 0);
+        if (r >= 0)
+            pipes_closed(vm, NULL);
+        return r;
+    }
     default:
         return write_syscall(vm, nr, a, handled);
     }

@@ -27,6 +27,7 @@ struct fdent {
     struct gfile *f;       /* NULL: free */
     uint64_t off;
     bool cloexec;
+    bool nonblock;         /* O_NONBLOCK (pipes and eventfds: pipes.h) */
 };
 
 /* A file the program opened, for dumps (files_hash fills sha256). */
@@ -57,7 +58,10 @@ static inline void files_set_fd(struct files *fs, int fd, struct fdent e)
 }
 
 /* A saved descriptor table (a snapshot's). */
+struct pipe_saved;
 struct files_state {
+    struct pipe_saved *pipes;          /* the bytes of the pipes it names (pipes.h) */
+    int npipes;
     struct fdent fd[FILES_MAX];
     int hi;                            /* fd[hi..] are free */
     char cwd[PATHCONF_MAX];

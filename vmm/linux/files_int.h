@@ -14,6 +14,8 @@ struct gfile {
     uint8_t *dents;          /* a directory's entries, read at open (d_off rewritten) */
     size_t dents_len;
     char *path;              /* canonical host path it was opened at (snapshot images) */
+    struct gpipe *pipe;      /* a pipe end or eventfd (pipes.h; hostfd -1), else NULL */
+    uint8_t end;             /* 0 read end, 1 write end, 2 eventfd */
 };
 
 struct gfile *gfile_get(struct gfile *f);

@@ -1,6 +1,7 @@
 /* The file layer as guest state (files.h): private file mappings, descriptor tables in
  * snapshots, and the digests a dump records. */
 #include "linux/files_int.h"
+#include "linux/pipes.h"
 #include "linux/cpuidload.h"
 #include "kvm/snapimage.h"
 #include "kvm/vm.h"
@@ -54,7 +55,7 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     struct gfile *f = fd_get(vm->files, fd, NULL);
     if (!f)
         return -EBADF;
-    if (f->dir) {
+    if (f->dir || f->pipe) {
         gfile_put(f);
         return -ENODEV;
     }
@@ -119,6 +120,19 @@ void files_save(struct files *fs, struct files_state *st)
     }
     st->hi = fs->hi = n;
     memcpy(st->cwd, fs->cwd, strnlen(fs->cwd, sizeof fs->cwd - 1) + 1);
+    /* The pipes' bytes and counters are guest state too (pipes.h). */
+    struct gpipe *pipes[FILES_MAX];
+    int np = 0;
+    for (int i = 3; i < n; i++) {
+        struct gpipe *p = st->fd[i].f ? st->fd[i].f->pipe : NULL;
+        bool seen = !p;
+        for (int k = 0; k < np && !seen; k++)
+            seen = pipes[k] == p;
+        if (!seen)
+            pipes[np++] = p;
+    }
+    if (np || st->npipes)
+        pipes_save(&st->pipes, &st->npipes, pipes, np);
     pthread_mutex_unlock(&fs->lock);
 }
 
@@ -133,11 +147,13 @@ void files_restore(struct files *fs, const struct files_state *st)
     }
     fs->hi = n;
     memcpy(fs->cwd, st->cwd, strnlen(st->cwd, sizeof st->cwd - 1) + 1);
+    pipes_restore(st->pipes, st->npipes);
     pthread_mutex_unlock(&fs->lock);
 }
 
 void files_state_free(struct files_state *st)
 {
+    pipes_saved_free(&st->pipes, &st->npipes);
     for (int i = 0; i < FILES_MAX; i++) {
         gfile_put(st->fd[i].f);
         st->fd[i].f = NULL;
@@ -192,15 +208,16 @@ int files_hash(struct files *fs, char *err, size_t errlen)
 int files_state_export(const struct files_state *st, struct snap_image *img)
 {
     size_t n = 0;
+    /* Pipes and eventfds are not in dumps yet: a replay starts without them. */
     for (int i = 3; i < FILES_MAX; i++)
-        n += st->fd[i].f != NULL;
+        n += st->fd[i].f != NULL && !st->fd[i].f->pipe;
     if (st->cwd[0] && !(img->cwd = strdup(st->cwd)))
         return -1;
     if (n && !(img->fds = calloc(n, sizeof *img->fds)))
         return -1;
     for (int i = 3; i < FILES_MAX; i++) {
         const struct fdent *e = &st->fd[i];
-        if (!e->f)
+        if (!e->f || e->f->pipe)
             continue;
         struct snapimg_fd *o = &img->fds[img->nfds];
         *o = (struct snapimg_fd){.fd = (uint32_t)i, .off = e->off,
@@ -232,7 +249,7 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
                            strerror(-r));
         pthread_mutex_lock(&fs->lock);
         gfile_put(fs->fd[d->fd].f);
-        files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0});
+        files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0, false});
         if (!f->dir)
             files_remember(fs, d->path);
         pthread_mutex_unlock(&fs->lock);

@@ -1,5 +1,6 @@
 #include "linux/futex.h"
 #include "linux/syscall.h"
+#include "linux/pipes.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <linux/futex.h>
@@ -92,7 +93,18 @@ static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result)
  * is a timeout. */
 static void time_out_locked(struct vm *vm, struct vcpu *v)
 {
-    unblock_locked(vm, v, v->wait_addr ? -ETIMEDOUT : 0);
+    /* A poll's deadline is its ordinary end (0 ready); a futex wait's a timeout. */
+    unblock_locked(vm, v, v->wait_addr && !pipe_key(v->wait_addr) ? -ETIMEDOUT : 0);
+}
+
+void futex_block_locked(struct vm *vm, struct vcpu *v, uint64_t key, uint64_t deadline)
+{
+    block_begin_locked(vm, v, key, ~0u, deadline);
+}
+
+void futex_unblock_locked(struct vm *vm, struct vcpu *v, int64_t result)
+{
+    unblock_locked(vm, v, result);
 }
 
 int futex_expire_locked(struct vm *vm)

@@ -31,5 +31,9 @@ void futex_check_all_blocked(struct vm *vm);
  * threads wait) so that which threads can run at a cue point depends on virtual time
  * alone, never on when a host thread wakes. Caller holds vm->lock. */
 int futex_expire_locked(struct vm *vm);
+/* For other waits built on the futex machinery (pipes.h): blocks v on key (an address
+ * outside the user half) until deadline, and wakes it with result. Caller holds vm->lock. */
+void futex_block_locked(struct vm *vm, struct vcpu *v, uint64_t key, uint64_t deadline);
+void futex_unblock_locked(struct vm *vm, struct vcpu *v, int64_t result);
 
 #endif

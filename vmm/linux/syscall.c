@@ -5,6 +5,7 @@
 #include "linux/futex.h"
 #include "linux/files.h"
 #include "linux/schedres.h"
+#include "linux/pipes.h"
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -438,6 +439,17 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     /* The file layer (files.h) answers the file syscalls but stdin/stdout/stderr's. */
     const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
     bool by_files = false;
+    v->sync_kind = 0;
+    ret = pipes_syscall(vm, v, nr, args, &by_files);
+    if (by_files && ret == -EPIPE && vm->sigact[SIGPIPE] == 0) {
+        /* A write with no reader left: SIGPIPE, whose default action ends the program
+         * (ignored or with a handler, which jinx does not run: just EPIPE). */
+        struct kvm_regs sr = v->run->s.regs.regs;
+        vm_fatal_signal(vm, v, SIGPIPE, &sr, sr.rcx, "a write to a pipe that has no reader");
+        return SYSCALL_THREAD_GONE;
+    }
+    if (by_files)
+        goto done;
     ret = files_syscall(vm, nr, args, &by_files);
     if (by_files)
         goto done;

@@ -260,7 +260,18 @@ void serialize_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr
         kind = EX_SYNC_OTHER;
         break;
     default:
-        return;
+        /* A syscall the Linux layer says is a wait or a wake (a pipe's: linux/pipes.h). */
+        if (v->sync_kind == 1) {
+            kind = EX_FUTEX_WAIT;
+            flags = blocked ? 0 : EX_F_NOBLOCK;
+        } else if (v->sync_kind == 2) {
+            kind = EX_FUTEX_WAKE;
+            arg = v->sync_arg;
+        } else {
+            return;
+        }
+        addr = v->sync_addr;
+        break;
     }
     pthread_mutex_lock(&vm->lock);
     if (kind == EX_THREAD_CREATE) {

@@ -1,0 +1,564 @@
+/* Pipes, eventfds and poll in the guest (pipes.h). */
+#include "linux/pipes.h"
+#include "linux/files.h"
+#include "linux/files_int.h"
+#include "linux/futex.h"
+#include "linux/syscall.h"
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define G_O_NONBLOCK 04000
+#define G_O_CLOEXEC 02000000
+#define G_O_DIRECT 040000
+#define EFD_SEMAPHORE_ 1
+#define MAX_SEGS 1024
+#define END_READ 0
+#define END_WRITE 1
+#define END_EVENT 2
+#define POLLIN_ 0x001
+#define POLLOUT_ 0x004
+#define POLLERR_ 0x008
+#define POLLHUP_ 0x010
+#define POLLNVAL_ 0x020
+#define POLLRDNORM_ 0x040
+#define POLLWRNORM_ 0x100
+#define SYNC_WAIT 1
+#define SYNC_WAKE 2
+
+static atomic_uint next_id = 1;
+
+void gpipe_put(struct gpipe *p)
+{
+    if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(p->buf);
+        free(p);
+    }
+}
+
+static struct gpipe *gpipe_get(struct gpipe *p)
+{
+    if (p)
+        __atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
+    return p;
+}
+
+static uint64_t key_of(const struct gpipe *p, int end)
+{
+    return PIPE_KEY_BASE + ((uint64_t)p->id << 4) + (end == END_WRITE ? 8 : 0);
+}
+
+/* Tells serialized execution what this syscall was (serialize_after_syscall). */
+static void sync_note(struct vcpu *v, int kind, uint64_t key, uint32_t arg)
+{
+    v->sync_kind = (uint8_t)kind;
+    v->sync_addr = key;
+    v->sync_arg = arg;
+}
+
+/* The pipe or eventfd behind guest fd, with its end; NULL when fd is not one. */
+static struct gfile *pipe_fd(struct files *fs, int64_t fd, bool *nonblock)
+{
+    if (fd < 3 || fd >= FILES_MAX)
+        return NULL;
+    struct gfile *f = fs->fd[fd].f;
+    if (!f || !f->pipe)
+        return NULL;
+    if (nonblock)
+        *nonblock = fs->fd[fd].nonblock;
+    return f;
+}
+
+/* Is some descriptor of the table an open end (END_READ/END_WRITE) of p? */
+static bool end_open(struct files *fs, const struct gpipe *p, int end)
+{
+    for (int i = 3; i < fs->hi; i++) {
+        const struct gfile *f = fs->fd[i].f;
+        if (f && f->pipe == p && f->end == end)
+            return true;
+    }
+    return false;
+}
+
+/* A read or write's buffers: (buf, len) or an iovec array. n segments or -errno. */
+struct seg { uint64_t base, len; };
+static int segs_of(struct vm *vm, uint64_t nr, uint64_t a1, uint64_t a2, struct seg *s,
+                   uint64_t *total)
+{
+    *total = 0;
+    if (nr == SYS_read || nr == SYS_write) {
+        s[0] = (struct seg){a1, a2 > 0x7FFFF000 ? 0x7FFFF000 : a2};
+        *total = s[0].len;
+        return 1;
+    }
+    if (a2 > MAX_SEGS)
+        return -EINVAL;
+    int n = 0;
+    for (uint64_t i = 0; i < a2; i++) {
+        uint64_t e[2];
+        if (!copy_from_user(&vm->gm, e, a1 + i * 16, 16))
+            return -EFAULT;
+        if (e[1] > 0x7FFFF000 || *total + e[1] > 0x7FFFF000)
+            return -EINVAL;
+        if (e[1]) {
+            s[n++] = (struct seg){e[0], e[1]};
+            *total += e[1];
+        }
+    }
+    return n;
+}
+
+/* Moves up to max bytes between the ring and the segments. Bytes moved or -EFAULT. */
+static int64_t ring_io(struct vm *vm, struct gpipe *p, const struct seg *s, int n, uint64_t max,
+                       bool to_user)
+{
+    uint64_t done = 0;
+    for (int i = 0; i < n && done < max; i++) {
+        uint64_t off = 0;
+        while (off < s[i].len && done < max) {
+            uint32_t at = to_user ? p->head : (p->head + p->len) % PIPE_CAP;
+            uint64_t chunk = PIPE_CAP - at;
+            if (chunk > s[i].len - off)
+                chunk = s[i].len - off;
+            if (chunk > max - done)
+                chunk = max - done;
+            bool ok = to_user ? copy_to_user(&vm->gm, s[i].base + off, p->buf + at, chunk)
+                              : copy_from_user(&vm->gm, p->buf + at, s[i].base + off, chunk);
+            if (!ok)
+                return done ? (int64_t)done : -EFAULT;
+            if (to_user) {
+                p->head = (uint32_t)((p->head + chunk) % PIPE_CAP);
+                p->len -= (uint32_t)chunk;
+            } else {
+                p->len += (uint32_t)chunk;
+            }
+            off += chunk;
+            done += chunk;
+        }
+    }
+    return (int64_t)done;
+}
+
+/* The read or write of nr (read/readv/write/writev) on end f with args a1, a2, as far as
+ * it can go now: a result, or -EAGAIN when it must wait. Caller holds vm->lock and
+ * fs->lock. */
+static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2)
+{
+    struct gpipe *p = f->pipe;
+    struct files *fs = vm->files;
+    bool reading = nr == SYS_read || nr == SYS_readv;
+    static __thread struct seg s[MAX_SEGS];
+    uint64_t total;
+    int n = segs_of(vm, nr, a1, a2, s, &total);
+    if (n < 0)
+        return n;
+    if (f->end == END_EVENT) {
+        if (total < 8 || n != 1 || s[0].len < 8)
+            return total < 8 ? -EINVAL : -EINVAL;
+        if (reading) {
+            if (p->count == 0)
+                return -EAGAIN;
+            uint64_t val = p->semaphore ? 1 : p->count;
+            if (!copy_to_user(&vm->gm, s[0].base, &val, 8))
+                return -EFAULT;
+            p->count -= val;
+            return 8;
+        }
+        uint64_t val;
+        if (!copy_from_user(&vm->gm, &val, s[0].base, 8))
+            return -EFAULT;
+        if (val == UINT64_MAX)
+            return -EINVAL;
+        if (p->count > UINT64_MAX - 1 - val)
+            return -EAGAIN;
+        p->count += val;
+        return 8;
+    }
+    if (reading != (f->end == END_READ))
+        return -EBADF;
+    if (total == 0)
+        return 0;
+    if (reading) {
+        if (p->len == 0)
+            return end_open(fs, p, END_WRITE) ? -EAGAIN : 0;
+        return ring_io(vm, p, s, n, p->len, true);
+    }
+    if (!end_open(fs, p, END_READ))
+        return -EPIPE;
+    uint32_t space = PIPE_CAP - p->len;
+    if (space == 0 || (total <= PIPE_ATOMIC && space < total))
+        return -EAGAIN;
+    /* A write larger than the room left is cut to it (Linux would wait for the rest). */
+    return ring_io(vm, p, s, n, total < space ? total : space, false);
+}
+
+/* poll's answer for one descriptor. Caller holds fs->lock. */
+static short poll_one(struct files *fs, int fd, short events)
+{
+    if (fd < 0)
+        return 0;
+    if (fd < 3)
+        return (short)(events & (fd == 0 ? (POLLIN_ | POLLRDNORM_) : (POLLOUT_ | POLLWRNORM_)));
+    if (fd >= FILES_MAX || !fs->fd[fd].f)
+        return POLLNVAL_;
+    struct gfile *f = fs->fd[fd].f;
+    if (!f->pipe) /* a file or directory: always ready */
+        return (short)(events & (POLLIN_ | POLLRDNORM_ | POLLOUT_ | POLLWRNORM_));
+    struct gpipe *p = f->pipe;
+    short r = 0;
+    if (f->end == END_EVENT) {
+        if (p->count)
+            r |= POLLIN_ | POLLRDNORM_;
+        if (p->count < UINT64_MAX - 1)
+            r |= POLLOUT_ | POLLWRNORM_;
+        return (short)(r & (events | POLLERR_ | POLLHUP_));
+    }
+    if (f->end == END_READ) {
+        if (p->len)
+            r |= POLLIN_ | POLLRDNORM_;
+        if (!end_open(fs, p, END_WRITE))
+            r |= POLLHUP_;
+    } else {
+        if (!end_open(fs, p, END_READ))
+            r |= POLLERR_;
+        else if (PIPE_CAP - p->len >= PIPE_ATOMIC)
+            r |= POLLOUT_ | POLLWRNORM_;
+    }
+    return (short)(r & (events | POLLERR_ | POLLHUP_));
+}
+
+/* Evaluates poll over the guest's pollfd array (writing revents): ready descriptors, or
+ * -errno. Caller holds vm->lock and fs->lock. */
+static int64_t try_poll(struct vm *vm, uint64_t ufds, uint64_t nfds)
+{
+    if (nfds > FILES_MAX)
+        return -EINVAL;
+    int64_t ready = 0;
+    for (uint64_t i = 0; i < nfds; i++) {
+        struct { int fd; short events, revents; } pf;
+        if (!copy_from_user(&vm->gm, &pf, ufds + i * 8, 8))
+            return -EFAULT;
+        pf.revents = poll_one(vm->files, pf.fd, pf.events);
+        ready += pf.revents != 0;
+        if (!copy_to_user(&vm->gm, ufds + i * 8 + 6, &pf.revents, 2))
+            return -EFAULT;
+    }
+    return ready;
+}
+
+/* Would the blocked read or write of nr on f go now (a result other than -EAGAIN)?
+ * Caller holds vm->lock and fs->lock. */
+static bool would_go(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2)
+{
+    struct gpipe *p = f->pipe;
+    bool reading = nr == SYS_read || nr == SYS_readv;
+    if (f->end == END_EVENT) {
+        uint64_t val = 0;
+        if (reading)
+            return p->count != 0;
+        return !copy_from_user(&vm->gm, &val, a1, 8) || p->count <= UINT64_MAX - 1 - val ||
+               nr != SYS_write;
+    }
+    if (reading)
+        return p->len || !end_open(vm->files, p, END_WRITE);
+    uint64_t total = nr == SYS_write ? a2 : 1;
+    uint32_t space = PIPE_CAP - p->len;
+    return !end_open(vm->files, p, END_READ) ||
+           (space && (total > PIPE_ATOMIC || space >= total || nr != SYS_write));
+}
+
+/* Wakes every blocked caller whose call would now go, to make it again (SYSRET_RERUN:
+ * the thread reruns the syscall, kvm/vm.c, exactly as a thread restored blocked does).
+ * Caller holds vm->lock and fs->lock. */
+static void kick_locked(struct vm *vm)
+{
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *w = vm->vcpus[i];
+        if (!w->tid || w->state != T_BLOCKED || w->woken || !pipe_key(w->wait_addr))
+            continue;
+        const struct kvm_regs *b = &w->blocked_regs;
+        bool go;
+        if (w->wait_addr == PIPE_KEY_POLL) {
+            go = try_poll(vm, b->rdi, b->rsi) != 0;
+        } else {
+            struct gfile *f = pipe_fd(vm->files, (int64_t)(int)b->rdi, NULL);
+            go = !f || would_go(vm, f, b->rax, b->rsi, b->rdx);
+        }
+        if (go) {
+            futex_unblock_locked(vm, w, SYSRET_RERUN);
+            pthread_cond_signal(&w->cv);
+        }
+    }
+}
+
+void pipes_closed(struct vm *vm, struct gpipe *p)
+{
+    (void)p;
+    pthread_mutex_lock(&vm->lock);
+    pthread_mutex_lock(&vm->files->lock);
+    kick_locked(vm);
+    pthread_mutex_unlock(&vm->files->lock);
+    pthread_mutex_unlock(&vm->lock);
+}
+
+static int64_t new_fds(struct vm *vm, struct gpipe *p, int nends, const int *ends, int flags,
+                       int *out)
+{
+    struct files *fs = vm->files;
+    struct gfile *f[2] = {0};
+    for (int i = 0; i < nends; i++) {
+        f[i] = calloc(1, sizeof *f[i]);
+        if (!f[i]) {
+            free(f[0]);
+            return -ENOMEM;
+        }
+        f[i]->hostfd = -1;
+        atomic_init(&f[i]->refs, 1);
+        f[i]->pipe = gpipe_get(p);
+        f[i]->end = (uint8_t)ends[i];
+    }
+    pthread_mutex_lock(&fs->lock);
+    int got = 0;
+    for (int i = 3; i < FILES_MAX && got < nends; i++)
+        if (!fs->fd[i].f && (got == 0 || i != out[0]))
+            out[got++] = i;
+    if (got == nends)
+        for (int i = 0; i < nends; i++)
+            files_set_fd(fs, out[i], (struct fdent){f[i], 0, (flags & G_O_CLOEXEC) != 0,
+                                                    (flags & G_O_NONBLOCK) != 0});
+    pthread_mutex_unlock(&fs->lock);
+    if (got < nends) {
+        for (int i = 0; i < nends; i++)
+            gfile_put(f[i]);
+        return -EMFILE;
+    }
+    return 0;
+}
+
+static int64_t do_pipe2(struct vm *vm, uint64_t ufds, uint64_t flags)
+{
+    if (flags & ~(uint64_t)(G_O_CLOEXEC | G_O_NONBLOCK | G_O_DIRECT))
+        return -EINVAL;
+    int probe[2] = {0, 0};
+    if (!copy_to_user(&vm->gm, ufds, probe, sizeof probe))
+        return -EFAULT;
+    struct gpipe *p = calloc(1, sizeof *p);
+    if (!p || !(p->buf = malloc(PIPE_CAP))) {
+        free(p);
+        return -ENOMEM;
+    }
+    p->id = atomic_fetch_add(&next_id, 1) & 0x0fffffff;
+    p->refs = 1;
+    int fds[2], ends[2] = {END_READ, END_WRITE};
+    int64_t r = new_fds(vm, p, 2, ends, (int)flags, fds);
+    gpipe_put(p);
+    if (r)
+        return r;
+    return copy_to_user(&vm->gm, ufds, fds, sizeof fds) ? 0 : -EFAULT;
+}
+
+static int64_t do_eventfd(struct vm *vm, uint64_t initval, uint64_t flags)
+{
+    if (flags & ~(uint64_t)(G_O_CLOEXEC | G_O_NONBLOCK | EFD_SEMAPHORE_))
+        return -EINVAL;
+    struct gpipe *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    p->id = atomic_fetch_add(&next_id, 1) & 0x0fffffff;
+    p->refs = 1;
+    p->eventfd = true;
+    p->semaphore = flags & EFD_SEMAPHORE_;
+    p->count = (uint32_t)initval;
+    int fd, end = END_EVENT;
+    int64_t r = new_fds(vm, p, 1, &end, (int)flags, &fd);
+    gpipe_put(p);
+    return r ? r : fd;
+}
+
+/* read/readv/write/writev on a pipe or eventfd descriptor. */
+static int64_t do_io(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6])
+{
+    pthread_mutex_lock(&vm->lock);
+    pthread_mutex_lock(&vm->files->lock);
+    bool nonblock = false;
+    struct gfile *f = pipe_fd(vm->files, (int64_t)(int)a[0], &nonblock);
+    int64_t r = f ? try_io(vm, f, nr, a[1], a[2]) : -EBADF;
+    bool reading = nr == SYS_read || nr == SYS_readv;
+    uint64_t key = f ? key_of(f->pipe, f->end == END_EVENT ? (reading ? END_READ : END_WRITE)
+                                                           : f->end) : 0;
+    if (r == -EAGAIN && !nonblock && f) {
+        sync_note(v, SYNC_WAIT, key, 0);
+        futex_block_locked(vm, v, key, NO_DEADLINE);
+        r = SYSRET_BLOCKED;
+    } else if (f) {
+        /* Bytes moved: a waiter on the other side may go now. */
+        sync_note(v, r > 0 ? SYNC_WAKE : SYNC_WAIT, key, 0);
+        if (r > 0)
+            kick_locked(vm); /* bytes or counts moved: a waiter may go now */
+    }
+    pthread_mutex_unlock(&vm->files->lock);
+    pthread_mutex_unlock(&vm->lock);
+    return r; /* -EPIPE: syscall.c raises SIGPIPE */
+}
+
+/* poll/ppoll: timeout_ns UINT64_MAX waits for ever. */
+static int64_t do_poll(struct vm *vm, struct vcpu *v, uint64_t ufds, uint64_t nfds,
+                       uint64_t timeout_ns)
+{
+    pthread_mutex_lock(&vm->lock);
+    pthread_mutex_lock(&vm->files->lock);
+    int64_t r = try_poll(vm, ufds, nfds);
+    if (r == 0 && timeout_ns) {
+        uint64_t deadline = timeout_ns == UINT64_MAX ? NO_DEADLINE : vm_vtime(vm) + timeout_ns;
+        sync_note(v, SYNC_WAIT, PIPE_KEY_POLL, 0);
+        futex_block_locked(vm, v, PIPE_KEY_POLL, deadline);
+        r = SYSRET_BLOCKED;
+    } else {
+        sync_note(v, SYNC_WAIT, PIPE_KEY_POLL, 0);
+    }
+    pthread_mutex_unlock(&vm->files->lock);
+    pthread_mutex_unlock(&vm->lock);
+    return r;
+}
+
+/* fstat of a pipe (S_IFIFO) or eventfd (an anonymous inode, mode 0600). */
+static int64_t do_fstat(struct vm *vm, struct gfile *f, uint64_t buf)
+{
+    uint8_t st[144];
+    memset(st, 0, sizeof st);
+    uint64_t nlink = 1, blksize = 4096, ino = f->pipe->id;
+    uint32_t mode = f->end == END_EVENT ? 0600 : 0010600;
+    memcpy(st + 8, &ino, 8);
+    memcpy(st + 16, &nlink, 8);
+    memcpy(st + 24, &mode, 4);
+    memcpy(st + 56, &blksize, 8);
+    return copy_to_user(&vm->gm, buf, st, sizeof st) ? 0 : -EFAULT;
+}
+
+static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6],
+                       bool *handled)
+{
+    struct files *fs = vm->files;
+    int64_t fd = (int64_t)(int)a[0];
+    pthread_mutex_lock(&fs->lock);
+    bool nb;
+    struct gfile *f = pipe_fd(fs, fd, &nb);
+    int64_t r = -ENOSYS;
+    *handled = f != NULL;
+    if (f) {
+        switch (nr) {
+        case SYS_lseek: case SYS_pread64: case SYS_pwrite64: r = -ESPIPE; break;
+        case SYS_fstat: r = do_fstat(vm, f, a[1]); break;
+        case SYS_ioctl:
+            if (a[1] == 0x541B && f->end != END_EVENT) { /* FIONREAD */
+                int n = (int)f->pipe->len;
+                r = copy_to_user(&vm->gm, a[2], &n, sizeof n) ? 0 : -EFAULT;
+            } else {
+                r = -ENOTTY;
+            }
+            break;
+        case SYS_fcntl:
+            if ((int)a[1] == 3) { /* F_GETFL */
+                r = (f->end == END_READ ? 0 : f->end == END_WRITE ? 1 : 2) |
+                    (nb ? G_O_NONBLOCK : 0);
+            } else if ((int)a[1] == 4) { /* F_SETFL */
+                fs->fd[fd].nonblock = (a[2] & G_O_NONBLOCK) != 0;
+                r = 0;
+            } else {
+                *handled = false; /* files.c: dup, cloexec */
+            }
+            break;
+        default:
+            *handled = false;
+        }
+    }
+    pthread_mutex_unlock(&fs->lock);
+    if (f && !*handled && (nr == SYS_read || nr == SYS_readv || nr == SYS_write ||
+                           nr == SYS_writev)) {
+        *handled = true;
+        return do_io(vm, v, nr, a);
+    }
+    return r;
+}
+
+int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6],
+                      bool *handled)
+{
+    *handled = true;
+    switch (nr) {
+    case SYS_pipe: return do_pipe2(vm, a[0], 0);
+    case SYS_pipe2: return do_pipe2(vm, a[0], a[1]);
+    case SYS_eventfd: return do_eventfd(vm, a[0], 0);
+    case SYS_eventfd2: return do_eventfd(vm, a[0], a[1]);
+    case SYS_poll: {
+        int64_t ms = (int64_t)(int)a[2];
+        return do_poll(vm, v, a[0], a[1], ms < 0 ? UINT64_MAX : (uint64_t)ms * 1000000ULL);
+    }
+    case SYS_ppoll: {
+        uint64_t ns = UINT64_MAX;
+        if (a[2]) {
+            int64_t ts[2];
+            if (!copy_from_user(&vm->gm, ts, a[2], sizeof ts))
+                return -EFAULT;
+            if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
+                return -EINVAL;
+            ns = (uint64_t)ts[0] > 1000000000ULL * 1000 ? UINT64_MAX / 4
+                 : (uint64_t)ts[0] * 1000000000ULL + (uint64_t)ts[1];
+        }
+        return do_poll(vm, v, a[0], a[1], ns);
+    }
+    case SYS_read: case SYS_readv: case SYS_write: case SYS_writev: case SYS_lseek:
+    case SYS_pread64: case SYS_pwrite64: case SYS_fstat: case SYS_ioctl: case SYS_fcntl:
+        return fd_call(vm, v, nr, a, handled);
+    }
+    *handled = false;
+    return -ENOSYS;
+}
+
+void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int npipes)
+{
+    pipes_saved_free(out, n);
+    if (!npipes)
+        return;
+    struct pipe_saved *s = calloc((size_t)npipes, sizeof *s);
+    if (!s)
+        return;
+    for (int i = 0; i < npipes; i++) {
+        struct gpipe *p = pipes[i];
+        s[i].p = gpipe_get(p);
+        s[i].len = p->len;
+        s[i].count = p->count;
+        if (p->len && (s[i].bytes = malloc(p->len))) {
+            uint32_t first = PIPE_CAP - p->head < p->len ? PIPE_CAP - p->head : p->len;
+            memcpy(s[i].bytes, p->buf + p->head, first);
+            memcpy(s[i].bytes + first, p->buf, p->len - first);
+        }
+    }
+    *out = s;
+    *n = npipes;
+}
+
+void pipes_restore(const struct pipe_saved *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct gpipe *p = s[i].p;
+        p->head = 0;
+        p->len = s[i].bytes ? s[i].len : 0;
+        if (p->len)
+            memcpy(p->buf, s[i].bytes, p->len);
+        p->count = s[i].count;
+    }
+}
+
+void pipes_saved_free(struct pipe_saved **s, int *n)
+{
+    for (int i = 0; i < *n; i++) {
+        gpipe_put((*s)[i].p);
+        free((*s)[i].bytes);
+    }
+    free(*s);
+    *s = NULL;
+    *n = 0;
+}

@@ -1,0 +1,57 @@
+/* Pipes and eventfds inside the guest (issue 28): pipe/pipe2, eventfd/eventfd2, their
+ * read/readv/write/writev, fstat/lseek/fcntl/ioctl(FIONREAD), and poll/ppoll over them
+ * (and over the file layer's descriptors, always ready). A pipe is a 64 KiB ring in VMM
+ * memory, an eventfd a counter; both live in the descriptor table as files.h's gfiles.
+ *
+ * A read of an empty pipe or eventfd, a write to a full one and a poll with nothing ready
+ * block the thread exactly as a futex wait does (futex.h): the thread's state is
+ * T_BLOCKED on a key outside the user half (PIPE_KEY: one per pipe and direction, one
+ * for every poller), so the deadlock detector, virtual time and snapshots treat it like
+ * any wait. Whoever makes it possible (a write, a read, a close) completes the blocked
+ * call on its behalf from its saved registers (blocked_regs: fd, buffer, length) and
+ * wakes it with the result, under vm->lock: who gets which bytes depends only on the
+ * order of the calls, so a serialized run is deterministic. Serialized execution hears
+ * of each pipe operation as a futex wait (blocked, or EX_F_NOBLOCK) or wake on its key
+ * (vcpu.sync_*). Snapshots carry every pipe's bytes and counter (files_save). */
+#ifndef JINX_PIPES_H
+#define JINX_PIPES_H
+#include "kvm/vm.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PIPE_CAP 65536u              /* bytes a pipe holds (Linux's default) */
+#define PIPE_ATOMIC 4096u            /* PIPE_BUF: writes up to it are never split */
+#define PIPE_KEY_BASE 0xffffe00000000000ULL
+#define PIPE_KEY_POLL (PIPE_KEY_BASE - 64)
+static inline bool pipe_key(uint64_t a) { return a >= PIPE_KEY_POLL && a < PIPE_KEY_BASE + (1ULL << 40); }
+
+struct gpipe {
+    uint32_t id;
+    bool eventfd, semaphore;
+    uint8_t *buf;                    /* ring of PIPE_CAP bytes (pipes) */
+    uint32_t head, len;
+    uint64_t count;                  /* eventfd's counter */
+    int refs;                        /* gfiles naming it (under vm->lock or alone) */
+};
+
+/* Handles nr when it is a pipe/eventfd/poll syscall, or a descriptor call on a pipe or
+ * eventfd descriptor (*handled set). Result, -errno or SYSRET_BLOCKED. */
+int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6],
+                      bool *handled);
+/* A descriptor was closed or replaced: the pipe's waiters may now see EOF or EPIPE.
+ * Takes vm->lock; call without fs->lock. */
+void pipes_closed(struct vm *vm, struct gpipe *p);
+void gpipe_put(struct gpipe *p);
+
+/* Snapshots (files_state.c): the bytes and counters of every pipe a table names. */
+struct pipe_saved {
+    struct gpipe *p;                 /* one reference held */
+    uint8_t *bytes;
+    uint32_t len;
+    uint64_t count;
+};
+void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int npipes);
+void pipes_restore(const struct pipe_saved *s, int n);
+void pipes_saved_free(struct pipe_saved **s, int *n);
+
+#endif
