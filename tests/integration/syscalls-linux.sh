@@ -17,7 +17,7 @@
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
-for p in fileout schedres schedres_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
+for p in fileout schedres schedres_glibc pipes; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
 pass=0; fail=0
@@ -78,6 +78,22 @@ for b in schedres schedres_glibc; do
   done
   [ "$(sort -u "$tmp/cpus.$b" | wc -l)" = 1 ] && ok "$b: the same CPU count in every mode" || bad "$b: CPU counts differ: $(sort -u "$tmp/cpus.$b" | tr '\n' ' ')"
 done
+
+echo "-- pipes, eventfds, poll (branch syscalls-pipes)"
+P="$G/pipes"
+want=$("$P" 2>&1 | grep "^pipes ok")
+vmm "pipes: free run, the native answer" 0 "" -- run --no-control "$P"
+grep -qxF "$want" "$tmp/out" && ok "pipes: '$want'" || bad "pipes output differs from native ('$want')"
+want=$("$P" small 2>&1 | grep "^pipes ok")
+vmm "pipes small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "$P" small
+grep -qxF "$want" "$tmp/out" && ok "pipes --serial: the native answer" || bad "pipes --serial output"
+vmm "pipes small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$P" small
+cmp -s "$tmp/t1" "$tmp/t2" && ok "pipes --serial: the same trace twice" || bad "pipes --serial traces differ"
+vmm "pipes --attach 5/s" 0 "" -- run --no-control --attach 5/s "$P"
+grep -qxF "$("$P" 2>&1 | grep '^pipes ok')" "$tmp/out" && ok "pipes --attach: the native answer" || bad "pipes --attach output"
+vmm "a read nobody will answer is a deadlock" 123 "deadlock: all 1 live threads are blocked" -- run --no-control "$P" deadlock
+vmm "... under --serial too" 123 "deadlock" -- run --no-control --serial "$P" deadlock
+vmm "a write with no reader: SIGPIPE" 141 "SIGPIPE" -- run --no-control "$P" sigpipe
 
 echo "syscalls-linux: $pass passed, $fail failed"
 [ "$fail" = 0 ]

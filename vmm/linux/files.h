@@ -46,6 +46,7 @@ struct files {
     int hi;                            /* fd[hi..] have never been used: saves and restores stop there */
     struct opened_file *opened;
     size_t nopened;
+    uint32_t next_pipe;                /* the next pipe's or eventfd's id (pipes.h) */
 };
 
 /* Puts e at descriptor fd (0 <= fd < FILES_MAX) and keeps hi above it: every
@@ -62,6 +63,7 @@ struct pipe_saved;
 struct files_state {
     struct pipe_saved *pipes;          /* the bytes of the pipes it names (pipes.h) */
     int npipes;
+    uint32_t next_pipe;
     struct fdent fd[FILES_MAX];
     int hi;                            /* fd[hi..] are free */
     char cwd[PATHCONF_MAX];

@@ -133,6 +133,7 @@ void files_save(struct files *fs, struct files_state *st)
     }
     if (np || st->npipes)
         pipes_save(&st->pipes, &st->npipes, pipes, np);
+    st->next_pipe = fs->next_pipe; /* ids are guest state: a key of each wait */
     pthread_mutex_unlock(&fs->lock);
 }
 
@@ -148,6 +149,7 @@ void files_restore(struct files *fs, const struct files_state *st)
     fs->hi = n;
     memcpy(fs->cwd, st->cwd, strnlen(st->cwd, sizeof st->cwd - 1) + 1);
     pipes_restore(st->pipes, st->npipes);
+    fs->next_pipe = st->next_pipe;
     pthread_mutex_unlock(&fs->lock);
 }
 

@@ -28,8 +28,6 @@
 #define SYNC_WAIT 1
 #define SYNC_WAKE 2
 
-static atomic_uint next_id = 1;
-
 void gpipe_put(struct gpipe *p)
 {
     if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -337,6 +335,16 @@ static int64_t new_fds(struct vm *vm, struct gpipe *p, int nends, const int *end
     return 0;
 }
 
+/* Ids in creation order, kept with the descriptor table (snapshots restore them), so a
+ * pipe's wait key is the same in every simulation and replay of a fragment. */
+static uint32_t new_id(struct vm *vm)
+{
+    pthread_mutex_lock(&vm->files->lock);
+    uint32_t id = ++vm->files->next_pipe & 0x0fffffff;
+    pthread_mutex_unlock(&vm->files->lock);
+    return id;
+}
+
 static int64_t do_pipe2(struct vm *vm, uint64_t ufds, uint64_t flags)
 {
     if (flags & ~(uint64_t)(G_O_CLOEXEC | G_O_NONBLOCK | G_O_DIRECT))
@@ -349,7 +357,7 @@ static int64_t do_pipe2(struct vm *vm, uint64_t ufds, uint64_t flags)
         free(p);
         return -ENOMEM;
     }
-    p->id = atomic_fetch_add(&next_id, 1) & 0x0fffffff;
+    p->id = new_id(vm);
     p->refs = 1;
     int fds[2], ends[2] = {END_READ, END_WRITE};
     int64_t r = new_fds(vm, p, 2, ends, (int)flags, fds);
@@ -366,7 +374,7 @@ static int64_t do_eventfd(struct vm *vm, uint64_t initval, uint64_t flags)
     struct gpipe *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
-    p->id = atomic_fetch_add(&next_id, 1) & 0x0fffffff;
+    p->id = new_id(vm);
     p->refs = 1;
     p->eventfd = true;
     p->semaphore = flags & EFD_SEMAPHORE_;
