@@ -73,6 +73,19 @@ static void *poller(void *arg)
     return NULL;
 }
 
+static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cc = PTHREAD_COND_INITIALIZER;
+static int cgo;
+static void *cond_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&cm);
+    while (!cgo)
+        pthread_cond_wait(&cc, &cm);
+    pthread_mutex_unlock(&cm);
+    return NULL;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec t;
@@ -182,6 +195,10 @@ int main(int argc, char **argv)
         CHECK(pthread_create(&te, NULL, event_waiter, NULL) == 0);
     if (!nopoll)
         CHECK(pthread_create(&tq, NULL, poller, NULL) == 0);
+    pthread_t tc;
+    bool cw = getenv("PIPES_CONDWAIT");
+    if (cw)
+        CHECK(pthread_create(&tc, NULL, cond_waiter, NULL) == 0);
     unsigned char buf[5000];
     size_t got = 0;
     ssize_t r;
@@ -197,6 +214,13 @@ int main(int argc, char **argv)
     void *ev = (void *)5;
     CHECK(write(efd, &five, 8) == 8);
     CHECK(write(qfd[1], "q", 1) == 1);
+    if (cw) {
+        pthread_mutex_lock(&cm);
+        cgo = 1;
+        pthread_cond_signal(&cc);
+        pthread_mutex_unlock(&cm);
+        CHECK(pthread_join(tc, NULL) == 0);
+    }
     CHECK(pthread_join(tp, NULL) == 0);
     CHECK(noev || pthread_join(te, &ev) == 0);
     CHECK(nopoll || pthread_join(tq, NULL) == 0);
