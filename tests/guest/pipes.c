@@ -4,6 +4,8 @@
  *                    a thread blocked on an eventfd and one blocked in poll; prints a line
  *                    that must be the same natively, free, --serial and --attach
  *   pipes small      the same with 80 KiB (serialized execution single-steps each access)
+ *   pipes long       the same with 24 MiB: many rounds under --attach, blocked threads
+ *                    in every snapshot
  *   pipes deadlock   a thread reads a pipe that nobody will write: a deadlock
  *   pipes sigpipe    writes to a pipe with no reader: killed by SIGPIPE */
 #define _GNU_SOURCE
@@ -185,6 +187,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "small"))
         TOTAL = 80 * 1024;
+    if (!strcmp(mode, "long"))
+        TOTAL = 24 << 20;
     answers();
     CHECK(pipe(pfd) == 0 && pipe(qfd) == 0);
     CHECK((efd = eventfd(0, EFD_CLOEXEC)) >= 3);

@@ -25,7 +25,7 @@
 
 #define DUMP_MAGIC         "JINXDUMP"
 #define DUMP_VERSION_MAJOR 1
-#define DUMP_VERSION_MINOR 1
+#define DUMP_VERSION_MINOR 2
 #define DUMP_HEADER_LEN    16
 #define DUMP_REC_HDR_LEN   16
 

@@ -124,12 +124,55 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
     bput_u32(b, 0);
     bput_str(b, s->cwd ? s->cwd : "", SNAP_MAX_PATH);
     for (size_t i = 0; i < s->nfds; i++) {
-        bput_u32(b, s->fds[i].fd);
-        bput_u32(b, s->fds[i].flags);
-        bput_u64(b, s->fds[i].off);
-        bput_str(b, s->fds[i].path, SNAP_MAX_PATH);
+        const struct snapimg_fd *f = &s->fds[i];
+        bool pipe = f->flags & SNAP_FD_PIPE;
+        bput_u32(b, f->fd);
+        bput_u32(b, f->flags);
+        bput_u64(b, pipe ? (uint64_t)f->pipe << 8 | f->end : f->off);
+        bput_str(b, pipe ? "" : f->path, SNAP_MAX_PATH);
+    }
+    /* The pipes and eventfds (format 1.2; older readers stop before it). */
+    bput_u32(b, (uint32_t)s->npipes);
+    bput_u32(b, s->next_pipe);
+    for (size_t i = 0; i < s->npipes; i++) {
+        const struct snapimg_pipe *p = &s->pipes[i];
+        bput_u32(b, p->id);
+        bput_u32(b, p->flags);
+        bput_u64(b, p->count);
+        bput_u32(b, p->len);
+        if (p->len)
+            bput(b, p->bytes, p->len);
     }
     return b->oom ? -1 : 0;
+}
+
+/* The pipe section after the descriptors; absent in dumps older than format 1.2. */
+static int parse_pipes(struct bcur *c, struct snap_image *s, char *err, size_t errlen)
+{
+    if (c->left == 0)
+        return 0;
+    uint32_t n = bget_u32(c);
+    s->next_pipe = bget_u32(c);
+    if (c->bad || n > SNAP_MAX_PIPES || (uint64_t)n * 20 > c->left)
+        return jx_fail(err, errlen, "SNAPSHOT: pipe section malformed or cut short");
+    if (n && !(s->pipes = calloc(n, sizeof *s->pipes)))
+        return jx_fail(err, errlen, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        struct snapimg_pipe *p = &s->pipes[i];
+        p->id = bget_u32(c);
+        p->flags = bget_u32(c);
+        p->count = bget_u64(c);
+        p->len = bget_u32(c);
+        s->npipes++;
+        const uint8_t *bytes = c->bad || p->len > SNAP_PIPE_CAP ? NULL : bget_ptr(c, p->len);
+        if (c->bad || p->len > SNAP_PIPE_CAP)
+            return jx_fail(err, errlen, "SNAPSHOT: pipe %u malformed or cut short", i);
+        if (p->len && !(p->bytes = malloc(p->len)))
+            return jx_fail(err, errlen, "out of memory");
+        if (p->len)
+            memcpy(p->bytes, bytes, p->len);
+    }
+    return 0;
 }
 
 /* The descriptor section after the pages; absent in dumps older than format 1.1. */
@@ -161,9 +204,15 @@ static int parse_fds(struct bcur *c, struct snap_image *s, char *err, size_t err
             jx_fail(err, errlen, "SNAPSHOT: descriptor %u malformed or cut short", i);
             goto out;
         }
+        s->nfds++;
+        if (f->flags & SNAP_FD_PIPE) { /* validated with the pipes (snapimage.c) */
+            f->pipe = (uint32_t)(f->off >> 8 > UINT32_MAX ? UINT32_MAX : f->off >> 8);
+            f->end = (uint32_t)(f->off & 0xff);
+            f->off = path[0] ? 1 : 0; /* a path on a pipe: refused as nonzero offset */
+            continue;
+        }
         if (!(f->path = strdup(path)))
             goto oom;
-        s->nfds++;
     }
     rc = 0;
     goto out;
@@ -314,7 +363,7 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
         s->pages[i].frame = bget_u64(&c);
         s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
     }
-    if (!c.bad && parse_fds(&c, s, err, errlen) < 0)
+    if (!c.bad && (parse_fds(&c, s, err, errlen) < 0 || parse_pipes(&c, s, err, errlen) < 0))
         goto out;
     if (c.bad) {
         jx_fail(err, errlen, "SNAPSHOT record cut short");

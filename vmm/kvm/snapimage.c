@@ -17,6 +17,9 @@ void snapimg_free(struct snap_image *s)
     for (size_t i = 0; i < s->nfds; i++)
         free(s->fds[i].path);
     free(s->fds);
+    for (size_t i = 0; i < s->npipes; i++)
+        free(s->pipes[i].bytes);
+    free(s->pipes);
     free(s->cwd);
     memset(s, 0, sizeof *s);
 }
@@ -185,8 +188,47 @@ int snapimg_validate(const struct snap_image *s, char *err, size_t errlen)
     return snapimg_validate_fds(s, err, errlen);
 }
 
+/* A pipe descriptor names a pipe of the image with an end of its kind. */
+static int validate_pipe_fd(const struct snap_image *s, const struct snapimg_fd *f, char *err,
+                            size_t errlen)
+{
+    if (f->path || f->off || f->pipe >= s->npipes)
+        return jx_fail(err, errlen, "descriptor %u: not a valid pipe descriptor", f->fd);
+    bool ev = s->pipes[f->pipe].flags & SNAP_PIPE_EVENTFD;
+    if (ev ? f->end != SNAP_END_EVENT : f->end > SNAP_END_WRITE)
+        return jx_fail(err, errlen, "descriptor %u: pipe end %u of a%s", f->fd, f->end,
+                       ev ? "n eventfd" : " pipe");
+    return 0;
+}
+
+/* Pipes: bounded, ids unique and in range, an eventfd holds no bytes. */
+static int validate_pipes(const struct snap_image *s, char *err, size_t errlen)
+{
+    if (s->npipes > SNAP_MAX_PIPES || (s->npipes && !s->pipes) || s->next_pipe > SNAP_PIPE_IDS)
+        return jx_fail(err, errlen, "%zu pipes (at most %u) or next id %u", s->npipes,
+                       SNAP_MAX_PIPES, s->next_pipe);
+    for (size_t i = 0; i < s->npipes; i++) {
+        const struct snapimg_pipe *p = &s->pipes[i];
+        bool ev = p->flags & SNAP_PIPE_EVENTFD;
+        if (p->id == 0 || p->id > SNAP_PIPE_IDS || (p->flags & ~3u) ||
+            (!ev && (p->flags & SNAP_PIPE_SEMAPHORE)))
+            return jx_fail(err, errlen, "pipe %zu: id %u or flags 0x%x invalid", i, p->id,
+                           p->flags);
+        if (p->len > SNAP_PIPE_CAP || (ev && p->len) || (!ev && p->count) ||
+            p->count == UINT64_MAX || (p->len && !p->bytes))
+            return jx_fail(err, errlen, "pipe %u: %u bytes, counter %llu", p->id, p->len,
+                           (unsigned long long)p->count);
+        for (size_t k = 0; k < i; k++)
+            if (s->pipes[k].id == p->id)
+                return jx_fail(err, errlen, "pipe id %u twice", p->id);
+    }
+    return 0;
+}
+
 int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen)
 {
+    if (validate_pipes(s, err, errlen) < 0)
+        return -1;
     if (s->cwd && (s->cwd[0] != '/' || strlen(s->cwd) >= SNAP_MAX_PATH))
         return jx_fail(err, errlen, "working directory is not an absolute path");
     if (s->nfds > SNAP_MAX_FDS || (s->nfds && !s->fds))
@@ -195,8 +237,13 @@ int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen)
         const struct snapimg_fd *f = &s->fds[i];
         if (f->fd < 3 || f->fd >= SNAP_MAX_FDS || (i && f->fd <= s->fds[i - 1].fd))
             return jx_fail(err, errlen, "descriptor %u out of range or unsorted", f->fd);
-        if (f->flags & ~SNAP_FD_CLOEXEC)
+        if (f->flags & ~SNAP_FD_ALL_)
             return jx_fail(err, errlen, "descriptor %u: unknown flags 0x%x", f->fd, f->flags);
+        if (f->flags & SNAP_FD_PIPE) {
+            if (validate_pipe_fd(s, f, err, errlen) < 0)
+                return -1;
+            continue;
+        }
         if (!f->path || f->path[0] != '/' || strlen(f->path) >= SNAP_MAX_PATH)
             return jx_fail(err, errlen, "descriptor %u: its file is not an absolute path",
                            f->fd);

@@ -56,10 +56,30 @@ struct snapimg_page {
 #define SNAP_MAX_FDS 1024      /* == FILES_MAX */
 #define SNAP_MAX_PATH 4096     /* == PATHCONF_MAX, with its NUL */
 #define SNAP_FD_CLOEXEC 1u
+#define SNAP_FD_PIPE 2u        /* a pipe end or an eventfd: pipe and end, no path */
+#define SNAP_FD_NONBLOCK 4u    /* O_NONBLOCK (pipe ends and eventfds) */
+#define SNAP_FD_ALL_ 7u
+enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2 }; /* == linux/pipes.c's */
 struct snapimg_fd {
     uint32_t fd, flags;        /* fd 3..SNAP_MAX_FDS-1, ascending; flags: SNAP_FD_* */
     uint64_t off;
-    char *path;                /* owned: canonical absolute host path */
+    char *path;                /* owned: canonical absolute host path; NULL for a pipe */
+    uint32_t pipe;             /* SNAP_FD_PIPE: index in snap_image.pipes */
+    uint32_t end;              /* SNAP_FD_PIPE: SNAP_END_* (EVENT for an eventfd only) */
+};
+
+/* A pipe or eventfd the descriptors name (linux/pipes.h): its id (the key of its waits),
+ * the bytes it holds, oldest first, or the eventfd's counter. */
+#define SNAP_MAX_PIPES SNAP_MAX_FDS
+#define SNAP_PIPE_CAP 65536u   /* == PIPE_CAP */
+#define SNAP_PIPE_IDS 0x0fffffffu
+#define SNAP_PIPE_EVENTFD 1u
+#define SNAP_PIPE_SEMAPHORE 2u
+struct snapimg_pipe {
+    uint32_t id, flags;        /* id 1..SNAP_PIPE_IDS, unique; flags: SNAP_PIPE_* */
+    uint64_t count;            /* an eventfd's counter (below UINT64_MAX) */
+    uint32_t len;              /* a pipe's bytes, at most SNAP_PIPE_CAP; 0 for an eventfd */
+    uint8_t *bytes;            /* owned; NULL when len is 0 */
 };
 
 struct snap_image {
@@ -83,6 +103,9 @@ struct snap_image {
     char *cwd;                    /* owned: the guest's working directory; NULL: unknown */
     struct snapimg_fd *fds;       /* owned: open descriptors (files), ascending by fd */
     size_t nfds;
+    struct snapimg_pipe *pipes;   /* owned: the pipes and eventfds fds name */
+    size_t npipes;
+    uint32_t next_pipe;           /* the id the program's next pipe or eventfd gets, less 1 */
 };
 
 void snapimg_free(struct snap_image *s);

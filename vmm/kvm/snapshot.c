@@ -351,8 +351,9 @@ static int apply_state(struct vm *vm, const struct snapshot *s, bool collected)
     vm->paused_at = vm_host_ns(vm); /* vm_resume discounts only the pause from here on */
     vm->rng = s->rng;
     memcpy(vm->sigact, s->sigact, sizeof s->sigact);
-    if (vm->files && s->files)
-        files_restore(vm->files, s->files); /* descriptors and offsets are guest state */
+    /* Descriptors, offsets and pipes are guest state; a worker VM gets its own pipes. */
+    if (rc == 0 && vm->files && s->files && files_restore(vm->files, s->files) < 0)
+        rc = -1;
     pthread_mutex_unlock(&vm->lock);
     return rc;
 }

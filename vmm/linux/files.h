@@ -61,6 +61,7 @@ static inline void files_set_fd(struct files *fs, int fd, struct fdent e)
 /* A saved descriptor table (a snapshot's). */
 struct pipe_saved;
 struct files_state {
+    const struct files *owner;         /* the table it was saved from */
     struct pipe_saved *pipes;          /* the bytes of the pipes it names (pipes.h) */
     int npipes;
     uint32_t next_pipe;
@@ -83,13 +84,17 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
                    uint64_t off);
 
 void files_save(struct files *fs, struct files_state *st);
-void files_restore(struct files *fs, const struct files_state *st);
+/* Puts st back into fs. st may come from another VM's table (a worker VM brought to the
+ * program's snapshot): files are then shared, pipes and eventfds copied, since each VM
+ * changes its own. 0, or -1 out of memory (fs then lacks those pipes). */
+int files_restore(struct files *fs, const struct files_state *st);
 void files_state_free(struct files_state *st);
 
-/* A saved table as a snapshot image's descriptors and cwd (kvm/snapimage.h: dumps carry
- * them), and back into a fresh VM's table: every file is reopened by its canonical path,
- * which must lie inside fs's grants (the image is untrusted), and each descriptor gets its
- * offset and close-on-exec flag again. 0, or -1 with a message naming the file. */
+/* A saved table as a snapshot image's descriptors, pipes and cwd (kvm/snapimage.h: dumps
+ * carry them), and back into a fresh VM's table: every file is reopened by its canonical
+ * path, which must lie inside fs's grants (the image is untrusted), every pipe and eventfd
+ * made again with its id and bytes, and each descriptor gets its offset and flags again.
+ * 0, or -1 with a message naming the file. */
 struct snap_image;
 int files_state_export(const struct files_state *st, struct snap_image *img);
 int files_import(struct files *fs, const struct snap_image *img, char *err, size_t errlen);

@@ -134,23 +134,87 @@ void files_save(struct files *fs, struct files_state *st)
     if (np || st->npipes)
         pipes_save(&st->pipes, &st->npipes, pipes, np);
     st->next_pipe = fs->next_pipe; /* ids are guest state: a key of each wait */
+    st->owner = fs;
     pthread_mutex_unlock(&fs->lock);
 }
 
-void files_restore(struct files *fs, const struct files_state *st)
+/* fs's own copy of the pipe end that st's f is: one new gpipe per saved pipe (filled from
+ * its saved bytes) and one new gfile per gfile of st, so that descriptors sharing a file
+ * still share it. made[k] is the copy of st->pipes[k]; from/to pair the gfiles made. */
+static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
+                                 struct gpipe **made, struct gfile **from, struct gfile **to,
+                                 int *nmade)
 {
-    pthread_mutex_lock(&fs->lock);
-    int n = files_span(fs, st);
+    for (int k = 0; k < *nmade; k++)
+        if (from[k] == f)
+            return gfile_get(to[k]);
+    int k = 0;
+    while (k < st->npipes && st->pipes[k].p != f->pipe)
+        k++;
+    if (k == st->npipes) /* not saved (out of memory then) */
+        return NULL;
+    const struct pipe_saved *ps = &st->pipes[k];
+    if (!made[k]) {
+        made[k] = gpipe_new(ps->p->id, ps->p->eventfd, ps->p->semaphore);
+        if (!made[k] || pipes_fill(made[k], ps->bytes, ps->len, ps->count) < 0)
+            return NULL;
+    }
+    struct gfile *g = gpipe_end(made[k], f->end);
+    if (g) {
+        from[*nmade] = f;
+        to[(*nmade)++] = gfile_get(g);
+    }
+    return g;
+}
+
+/* files_restore from another VM's table. Caller holds fs->lock. */
+static int restore_foreign(struct files *fs, const struct files_state *st, int n)
+{
+    struct gpipe **made = calloc((size_t)st->npipes + 1, sizeof *made);
+    struct gfile **from = calloc((size_t)n + 1, sizeof *from);
+    struct gfile **to = calloc((size_t)n + 1, sizeof *to);
+    int nmade = 0, rc = made && from && to ? 0 : -1;
     for (int i = 0; i < n; i++) {
         gfile_put(fs->fd[i].f);
         fs->fd[i] = st->fd[i];
-        gfile_get(fs->fd[i].f);
+        struct gfile *f = st->fd[i].f;
+        if (!f || !f->pipe) {
+            gfile_get(f); /* an open file never changes: shared */
+            continue;
+        }
+        fs->fd[i].f = rc == 0 ? foreign_end(st, f, made, from, to, &nmade) : NULL;
+        if (!fs->fd[i].f)
+            rc = -1;
+    }
+    for (int k = 0; made && k < st->npipes; k++)
+        gpipe_put(made[k]);
+    for (int k = 0; to && k < nmade; k++)
+        gfile_put(to[k]);
+    free(made);
+    free(from);
+    free(to);
+    return rc;
+}
+
+int files_restore(struct files *fs, const struct files_state *st)
+{
+    pthread_mutex_lock(&fs->lock);
+    int n = files_span(fs, st), rc = 0;
+    if (st->owner && st->owner != fs) {
+        rc = restore_foreign(fs, st, n);
+    } else {
+        for (int i = 0; i < n; i++) {
+            gfile_put(fs->fd[i].f);
+            fs->fd[i] = st->fd[i];
+            gfile_get(fs->fd[i].f);
+        }
+        pipes_restore(st->pipes, st->npipes);
     }
     fs->hi = n;
     memcpy(fs->cwd, st->cwd, strnlen(st->cwd, sizeof st->cwd - 1) + 1);
-    pipes_restore(st->pipes, st->npipes);
     fs->next_pipe = st->next_pipe;
     pthread_mutex_unlock(&fs->lock);
+    return rc;
 }
 
 void files_state_free(struct files_state *st)
@@ -207,27 +271,102 @@ int files_hash(struct files *fs, char *err, size_t errlen)
     return 0;
 }
 
+/* The image's pipes: st's saved ones, in order (a pipe descriptor names its index). */
+static int export_pipes(const struct files_state *st, struct snap_image *img)
+{
+    img->next_pipe = st->next_pipe;
+    if (st->npipes && !(img->pipes = calloc((size_t)st->npipes, sizeof *img->pipes)))
+        return -1;
+    for (int k = 0; k < st->npipes; k++) {
+        const struct pipe_saved *ps = &st->pipes[k];
+        struct snapimg_pipe *o = &img->pipes[img->npipes++];
+        *o = (struct snapimg_pipe){.id = ps->p->id, .count = ps->count, .len = ps->len,
+                                   .flags = (ps->p->eventfd ? SNAP_PIPE_EVENTFD : 0) |
+                                            (ps->p->semaphore ? SNAP_PIPE_SEMAPHORE : 0)};
+        if (ps->len && (!ps->bytes || !(o->bytes = malloc(ps->len))))
+            return -1;
+        if (ps->len)
+            memcpy(o->bytes, ps->bytes, ps->len);
+    }
+    return 0;
+}
+
 int files_state_export(const struct files_state *st, struct snap_image *img)
 {
     size_t n = 0;
-    /* Pipes and eventfds are not in dumps yet: a replay starts without them. */
     for (int i = 3; i < FILES_MAX; i++)
-        n += st->fd[i].f != NULL && !st->fd[i].f->pipe;
+        n += st->fd[i].f != NULL;
     if (st->cwd[0] && !(img->cwd = strdup(st->cwd)))
         return -1;
     if (n && !(img->fds = calloc(n, sizeof *img->fds)))
         return -1;
+    if (export_pipes(st, img) < 0)
+        return -1;
     for (int i = 3; i < FILES_MAX; i++) {
         const struct fdent *e = &st->fd[i];
-        if (!e->f || e->f->pipe)
+        if (!e->f)
             continue;
         struct snapimg_fd *o = &img->fds[img->nfds];
         *o = (struct snapimg_fd){.fd = (uint32_t)i, .off = e->off,
-                                 .flags = e->cloexec ? SNAP_FD_CLOEXEC : 0,
-                                 .path = strdup(e->f->path ? e->f->path : "")};
-        if (!o->path)
+                                 .flags = e->cloexec ? SNAP_FD_CLOEXEC : 0};
+        if (e->f->pipe) {
+            int k = 0;
+            while (k < st->npipes && st->pipes[k].p != e->f->pipe)
+                k++;
+            if (k == st->npipes)
+                return -1; /* not saved: out of memory when it was */
+            o->flags |= SNAP_FD_PIPE | (e->nonblock ? SNAP_FD_NONBLOCK : 0);
+            o->pipe = (uint32_t)k;
+            o->end = e->f->end;
+            o->off = 0;
+        } else if (!(o->path = strdup(e->f->path ? e->f->path : ""))) {
             return -1;
+        }
         img->nfds++;
+    }
+    return 0;
+}
+
+/* The image's pipes, made again (validated: snapimg_validate_fds); made[k] is pipes[k]. */
+static int import_pipes(const struct snap_image *img, struct gpipe **made, char *err,
+                        size_t errlen)
+{
+    for (size_t k = 0; k < img->npipes; k++) {
+        const struct snapimg_pipe *ip = &img->pipes[k];
+        made[k] = gpipe_new(ip->id, ip->flags & SNAP_PIPE_EVENTFD,
+                            ip->flags & SNAP_PIPE_SEMAPHORE);
+        if (!made[k] || pipes_fill(made[k], ip->bytes, ip->len, ip->count) < 0)
+            return jx_fail(err, errlen, "out of memory");
+    }
+    return 0;
+}
+
+static int import_fds(struct files *fs, const struct snap_image *img, struct gpipe **made,
+                      char *err, size_t errlen)
+{
+    for (size_t i = 0; i < img->nfds; i++) {
+        const struct snapimg_fd *d = &img->fds[i];
+        struct gfile *f;
+        if (d->flags & SNAP_FD_PIPE) {
+            if (!(f = gpipe_end(made[d->pipe], (int)d->end)))
+                return jx_fail(err, errlen, "out of memory");
+        } else {
+            if (!grants_allow(&fs->grants, d->path))
+                return jx_fail(err, errlen, "descriptor %u names %s, which this run does not "
+                               "let the program read (run with the same --ro-dir options)",
+                               d->fd, d->path);
+            int r = files_open_canon(d->path, 0, &f);
+            if (r < 0)
+                return jx_fail(err, errlen, "descriptor %u: cannot reopen %s: %s", d->fd,
+                               d->path, strerror(-r));
+        }
+        pthread_mutex_lock(&fs->lock);
+        gfile_put(fs->fd[d->fd].f);
+        files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0,
+                                                    (d->flags & SNAP_FD_NONBLOCK) != 0});
+        if (!f->dir && !f->pipe)
+            files_remember(fs, d->path);
+        pthread_mutex_unlock(&fs->lock);
     }
     return 0;
 }
@@ -238,23 +377,17 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
         return -1;
     if (img->cwd && strlen(img->cwd) < sizeof fs->cwd)
         memcpy(fs->cwd, img->cwd, strlen(img->cwd) + 1);
-    for (size_t i = 0; i < img->nfds; i++) {
-        const struct snapimg_fd *d = &img->fds[i];
-        if (!grants_allow(&fs->grants, d->path))
-            return jx_fail(err, errlen, "descriptor %u names %s, which this run does not let "
-                           "the program read (run with the same --ro-dir options)", d->fd,
-                           d->path);
-        struct gfile *f;
-        int r = files_open_canon(d->path, 0, &f);
-        if (r < 0)
-            return jx_fail(err, errlen, "descriptor %u: cannot reopen %s: %s", d->fd, d->path,
-                           strerror(-r));
-        pthread_mutex_lock(&fs->lock);
-        gfile_put(fs->fd[d->fd].f);
-        files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0, false});
-        if (!f->dir)
-            files_remember(fs, d->path);
-        pthread_mutex_unlock(&fs->lock);
-    }
-    return 0;
+    struct gpipe **made = calloc(img->npipes + 1, sizeof *made);
+    int rc = made ? 0 : jx_fail(err, errlen, "out of memory");
+    if (rc == 0)
+        rc = import_pipes(img, made, err, errlen);
+    if (rc == 0)
+        rc = import_fds(fs, img, made, err, errlen);
+    for (size_t k = 0; made && k < img->npipes; k++)
+        gpipe_put(made[k]); /* the descriptors hold them */
+    free(made);
+    pthread_mutex_lock(&fs->lock);
+    fs->next_pipe = img->next_pipe;
+    pthread_mutex_unlock(&fs->lock);
+    return rc;
 }

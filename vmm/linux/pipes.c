@@ -43,6 +43,32 @@ static struct gpipe *gpipe_get(struct gpipe *p)
     return p;
 }
 
+struct gpipe *gpipe_new(uint32_t id, bool eventfd, bool semaphore)
+{
+    struct gpipe *p = calloc(1, sizeof *p);
+    if (!p || (!eventfd && !(p->buf = malloc(PIPE_CAP)))) {
+        free(p);
+        return NULL;
+    }
+    p->id = id;
+    p->refs = 1;
+    p->eventfd = eventfd;
+    p->semaphore = semaphore;
+    return p;
+}
+
+struct gfile *gpipe_end(struct gpipe *p, int end)
+{
+    struct gfile *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->hostfd = -1;
+    atomic_init(&f->refs, 1);
+    f->pipe = gpipe_get(p);
+    f->end = (uint8_t)end;
+    return f;
+}
+
 static uint64_t key_of(const struct gpipe *p, int end)
 {
     return PIPE_KEY_BASE + ((uint64_t)p->id << 4) + (end == END_WRITE ? 8 : 0);
@@ -306,17 +332,11 @@ static int64_t new_fds(struct vm *vm, struct gpipe *p, int nends, const int *end
 {
     struct files *fs = vm->files;
     struct gfile *f[2] = {0};
-    for (int i = 0; i < nends; i++) {
-        f[i] = calloc(1, sizeof *f[i]);
-        if (!f[i]) {
-            free(f[0]);
+    for (int i = 0; i < nends; i++)
+        if (!(f[i] = gpipe_end(p, ends[i]))) {
+            gfile_put(f[0]);
             return -ENOMEM;
         }
-        f[i]->hostfd = -1;
-        atomic_init(&f[i]->refs, 1);
-        f[i]->pipe = gpipe_get(p);
-        f[i]->end = (uint8_t)ends[i];
-    }
     pthread_mutex_lock(&fs->lock);
     int got = 0;
     for (int i = 3; i < FILES_MAX && got < nends; i++)
@@ -352,13 +372,9 @@ static int64_t do_pipe2(struct vm *vm, uint64_t ufds, uint64_t flags)
     int probe[2] = {0, 0};
     if (!copy_to_user(&vm->gm, ufds, probe, sizeof probe))
         return -EFAULT;
-    struct gpipe *p = calloc(1, sizeof *p);
-    if (!p || !(p->buf = malloc(PIPE_CAP))) {
-        free(p);
+    struct gpipe *p = gpipe_new(new_id(vm), false, false);
+    if (!p)
         return -ENOMEM;
-    }
-    p->id = new_id(vm);
-    p->refs = 1;
     int fds[2], ends[2] = {END_READ, END_WRITE};
     int64_t r = new_fds(vm, p, 2, ends, (int)flags, fds);
     gpipe_put(p);
@@ -371,13 +387,9 @@ static int64_t do_eventfd(struct vm *vm, uint64_t initval, uint64_t flags)
 {
     if (flags & ~(uint64_t)(G_O_CLOEXEC | G_O_NONBLOCK | EFD_SEMAPHORE_))
         return -EINVAL;
-    struct gpipe *p = calloc(1, sizeof *p);
+    struct gpipe *p = gpipe_new(new_id(vm), true, flags & EFD_SEMAPHORE_);
     if (!p)
         return -ENOMEM;
-    p->id = new_id(vm);
-    p->refs = 1;
-    p->eventfd = true;
-    p->semaphore = flags & EFD_SEMAPHORE_;
     p->count = (uint32_t)initval;
     int fd, end = END_EVENT;
     int64_t r = new_fds(vm, p, 1, &end, (int)flags, &fd);
@@ -548,16 +560,20 @@ void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int
     *n = npipes;
 }
 
+int pipes_fill(struct gpipe *p, const uint8_t *bytes, uint32_t len, uint64_t count)
+{
+    p->head = 0;
+    p->len = bytes && p->buf && len <= PIPE_CAP ? len : 0;
+    if (p->len)
+        memcpy(p->buf, bytes, p->len);
+    p->count = count;
+    return p->len == len ? 0 : -1;
+}
+
 void pipes_restore(const struct pipe_saved *s, int n)
 {
-    for (int i = 0; i < n; i++) {
-        struct gpipe *p = s[i].p;
-        p->head = 0;
-        p->len = s[i].bytes ? s[i].len : 0;
-        if (p->len)
-            memcpy(p->buf, s[i].bytes, p->len);
-        p->count = s[i].count;
-    }
+    for (int i = 0; i < n; i++)
+        pipes_fill(s[i].p, s[i].bytes, s[i].len, s[i].count);
 }
 
 void pipes_saved_free(struct pipe_saved **s, int *n)

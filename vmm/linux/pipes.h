@@ -43,6 +43,12 @@ int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t
 void pipes_closed(struct vm *vm, struct gpipe *p);
 void gpipe_put(struct gpipe *p);
 
+/* A new pipe (a 64 KiB ring) or eventfd with id, empty; one reference. NULL: no memory. */
+struct gpipe *gpipe_new(uint32_t id, bool eventfd, bool semaphore);
+/* A new descriptor-table file naming end (0 read, 1 write, 2 eventfd) of p, which it
+ * holds a reference to; one reference. NULL: no memory. */
+struct gfile *gpipe_end(struct gpipe *p, int end);
+
 /* Snapshots (files_state.c): the bytes and counters of every pipe a table names. */
 struct pipe_saved {
     struct gpipe *p;                 /* one reference held */
@@ -52,6 +58,9 @@ struct pipe_saved {
 };
 void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int npipes);
 void pipes_restore(const struct pipe_saved *s, int n);
+/* Puts saved state s into p (another VM's copy of s->p: a worker's, or an image's).
+ * 0, or -1 when s lost its bytes (out of memory when it was saved). */
+int pipes_fill(struct gpipe *p, const uint8_t *bytes, uint32_t len, uint64_t count);
 void pipes_saved_free(struct pipe_saved **s, int *n);
 
 #endif
