@@ -142,6 +142,14 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
         bput_u32(b, p->len);
         if (p->len)
             bput(b, p->bytes, p->len);
+        if (p->flags & SNAP_PIPE_EPOLL) {
+            bput_u32(b, p->nitems);
+            for (uint32_t k = 0; k < p->nitems; k++) {
+                bput_u32(b, p->items[k].fd);
+                bput_u32(b, p->items[k].events);
+                bput_u64(b, p->items[k].data);
+            }
+        }
     }
     return b->oom ? -1 : 0;
 }
@@ -171,6 +179,18 @@ static int parse_pipes(struct bcur *c, struct snap_image *s, char *err, size_t e
             return jx_fail(err, errlen, "out of memory");
         if (p->len)
             memcpy(p->bytes, bytes, p->len);
+        if (!(p->flags & SNAP_PIPE_EPOLL))
+            continue;
+        uint32_t ni = bget_u32(c);
+        if (c->bad || ni > SNAP_MAX_FDS || (uint64_t)ni * 16 > c->left)
+            return jx_fail(err, errlen, "SNAPSHOT: epoll %u malformed or cut short", i);
+        if (ni && !(p->items = calloc(ni, sizeof *p->items)))
+            return jx_fail(err, errlen, "out of memory");
+        for (; p->nitems < ni; p->nitems++) {
+            p->items[p->nitems].fd = bget_u32(c);
+            p->items[p->nitems].events = bget_u32(c);
+            p->items[p->nitems].data = bget_u64(c);
+        }
     }
     return 0;
 }

@@ -17,8 +17,10 @@ void snapimg_free(struct snap_image *s)
     for (size_t i = 0; i < s->nfds; i++)
         free(s->fds[i].path);
     free(s->fds);
-    for (size_t i = 0; i < s->npipes; i++)
+    for (size_t i = 0; i < s->npipes; i++) {
         free(s->pipes[i].bytes);
+        free(s->pipes[i].items);
+    }
     free(s->pipes);
     free(s->cwd);
     memset(s, 0, sizeof *s);
@@ -194,10 +196,10 @@ static int validate_pipe_fd(const struct snap_image *s, const struct snapimg_fd 
 {
     if (f->path || f->off || f->pipe >= s->npipes)
         return jx_fail(err, errlen, "descriptor %u: not a valid pipe descriptor", f->fd);
-    bool ev = s->pipes[f->pipe].flags & SNAP_PIPE_EVENTFD;
-    if (ev ? f->end != SNAP_END_EVENT : f->end > SNAP_END_WRITE)
-        return jx_fail(err, errlen, "descriptor %u: pipe end %u of a%s", f->fd, f->end,
-                       ev ? "n eventfd" : " pipe");
+    uint32_t k = s->pipes[f->pipe].flags & (SNAP_PIPE_EVENTFD | SNAP_PIPE_EPOLL);
+    if (k == SNAP_PIPE_EVENTFD ? f->end != SNAP_END_EVENT
+        : k == SNAP_PIPE_EPOLL ? f->end != SNAP_END_EPOLL : f->end > SNAP_END_WRITE)
+        return jx_fail(err, errlen, "descriptor %u: end %u of pipe kind %u", f->fd, f->end, k);
     return 0;
 }
 
@@ -209,15 +211,21 @@ static int validate_pipes(const struct snap_image *s, char *err, size_t errlen)
                        SNAP_MAX_PIPES, s->next_pipe);
     for (size_t i = 0; i < s->npipes; i++) {
         const struct snapimg_pipe *p = &s->pipes[i];
-        bool ev = p->flags & SNAP_PIPE_EVENTFD;
-        if (p->id == 0 || p->id > SNAP_PIPE_IDS || (p->flags & ~3u) ||
+        bool ev = p->flags & SNAP_PIPE_EVENTFD, ep = p->flags & SNAP_PIPE_EPOLL;
+        if (p->id == 0 || p->id > SNAP_PIPE_IDS || (p->flags & ~7u) || (ev && ep) ||
             (!ev && (p->flags & SNAP_PIPE_SEMAPHORE)))
             return jx_fail(err, errlen, "pipe %zu: id %u or flags 0x%x invalid", i, p->id,
                            p->flags);
-        if (p->len > SNAP_PIPE_CAP || (ev && p->len) || (!ev && p->count) ||
+        if (p->len > SNAP_PIPE_CAP || ((ev || ep) && p->len) || (!ev && p->count) ||
             p->count == UINT64_MAX || (p->len && !p->bytes))
             return jx_fail(err, errlen, "pipe %u: %u bytes, counter %llu", p->id, p->len,
                            (unsigned long long)p->count);
+        if ((!ep && p->nitems) || p->nitems > SNAP_MAX_FDS || (p->nitems && !p->items))
+            return jx_fail(err, errlen, "pipe %u: %u epoll interests", p->id, p->nitems);
+        for (uint32_t k = 0; k < p->nitems; k++)
+            if (p->items[k].fd >= SNAP_MAX_FDS)
+                return jx_fail(err, errlen, "epoll %u: interest in descriptor %u", p->id,
+                               p->items[k].fd);
         for (size_t k = 0; k < i; k++)
             if (s->pipes[k].id == p->id)
                 return jx_fail(err, errlen, "pipe id %u twice", p->id);

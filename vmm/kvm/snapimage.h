@@ -59,13 +59,14 @@ struct snapimg_page {
 #define SNAP_FD_PIPE 2u        /* a pipe end or an eventfd: pipe and end, no path */
 #define SNAP_FD_NONBLOCK 4u    /* O_NONBLOCK (pipe ends and eventfds) */
 #define SNAP_FD_ALL_ 7u
-enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2 }; /* == linux/pipes.c's */
+enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2, SNAP_END_EPOLL = 3 }; /* == END_* */
 struct snapimg_fd {
     uint32_t fd, flags;        /* fd 3..SNAP_MAX_FDS-1, ascending; flags: SNAP_FD_* */
     uint64_t off;
     char *path;                /* owned: canonical absolute host path; NULL for a pipe */
     uint32_t pipe;             /* SNAP_FD_PIPE: index in snap_image.pipes */
-    uint32_t end;              /* SNAP_FD_PIPE: SNAP_END_* (EVENT for an eventfd only) */
+    uint32_t end;              /* SNAP_FD_PIPE: SNAP_END_* (EVENT for an eventfd, EPOLL for
+                                * an epoll instance, only) */
 };
 
 /* A pipe or eventfd the descriptors name (linux/pipes.h): its id (the key of its waits),
@@ -75,11 +76,20 @@ struct snapimg_fd {
 #define SNAP_PIPE_IDS 0x0fffffffu
 #define SNAP_PIPE_EVENTFD 1u
 #define SNAP_PIPE_SEMAPHORE 2u
+#define SNAP_PIPE_EPOLL 4u     /* an epoll instance: items, no bytes */
+/* An epoll instance's interest in descriptor fd (an image's: it names whatever the
+ * image's fd is). */
+struct snapimg_epitem {
+    uint32_t fd, events;       /* fd 0..SNAP_MAX_FDS-1 */
+    uint64_t data;
+};
 struct snapimg_pipe {
     uint32_t id, flags;        /* id 1..SNAP_PIPE_IDS, unique; flags: SNAP_PIPE_* */
     uint64_t count;            /* an eventfd's counter (below UINT64_MAX) */
     uint32_t len;              /* a pipe's bytes, at most SNAP_PIPE_CAP; 0 for an eventfd */
     uint8_t *bytes;            /* owned; NULL when len is 0 */
+    struct snapimg_epitem *items; /* owned: an epoll instance's, at most SNAP_MAX_FDS */
+    uint32_t nitems;
 };
 
 struct snap_image {

@@ -155,7 +155,8 @@ static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
         return NULL;
     const struct pipe_saved *ps = &st->pipes[k];
     if (!made[k]) {
-        made[k] = gpipe_new(ps->p->id, ps->p->eventfd, ps->p->semaphore);
+        made[k] = ps->p->epoll ? gpipe_new_epoll(ps->p->id)
+                               : gpipe_new(ps->p->id, ps->p->eventfd, ps->p->semaphore);
         if (!made[k] || pipes_fill(made[k], ps->bytes, ps->len, ps->count) < 0)
             return NULL;
     }
@@ -165,6 +166,12 @@ static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
         to[(*nmade)++] = gfile_get(g);
     }
     return g;
+}
+
+/* Does st's descriptor fd still name f (an epoll interest's file)? */
+static bool same_in_state(const void *ctx, int fd, const struct gfile *f)
+{
+    return ((const struct files_state *)ctx)->fd[fd].f == f;
 }
 
 /* files_restore from another VM's table. Caller holds fs->lock. */
@@ -186,6 +193,12 @@ static int restore_foreign(struct files *fs, const struct files_state *st, int n
         if (!fs->fd[i].f)
             rc = -1;
     }
+    /* An epoll instance's interests name this table's files, now all in place. */
+    for (int k = 0; rc == 0 && k < st->npipes; k++)
+        if (made[k] && made[k]->epoll &&
+            epoll_rebind(made[k], st->pipes[k].items, st->pipes[k].nitems, fs, same_in_state,
+                         st) < 0)
+            rc = -1;
     for (int k = 0; made && k < st->npipes; k++)
         gpipe_put(made[k]);
     for (int k = 0; to && k < nmade; k++)
@@ -282,11 +295,18 @@ static int export_pipes(const struct files_state *st, struct snap_image *img)
         struct snapimg_pipe *o = &img->pipes[img->npipes++];
         *o = (struct snapimg_pipe){.id = ps->p->id, .count = ps->count, .len = ps->len,
                                    .flags = (ps->p->eventfd ? SNAP_PIPE_EVENTFD : 0) |
-                                            (ps->p->semaphore ? SNAP_PIPE_SEMAPHORE : 0)};
+                                            (ps->p->semaphore ? SNAP_PIPE_SEMAPHORE : 0) |
+                                            (ps->p->epoll ? SNAP_PIPE_EPOLL : 0)};
         if (ps->len && (!ps->bytes || !(o->bytes = malloc(ps->len))))
             return -1;
         if (ps->len)
             memcpy(o->bytes, ps->bytes, ps->len);
+        if (ps->nitems && !(o->items = calloc((size_t)ps->nitems, sizeof *o->items)))
+            return -1;
+        for (int i = 0; i < ps->nitems; i++) /* an interest whose fd was closed is gone */
+            if (same_in_state(st, ps->items[i].fd, ps->items[i].f))
+                o->items[o->nitems++] = (struct snapimg_epitem){
+                    (uint32_t)ps->items[i].fd, ps->items[i].events, ps->items[i].data};
     }
     return 0;
 }
@@ -333,8 +353,9 @@ static int import_pipes(const struct snap_image *img, struct gpipe **made, char 
 {
     for (size_t k = 0; k < img->npipes; k++) {
         const struct snapimg_pipe *ip = &img->pipes[k];
-        made[k] = gpipe_new(ip->id, ip->flags & SNAP_PIPE_EVENTFD,
-                            ip->flags & SNAP_PIPE_SEMAPHORE);
+        made[k] = ip->flags & SNAP_PIPE_EPOLL ? gpipe_new_epoll(ip->id)
+                  : gpipe_new(ip->id, ip->flags & SNAP_PIPE_EVENTFD,
+                              ip->flags & SNAP_PIPE_SEMAPHORE);
         if (!made[k] || pipes_fill(made[k], ip->bytes, ip->len, ip->count) < 0)
             return jx_fail(err, errlen, "out of memory");
     }
@@ -371,6 +392,36 @@ static int import_fds(struct files *fs, const struct snap_image *img, struct gpi
     return 0;
 }
 
+static bool any_file(const void *ctx, int fd, const struct gfile *f)
+{
+    (void)ctx, (void)fd, (void)f;
+    return true; /* an image's interest names whatever its descriptor is */
+}
+
+/* The epoll instances' interests, once every descriptor is in place. */
+static int import_interests(struct files *fs, const struct snap_image *img, struct gpipe **made,
+                            char *err, size_t errlen)
+{
+    for (size_t k = 0; k < img->npipes; k++) {
+        const struct snapimg_pipe *ip = &img->pipes[k];
+        if (!ip->nitems)
+            continue;
+        struct epitem *it = calloc(ip->nitems, sizeof *it);
+        if (!it)
+            return jx_fail(err, errlen, "out of memory");
+        for (uint32_t i = 0; i < ip->nitems; i++)
+            it[i] = (struct epitem){(int)ip->items[i].fd, ip->items[i].events,
+                                    ip->items[i].data, NULL};
+        pthread_mutex_lock(&fs->lock);
+        int r = epoll_rebind(made[k], it, (int)ip->nitems, fs, any_file, NULL);
+        pthread_mutex_unlock(&fs->lock);
+        free(it);
+        if (r < 0)
+            return jx_fail(err, errlen, "out of memory");
+    }
+    return 0;
+}
+
 int files_import(struct files *fs, const struct snap_image *img, char *err, size_t errlen)
 {
     if (snapimg_validate_fds(img, err, errlen) < 0)
@@ -383,6 +434,8 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
         rc = import_pipes(img, made, err, errlen);
     if (rc == 0)
         rc = import_fds(fs, img, made, err, errlen);
+    if (rc == 0)
+        rc = import_interests(fs, img, made, err, errlen);
     for (size_t k = 0; made && k < img->npipes; k++)
         gpipe_put(made[k]); /* the descriptors hold them */
     free(made);

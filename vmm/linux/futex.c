@@ -94,7 +94,8 @@ static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result)
 static void time_out_locked(struct vm *vm, struct vcpu *v)
 {
     /* A poll's deadline is its ordinary end (0 ready); a futex wait's a timeout. */
-    unblock_locked(vm, v, v->wait_addr && !pipe_key(v->wait_addr) ? -ETIMEDOUT : 0);
+    unblock_locked(vm, v, pipe_key(v->wait_addr) ? pipes_timed_out_locked(vm, v)
+                          : v->wait_addr ? -ETIMEDOUT : 0);
 }
 
 void futex_block_locked(struct vm *vm, struct vcpu *v, uint64_t key, uint64_t deadline)

@@ -1,5 +1,6 @@
 /* Pipes, eventfds and poll in the guest (pipes.h). */
 #include "linux/pipes.h"
+#include "linux/pipes_int.h"
 #include "linux/files.h"
 #include "linux/files_int.h"
 #include "linux/futex.h"
@@ -10,28 +11,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#define G_O_NONBLOCK 04000
-#define G_O_CLOEXEC 02000000
-#define G_O_DIRECT 040000
-#define EFD_SEMAPHORE_ 1
-#define MAX_SEGS 1024
-#define END_READ 0
-#define END_WRITE 1
-#define END_EVENT 2
-#define POLLIN_ 0x001
-#define POLLOUT_ 0x004
-#define POLLERR_ 0x008
-#define POLLHUP_ 0x010
-#define POLLNVAL_ 0x020
-#define POLLRDNORM_ 0x040
-#define POLLWRNORM_ 0x100
-#define SYNC_WAIT 1
-#define SYNC_WAKE 2
-
 void gpipe_put(struct gpipe *p)
 {
     if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         free(p->buf);
+        epoll_free_items(p->items, p->nitems);
         free(p);
     }
 }
@@ -75,7 +59,7 @@ static uint64_t key_of(const struct gpipe *p, int end)
 }
 
 /* Tells serialized execution what this syscall was (serialize_after_syscall). */
-static void sync_note(struct vcpu *v, int kind, uint64_t key, uint32_t arg)
+void pipe_sync_note(struct vcpu *v, int kind, uint64_t key, uint32_t arg)
 {
     v->sync_kind = (uint8_t)kind;
     v->sync_addr = key;
@@ -83,7 +67,7 @@ static void sync_note(struct vcpu *v, int kind, uint64_t key, uint32_t arg)
 }
 
 /* The pipe or eventfd behind guest fd, with its end; NULL when fd is not one. */
-static struct gfile *pipe_fd(struct files *fs, int64_t fd, bool *nonblock)
+struct gfile *pipe_fd(struct files *fs, int64_t fd, bool *nonblock)
 {
     if (fd < 3 || fd >= FILES_MAX)
         return NULL;
@@ -96,7 +80,7 @@ static struct gfile *pipe_fd(struct files *fs, int64_t fd, bool *nonblock)
 }
 
 /* Is some descriptor of the table an open end (END_READ/END_WRITE) of p? */
-static bool end_open(struct files *fs, const struct gpipe *p, int end)
+bool pipe_end_open(struct files *fs, const struct gpipe *p, int end)
 {
     for (int i = 3; i < fs->hi; i++) {
         const struct gfile *f = fs->fd[i].f;
@@ -206,70 +190,16 @@ static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, 
         return 0;
     if (reading) {
         if (p->len == 0)
-            return end_open(fs, p, END_WRITE) ? -EAGAIN : 0;
+            return pipe_end_open(fs, p, END_WRITE) ? -EAGAIN : 0;
         return ring_io(vm, p, s, n, p->len, true);
     }
-    if (!end_open(fs, p, END_READ))
+    if (!pipe_end_open(fs, p, END_READ))
         return -EPIPE;
     uint32_t space = PIPE_CAP - p->len;
     if (space == 0 || (total <= PIPE_ATOMIC && space < total))
         return -EAGAIN;
     /* A write larger than the room left is cut to it (Linux would wait for the rest). */
     return ring_io(vm, p, s, n, total < space ? total : space, false);
-}
-
-/* poll's answer for one descriptor. Caller holds fs->lock. */
-static short poll_one(struct files *fs, int fd, short events)
-{
-    if (fd < 0)
-        return 0;
-    if (fd < 3)
-        return (short)(events & (fd == 0 ? (POLLIN_ | POLLRDNORM_) : (POLLOUT_ | POLLWRNORM_)));
-    if (fd >= FILES_MAX || !fs->fd[fd].f)
-        return POLLNVAL_;
-    struct gfile *f = fs->fd[fd].f;
-    if (!f->pipe) /* a file or directory: always ready */
-        return (short)(events & (POLLIN_ | POLLRDNORM_ | POLLOUT_ | POLLWRNORM_));
-    struct gpipe *p = f->pipe;
-    short r = 0;
-    if (f->end == END_EVENT) {
-        if (p->count)
-            r |= POLLIN_ | POLLRDNORM_;
-        if (p->count < UINT64_MAX - 1)
-            r |= POLLOUT_ | POLLWRNORM_;
-        return (short)(r & (events | POLLERR_ | POLLHUP_));
-    }
-    if (f->end == END_READ) {
-        if (p->len)
-            r |= POLLIN_ | POLLRDNORM_;
-        if (!end_open(fs, p, END_WRITE))
-            r |= POLLHUP_;
-    } else {
-        if (!end_open(fs, p, END_READ))
-            r |= POLLERR_;
-        else if (PIPE_CAP - p->len >= PIPE_ATOMIC)
-            r |= POLLOUT_ | POLLWRNORM_;
-    }
-    return (short)(r & (events | POLLERR_ | POLLHUP_));
-}
-
-/* Evaluates poll over the guest's pollfd array (writing revents): ready descriptors, or
- * -errno. Caller holds vm->lock and fs->lock. */
-static int64_t try_poll(struct vm *vm, uint64_t ufds, uint64_t nfds)
-{
-    if (nfds > FILES_MAX)
-        return -EINVAL;
-    int64_t ready = 0;
-    for (uint64_t i = 0; i < nfds; i++) {
-        struct { int fd; short events, revents; } pf;
-        if (!copy_from_user(&vm->gm, &pf, ufds + i * 8, 8))
-            return -EFAULT;
-        pf.revents = poll_one(vm->files, pf.fd, pf.events);
-        ready += pf.revents != 0;
-        if (!copy_to_user(&vm->gm, ufds + i * 8 + 6, &pf.revents, 2))
-            return -EFAULT;
-    }
-    return ready;
 }
 
 /* Would the blocked read or write of nr on f go now (a result other than -EAGAIN)?
@@ -286,17 +216,17 @@ static bool would_go(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, u
                nr != SYS_write;
     }
     if (reading)
-        return p->len || !end_open(vm->files, p, END_WRITE);
+        return p->len || !pipe_end_open(vm->files, p, END_WRITE);
     uint64_t total = nr == SYS_write ? a2 : 1;
     uint32_t space = PIPE_CAP - p->len;
-    return !end_open(vm->files, p, END_READ) ||
+    return !pipe_end_open(vm->files, p, END_READ) ||
            (space && (total > PIPE_ATOMIC || space >= total || nr != SYS_write));
 }
 
 /* Wakes every blocked caller whose call would now go, to make it again (SYSRET_RERUN:
  * the thread reruns the syscall, kvm/vm.c, exactly as a thread restored blocked does).
  * Caller holds vm->lock and fs->lock. */
-static void kick_locked(struct vm *vm)
+void pipes_kick_locked(struct vm *vm)
 {
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *w = vm->vcpus[i];
@@ -304,8 +234,8 @@ static void kick_locked(struct vm *vm)
             continue;
         const struct kvm_regs *b = &w->blocked_regs;
         bool go;
-        if (w->wait_addr == PIPE_KEY_POLL) {
-            go = try_poll(vm, b->rdi, b->rsi) != 0;
+        if (w->wait_addr < PIPE_KEY_BASE) {
+            go = pipes_poller_ready_locked(vm, w);
         } else {
             struct gfile *f = pipe_fd(vm->files, (int64_t)(int)b->rdi, NULL);
             go = !f || would_go(vm, f, b->rax, b->rsi, b->rdx);
@@ -322,13 +252,13 @@ void pipes_closed(struct vm *vm, struct gpipe *p)
     (void)p;
     pthread_mutex_lock(&vm->lock);
     pthread_mutex_lock(&vm->files->lock);
-    kick_locked(vm);
+    pipes_kick_locked(vm);
     pthread_mutex_unlock(&vm->files->lock);
     pthread_mutex_unlock(&vm->lock);
 }
 
-static int64_t new_fds(struct vm *vm, struct gpipe *p, int nends, const int *ends, int flags,
-                       int *out)
+int64_t pipes_new_fds(struct vm *vm, struct gpipe *p, int nends, const int *ends, int flags,
+                      int *out)
 {
     struct files *fs = vm->files;
     struct gfile *f[2] = {0};
@@ -357,7 +287,7 @@ static int64_t new_fds(struct vm *vm, struct gpipe *p, int nends, const int *end
 
 /* Ids in creation order, kept with the descriptor table (snapshots restore them), so a
  * pipe's wait key is the same in every simulation and replay of a fragment. */
-static uint32_t new_id(struct vm *vm)
+uint32_t pipes_new_id(struct vm *vm)
 {
     pthread_mutex_lock(&vm->files->lock);
     uint32_t id = ++vm->files->next_pipe & 0x0fffffff;
@@ -372,11 +302,11 @@ static int64_t do_pipe2(struct vm *vm, uint64_t ufds, uint64_t flags)
     int probe[2] = {0, 0};
     if (!copy_to_user(&vm->gm, ufds, probe, sizeof probe))
         return -EFAULT;
-    struct gpipe *p = gpipe_new(new_id(vm), false, false);
+    struct gpipe *p = gpipe_new(pipes_new_id(vm), false, false);
     if (!p)
         return -ENOMEM;
     int fds[2], ends[2] = {END_READ, END_WRITE};
-    int64_t r = new_fds(vm, p, 2, ends, (int)flags, fds);
+    int64_t r = pipes_new_fds(vm, p, 2, ends, (int)flags, fds);
     gpipe_put(p);
     if (r)
         return r;
@@ -387,12 +317,12 @@ static int64_t do_eventfd(struct vm *vm, uint64_t initval, uint64_t flags)
 {
     if (flags & ~(uint64_t)(G_O_CLOEXEC | G_O_NONBLOCK | EFD_SEMAPHORE_))
         return -EINVAL;
-    struct gpipe *p = gpipe_new(new_id(vm), true, flags & EFD_SEMAPHORE_);
+    struct gpipe *p = gpipe_new(pipes_new_id(vm), true, flags & EFD_SEMAPHORE_);
     if (!p)
         return -ENOMEM;
     p->count = (uint32_t)initval;
     int fd, end = END_EVENT;
-    int64_t r = new_fds(vm, p, 1, &end, (int)flags, &fd);
+    int64_t r = pipes_new_fds(vm, p, 1, &end, (int)flags, &fd);
     gpipe_put(p);
     return r ? r : fd;
 }
@@ -409,38 +339,18 @@ static int64_t do_io(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t 
     uint64_t key = f ? key_of(f->pipe, f->end == END_EVENT ? (reading ? END_READ : END_WRITE)
                                                            : f->end) : 0;
     if (r == -EAGAIN && !nonblock && f) {
-        sync_note(v, SYNC_WAIT, key, 0);
+        pipe_sync_note(v, SYNC_WAIT, key, 0);
         futex_block_locked(vm, v, key, NO_DEADLINE);
         r = SYSRET_BLOCKED;
     } else if (f) {
         /* Bytes moved: a waiter on the other side may go now. */
-        sync_note(v, r > 0 ? SYNC_WAKE : SYNC_WAIT, key, 0);
+        pipe_sync_note(v, r > 0 ? SYNC_WAKE : SYNC_WAIT, key, 0);
         if (r > 0)
-            kick_locked(vm); /* bytes or counts moved: a waiter may go now */
+            pipes_kick_locked(vm); /* bytes or counts moved: a waiter may go now */
     }
     pthread_mutex_unlock(&vm->files->lock);
     pthread_mutex_unlock(&vm->lock);
     return r; /* -EPIPE: syscall.c raises SIGPIPE */
-}
-
-/* poll/ppoll: timeout_ns UINT64_MAX waits for ever. */
-static int64_t do_poll(struct vm *vm, struct vcpu *v, uint64_t ufds, uint64_t nfds,
-                       uint64_t timeout_ns)
-{
-    pthread_mutex_lock(&vm->lock);
-    pthread_mutex_lock(&vm->files->lock);
-    int64_t r = try_poll(vm, ufds, nfds);
-    if (r == 0 && timeout_ns) {
-        uint64_t deadline = timeout_ns == UINT64_MAX ? NO_DEADLINE : vm_vtime(vm) + timeout_ns;
-        sync_note(v, SYNC_WAIT, PIPE_KEY_POLL, 0);
-        futex_block_locked(vm, v, PIPE_KEY_POLL, deadline);
-        r = SYSRET_BLOCKED;
-    } else {
-        sync_note(v, SYNC_WAIT, PIPE_KEY_POLL, 0);
-    }
-    pthread_mutex_unlock(&vm->files->lock);
-    pthread_mutex_unlock(&vm->lock);
-    return r;
 }
 
 /* fstat of a pipe (S_IFIFO) or eventfd (an anonymous inode, mode 0600). */
@@ -449,7 +359,7 @@ static int64_t do_fstat(struct vm *vm, struct gfile *f, uint64_t buf)
     uint8_t st[144];
     memset(st, 0, sizeof st);
     uint64_t nlink = 1, blksize = 4096, ino = f->pipe->id;
-    uint32_t mode = f->end == END_EVENT ? 0600 : 0010600;
+    uint32_t mode = f->end >= END_EVENT ? 0600 : 0010600;
     memcpy(st + 8, &ino, 8);
     memcpy(st + 16, &nlink, 8);
     memcpy(st + 24, &mode, 4);
@@ -472,7 +382,7 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
         case SYS_lseek: case SYS_pread64: case SYS_pwrite64: r = -ESPIPE; break;
         case SYS_fstat: r = do_fstat(vm, f, a[1]); break;
         case SYS_ioctl:
-            if (a[1] == 0x541B && f->end != END_EVENT) { /* FIONREAD */
+            if (a[1] == 0x541B && f->end <= END_WRITE) { /* FIONREAD */
                 int n = (int)f->pipe->len;
                 r = copy_to_user(&vm->gm, a[2], &n, sizeof n) ? 0 : -EFAULT;
             } else {
@@ -484,7 +394,10 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
                 r = (f->end == END_READ ? 0 : f->end == END_WRITE ? 1 : 2) |
                     (nb ? G_O_NONBLOCK : 0);
             } else if ((int)a[1] == 4) { /* F_SETFL */
-                fs->fd[fd].nonblock = (a[2] & G_O_NONBLOCK) != 0;
+                /* A flag of the open file: every descriptor dup'd from it sees it. */
+                for (int i = 3; i < fs->hi; i++)
+                    if (fs->fd[i].f == f)
+                        fs->fd[i].nonblock = (a[2] & G_O_NONBLOCK) != 0;
                 r = 0;
             } else {
                 *handled = false; /* files.c: dup, cloexec */
@@ -498,7 +411,7 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
     if (f && !*handled && (nr == SYS_read || nr == SYS_readv || nr == SYS_write ||
                            nr == SYS_writev)) {
         *handled = true;
-        return do_io(vm, v, nr, a);
+        return f->end == END_EPOLL ? -EINVAL : do_io(vm, v, nr, a);
     }
     return r;
 }
@@ -512,29 +425,12 @@ int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t
     case SYS_pipe2: return do_pipe2(vm, a[0], a[1]);
     case SYS_eventfd: return do_eventfd(vm, a[0], 0);
     case SYS_eventfd2: return do_eventfd(vm, a[0], a[1]);
-    case SYS_poll: {
-        int64_t ms = (int64_t)(int)a[2];
-        return do_poll(vm, v, a[0], a[1], ms < 0 ? UINT64_MAX : (uint64_t)ms * 1000000ULL);
-    }
-    case SYS_ppoll: {
-        uint64_t ns = UINT64_MAX;
-        if (a[2]) {
-            int64_t ts[2];
-            if (!copy_from_user(&vm->gm, ts, a[2], sizeof ts))
-                return -EFAULT;
-            if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
-                return -EINVAL;
-            ns = (uint64_t)ts[0] > 1000000000ULL * 1000 ? UINT64_MAX / 4
-                 : (uint64_t)ts[0] * 1000000000ULL + (uint64_t)ts[1];
-        }
-        return do_poll(vm, v, a[0], a[1], ns);
-    }
     case SYS_read: case SYS_readv: case SYS_write: case SYS_writev: case SYS_lseek:
     case SYS_pread64: case SYS_pwrite64: case SYS_fstat: case SYS_ioctl: case SYS_fcntl:
         return fd_call(vm, v, nr, a, handled);
     }
-    *handled = false;
-    return -ENOSYS;
+    int64_t r = pipes_poll_syscall(vm, v, nr, a, handled);
+    return *handled ? r : epoll_syscall(vm, v, nr, a, handled);
 }
 
 void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int npipes)
@@ -550,6 +446,8 @@ void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int
         s[i].p = gpipe_get(p);
         s[i].len = p->len;
         s[i].count = p->count;
+        if (p->epoll && epoll_copy_items(&s[i].items, p->items, p->nitems) == 0)
+            s[i].nitems = p->nitems;
         if (p->len && (s[i].bytes = malloc(p->len))) {
             uint32_t first = PIPE_CAP - p->head < p->len ? PIPE_CAP - p->head : p->len;
             memcpy(s[i].bytes, p->buf + p->head, first);
@@ -572,8 +470,11 @@ int pipes_fill(struct gpipe *p, const uint8_t *bytes, uint32_t len, uint64_t cou
 
 void pipes_restore(const struct pipe_saved *s, int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         pipes_fill(s[i].p, s[i].bytes, s[i].len, s[i].count);
+        if (s[i].p->epoll)
+            epoll_set_items(s[i].p, s[i].items, s[i].nitems);
+    }
 }
 
 void pipes_saved_free(struct pipe_saved **s, int *n)
@@ -581,6 +482,7 @@ void pipes_saved_free(struct pipe_saved **s, int *n)
     for (int i = 0; i < *n; i++) {
         gpipe_put((*s)[i].p);
         free((*s)[i].bytes);
+        epoll_free_items((*s)[i].items, (*s)[i].nitems);
     }
     free(*s);
     *s = NULL;

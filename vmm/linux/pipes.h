@@ -1,6 +1,7 @@
 /* Pipes and eventfds inside the guest (issue 28): pipe/pipe2, eventfd/eventfd2, their
- * read/readv/write/writev, fstat/lseek/fcntl/ioctl(FIONREAD), and poll/ppoll over them
- * (and over the file layer's descriptors, always ready). A pipe is a 64 KiB ring in VMM
+ * read/readv/write/writev, fstat/lseek/fcntl/ioctl(FIONREAD), and poll/ppoll, select/
+ * pselect6 (pipes_poll.c) and epoll (epoll.c) over them (and over the file layer's
+ * descriptors, always ready). A pipe is a 64 KiB ring in VMM
  * memory, an eventfd a counter; both live in the descriptor table as files.h's gfiles.
  *
  * A read of an empty pipe or eventfd, a write to a full one and a poll with nothing ready
@@ -22,15 +23,28 @@
 #define PIPE_CAP 65536u              /* bytes a pipe holds (Linux's default) */
 #define PIPE_ATOMIC 4096u            /* PIPE_BUF: writes up to it are never split */
 #define PIPE_KEY_BASE 0xffffe00000000000ULL
-#define PIPE_KEY_POLL (PIPE_KEY_BASE - 64)
+#define PIPE_KEY_POLL (PIPE_KEY_BASE - 64)     /* every blocked poll/ppoll */
+#define PIPE_KEY_SELECT (PIPE_KEY_BASE - 48)   /* every blocked select/pselect6 */
+#define PIPE_KEY_EPOLL (PIPE_KEY_BASE - 32)    /* every blocked epoll_wait/epoll_pwait */
 static inline bool pipe_key(uint64_t a) { return a >= PIPE_KEY_POLL && a < PIPE_KEY_BASE + (1ULL << 40); }
+
+/* An epoll instance's interest: descriptor fd while it still names file f (closing it
+ * ends the interest, as closing the last reference does on Linux). */
+struct epitem {
+    int fd;
+    uint32_t events;                 /* EPOLL* asked; 0 once an EPOLLONESHOT fired */
+    uint64_t data;
+    struct gfile *f;                 /* a reference; NULL for fds 0-2 */
+};
 
 struct gpipe {
     uint32_t id;
-    bool eventfd, semaphore;
+    bool eventfd, semaphore, epoll;
     uint8_t *buf;                    /* ring of PIPE_CAP bytes (pipes) */
     uint32_t head, len;
     uint64_t count;                  /* eventfd's counter */
+    struct epitem *items;            /* an epoll instance's interest list, in ADD order */
+    int nitems, capitems;
     int refs;                        /* gfiles naming it (under vm->lock or alone) */
 };
 
@@ -38,6 +52,9 @@ struct gpipe {
  * eventfd descriptor (*handled set). Result, -errno or SYSRET_BLOCKED. */
 int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6],
                       bool *handled);
+/* A blocked poll/select/epoll_wait whose deadline came (futex.c): its result, 0, after
+ * select's sets are emptied. Caller holds vm->lock. */
+int64_t pipes_timed_out_locked(struct vm *vm, struct vcpu *v);
 /* A descriptor was closed or replaced: the pipe's waiters may now see EOF or EPIPE.
  * Takes vm->lock; call without fs->lock. */
 void pipes_closed(struct vm *vm, struct gpipe *p);
@@ -45,6 +62,8 @@ void gpipe_put(struct gpipe *p);
 
 /* A new pipe (a 64 KiB ring) or eventfd with id, empty; one reference. NULL: no memory. */
 struct gpipe *gpipe_new(uint32_t id, bool eventfd, bool semaphore);
+/* The same for an epoll instance (epoll.c), with no interest. */
+struct gpipe *gpipe_new_epoll(uint32_t id);
 /* A new descriptor-table file naming end (0 read, 1 write, 2 eventfd) of p, which it
  * holds a reference to; one reference. NULL: no memory. */
 struct gfile *gpipe_end(struct gpipe *p, int end);
@@ -55,12 +74,19 @@ struct pipe_saved {
     uint8_t *bytes;
     uint32_t len;
     uint64_t count;
+    struct epitem *items;            /* an epoll instance's interest (references held) */
+    int nitems;
 };
 void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int npipes);
 void pipes_restore(const struct pipe_saved *s, int n);
 /* Puts saved state s into p (another VM's copy of s->p: a worker's, or an image's).
  * 0, or -1 when s lost its bytes (out of memory when it was saved). */
 int pipes_fill(struct gpipe *p, const uint8_t *bytes, uint32_t len, uint64_t count);
+/* Gives epoll instance p the interest items (n of them; their f ignored), each naming
+ * what fs's descriptor fd is now if match(fd, f) says it is the same file (another VM's
+ * or an image's table brought here); others are dropped. 0, or -1 out of memory. */
+int epoll_rebind(struct gpipe *p, const struct epitem *items, int n, struct files *fs,
+                 bool (*match)(const void *ctx, int fd, const struct gfile *f), const void *ctx);
 void pipes_saved_free(struct pipe_saved **s, int *n);
 
 #endif
