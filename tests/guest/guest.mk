@@ -1,7 +1,7 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
                freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank \
-               fileout schedres sleepuaf sleepdouble sleeporder pipes
+               fileout schedres sleepuaf sleepdouble sleeporder pipes pipefds
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 

@@ -128,7 +128,7 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
         bool pipe = f->flags & SNAP_FD_PIPE;
         bput_u32(b, f->fd);
         bput_u32(b, f->flags);
-        bput_u64(b, pipe ? (uint64_t)f->pipe << 8 | f->end : f->off);
+        bput_u64(b, pipe ? (uint64_t)f->tx << 32 | (uint64_t)f->pipe << 8 | f->end : f->off);
         bput_str(b, pipe ? "" : f->path, SNAP_MAX_PATH);
     }
     /* The pipes and eventfds (format 1.2; older readers stop before it). */
@@ -226,7 +226,8 @@ static int parse_fds(struct bcur *c, struct snap_image *s, char *err, size_t err
         }
         s->nfds++;
         if (f->flags & SNAP_FD_PIPE) { /* validated with the pipes (snapimage.c) */
-            f->pipe = (uint32_t)(f->off >> 8 > UINT32_MAX ? UINT32_MAX : f->off >> 8);
+            f->tx = (uint32_t)(f->off >> 32);
+            f->pipe = (uint32_t)(f->off >> 8 & 0xffffff);
             f->end = (uint32_t)(f->off & 0xff);
             f->off = path[0] ? 1 : 0; /* a path on a pipe: refused as nonzero offset */
             continue;

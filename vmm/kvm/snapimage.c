@@ -197,8 +197,15 @@ static int validate_pipe_fd(const struct snap_image *s, const struct snapimg_fd 
     if (f->path || f->off || f->pipe >= s->npipes)
         return jx_fail(err, errlen, "descriptor %u: not a valid pipe descriptor", f->fd);
     uint32_t k = s->pipes[f->pipe].flags & (SNAP_PIPE_EVENTFD | SNAP_PIPE_EPOLL);
+    bool sock = f->end == SNAP_END_SOCK;
+    if (sock && (f->tx >= s->npipes || f->tx == f->pipe ||
+                 (s->pipes[f->tx].flags & (SNAP_PIPE_EVENTFD | SNAP_PIPE_EPOLL))))
+        return jx_fail(err, errlen, "descriptor %u: a socket's pipes are not two pipes", f->fd);
+    if (!sock && f->tx)
+        return jx_fail(err, errlen, "descriptor %u: a second pipe on no socket", f->fd);
     if (k == SNAP_PIPE_EVENTFD ? f->end != SNAP_END_EVENT
-        : k == SNAP_PIPE_EPOLL ? f->end != SNAP_END_EPOLL : f->end > SNAP_END_WRITE)
+        : k == SNAP_PIPE_EPOLL ? f->end != SNAP_END_EPOLL
+                               : f->end > SNAP_END_WRITE && !sock)
         return jx_fail(err, errlen, "descriptor %u: end %u of pipe kind %u", f->fd, f->end, k);
     return 0;
 }

@@ -59,14 +59,17 @@ struct snapimg_page {
 #define SNAP_FD_PIPE 2u        /* a pipe end or an eventfd: pipe and end, no path */
 #define SNAP_FD_NONBLOCK 4u    /* O_NONBLOCK (pipe ends and eventfds) */
 #define SNAP_FD_ALL_ 7u
-enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2, SNAP_END_EPOLL = 3 }; /* == END_* */
+enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2, SNAP_END_EPOLL = 3,
+       SNAP_END_SOCK = 4 }; /* == linux/pipes_int.h's END_* */
 struct snapimg_fd {
     uint32_t fd, flags;        /* fd 3..SNAP_MAX_FDS-1, ascending; flags: SNAP_FD_* */
     uint64_t off;
     char *path;                /* owned: canonical absolute host path; NULL for a pipe */
     uint32_t pipe;             /* SNAP_FD_PIPE: index in snap_image.pipes */
     uint32_t end;              /* SNAP_FD_PIPE: SNAP_END_* (EVENT for an eventfd, EPOLL for
-                                * an epoll instance, only) */
+                                * an epoll instance, only; SOCK: a socketpair end reading
+                                * pipe and writing tx, two plain pipes) */
+    uint32_t tx;               /* SNAP_END_SOCK: index in snap_image.pipes */
 };
 
 /* A pipe or eventfd the descriptors name (linux/pipes.h): its id (the key of its waits),

@@ -45,6 +45,7 @@ void gfile_put(struct gfile *f)
         if (f->hostfd >= 0)
             close(f->hostfd);
         gpipe_put(f->pipe);
+        gpipe_put(f->tx);
         free(f->dents);
         free(f->path);
         free(f);
@@ -524,8 +525,8 @@ static int64_t do_fcntl(struct files *fs, int64_t fd, int cmd, uint64_t arg)
     if (fd < 0 || fd >= FILES_MAX || !fs->fd[fd].f)
         return -EBADF;
     switch (cmd) {
-    case F_DUPFD: case F_DUPFD_CLOEXEC:
-        return do_dup(fs, fd, -1, (int64_t)arg, cmd == F_DUPFD_CLOEXEC);
+    case F_DUPFD: case F_DUPFD_CLOEXEC: /* at or above arg, which is below RLIMIT_NOFILE */
+        return arg >= FILES_MAX ? -EINVAL : do_dup(fs, fd, -1, (int64_t)arg, cmd == F_DUPFD_CLOEXEC);
     case F_GETFD: return fs->fd[fd].cloexec ? FD_CLOEXEC : 0;
     case F_SETFD: fs->fd[fd].cloexec = arg & FD_CLOEXEC; return 0;
     case F_GETFL: return O_RDONLY | (fs->fd[fd].f->dir ? O_DIRECTORY : 0);

@@ -14,8 +14,10 @@ struct gfile {
     uint8_t *dents;          /* a directory's entries, read at open (d_off rewritten) */
     size_t dents_len;
     char *path;              /* canonical host path it was opened at (snapshot images) */
-    struct gpipe *pipe;      /* a pipe end or eventfd (pipes.h; hostfd -1), else NULL */
-    uint8_t end;             /* 0 read end, 1 write end, 2 eventfd */
+    struct gpipe *pipe;      /* a pipe end, eventfd, epoll instance or socket's receiving
+                              * pipe (pipes.h; hostfd -1), else NULL */
+    struct gpipe *tx;        /* a socket's sending pipe (its peer's receiving one) */
+    uint8_t end;             /* 0 read end, 1 write end, 2 eventfd, 3 epoll, 4 socket */
 };
 
 struct gfile *gfile_get(struct gfile *f);

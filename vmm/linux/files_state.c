@@ -121,16 +121,17 @@ void files_save(struct files *fs, struct files_state *st)
     st->hi = fs->hi = n;
     memcpy(st->cwd, fs->cwd, strnlen(fs->cwd, sizeof fs->cwd - 1) + 1);
     /* The pipes' bytes and counters are guest state too (pipes.h). */
-    struct gpipe *pipes[FILES_MAX];
+    struct gpipe *pipes[2 * FILES_MAX];
     int np = 0;
-    for (int i = 3; i < n; i++) {
-        struct gpipe *p = st->fd[i].f ? st->fd[i].f->pipe : NULL;
-        bool seen = !p;
-        for (int k = 0; k < np && !seen; k++)
-            seen = pipes[k] == p;
-        if (!seen)
-            pipes[np++] = p;
-    }
+    for (int i = 3; i < n; i++)
+        for (int side = 0; side < 2; side++) { /* a socket's two pipes */
+            struct gpipe *p = !st->fd[i].f ? NULL : side ? st->fd[i].f->tx : st->fd[i].f->pipe;
+            bool seen = !p;
+            for (int k = 0; k < np && !seen; k++)
+                seen = pipes[k] == p;
+            if (!seen)
+                pipes[np++] = p;
+        }
     if (np || st->npipes)
         pipes_save(&st->pipes, &st->npipes, pipes, np);
     st->next_pipe = fs->next_pipe; /* ids are guest state: a key of each wait */
@@ -141,15 +142,12 @@ void files_save(struct files *fs, struct files_state *st)
 /* fs's own copy of the pipe end that st's f is: one new gpipe per saved pipe (filled from
  * its saved bytes) and one new gfile per gfile of st, so that descriptors sharing a file
  * still share it. made[k] is the copy of st->pipes[k]; from/to pair the gfiles made. */
-static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
-                                 struct gpipe **made, struct gfile **from, struct gfile **to,
-                                 int *nmade)
+/* This VM's copy of st's saved pipe p: made[k] for st->pipes[k], made on first use. */
+static struct gpipe *local_pipe(const struct files_state *st, const struct gpipe *p,
+                                struct gpipe **made)
 {
-    for (int k = 0; k < *nmade; k++)
-        if (from[k] == f)
-            return gfile_get(to[k]);
     int k = 0;
-    while (k < st->npipes && st->pipes[k].p != f->pipe)
+    while (k < st->npipes && st->pipes[k].p != p)
         k++;
     if (k == st->npipes) /* not saved (out of memory then) */
         return NULL;
@@ -157,10 +155,25 @@ static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
     if (!made[k]) {
         made[k] = ps->p->epoll ? gpipe_new_epoll(ps->p->id)
                                : gpipe_new(ps->p->id, ps->p->eventfd, ps->p->semaphore);
-        if (!made[k] || pipes_fill(made[k], ps->bytes, ps->len, ps->count) < 0)
-            return NULL;
+        if (made[k] && pipes_fill(made[k], ps->bytes, ps->len, ps->count) < 0) {
+            gpipe_put(made[k]);
+            made[k] = NULL;
+        }
     }
-    struct gfile *g = gpipe_end(made[k], f->end);
+    return made[k];
+}
+
+static struct gfile *foreign_end(const struct files_state *st, struct gfile *f,
+                                 struct gpipe **made, struct gfile **from, struct gfile **to,
+                                 int *nmade)
+{
+    for (int k = 0; k < *nmade; k++)
+        if (from[k] == f)
+            return gfile_get(to[k]);
+    struct gpipe *rx = local_pipe(st, f->pipe, made), *tx = f->tx ? local_pipe(st, f->tx, made) : NULL;
+    if (!rx || (f->tx && !tx))
+        return NULL;
+    struct gfile *g = f->tx ? gpipe_sock(rx, tx) : gpipe_end(rx, f->end);
     if (g) {
         from[*nmade] = f;
         to[(*nmade)++] = gfile_get(g);
@@ -311,6 +324,14 @@ static int export_pipes(const struct files_state *st, struct snap_image *img)
     return 0;
 }
 
+static int saved_index(const struct files_state *st, const struct gpipe *p)
+{
+    for (int k = 0; k < st->npipes; k++)
+        if (st->pipes[k].p == p)
+            return k;
+    return -1;
+}
+
 int files_state_export(const struct files_state *st, struct snap_image *img)
 {
     size_t n = 0;
@@ -330,13 +351,12 @@ int files_state_export(const struct files_state *st, struct snap_image *img)
         *o = (struct snapimg_fd){.fd = (uint32_t)i, .off = e->off,
                                  .flags = e->cloexec ? SNAP_FD_CLOEXEC : 0};
         if (e->f->pipe) {
-            int k = 0;
-            while (k < st->npipes && st->pipes[k].p != e->f->pipe)
-                k++;
-            if (k == st->npipes)
+            int k = saved_index(st, e->f->pipe), t = e->f->tx ? saved_index(st, e->f->tx) : 0;
+            if (k < 0 || t < 0)
                 return -1; /* not saved: out of memory when it was */
             o->flags |= SNAP_FD_PIPE | (e->nonblock ? SNAP_FD_NONBLOCK : 0);
             o->pipe = (uint32_t)k;
+            o->tx = (uint32_t)t;
             o->end = e->f->end;
             o->off = 0;
         } else if (!(o->path = strdup(e->f->path ? e->f->path : ""))) {
@@ -369,7 +389,9 @@ static int import_fds(struct files *fs, const struct snap_image *img, struct gpi
         const struct snapimg_fd *d = &img->fds[i];
         struct gfile *f;
         if (d->flags & SNAP_FD_PIPE) {
-            if (!(f = gpipe_end(made[d->pipe], (int)d->end)))
+            f = d->end == SNAP_END_SOCK ? gpipe_sock(made[d->pipe], made[d->tx])
+                                        : gpipe_end(made[d->pipe], (int)d->end);
+            if (!f)
                 return jx_fail(err, errlen, "out of memory");
         } else {
             if (!grants_allow(&fs->grants, d->path))

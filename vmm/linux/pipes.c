@@ -53,6 +53,32 @@ struct gfile *gpipe_end(struct gpipe *p, int end)
     return f;
 }
 
+struct gfile *gpipe_sock(struct gpipe *rx, struct gpipe *tx)
+{
+    struct gfile *f = gpipe_end(rx, END_SOCK);
+    if (f)
+        f->tx = gpipe_get(tx);
+    return f;
+}
+
+/* The calls that read (read, readv, recvfrom), and those with one buffer (not readv or
+ * writev): the blocked-call checks below see them by number. */
+static bool is_read(uint64_t nr) { return nr == SYS_read || nr == SYS_readv || nr == SYS_recvfrom; }
+static bool is_flat(uint64_t nr)
+{
+    return nr == SYS_read || nr == SYS_write || nr == SYS_recvfrom || nr == SYS_sendto;
+}
+
+/* The pipe a read or write of f moves bytes through, and as which end. */
+static struct gpipe *io_pipe(const struct gfile *f, bool reading)
+{
+    return f->end == END_SOCK && !reading ? f->tx : f->pipe;
+}
+static int io_end(const struct gfile *f, bool reading)
+{
+    return f->end == END_SOCK ? (reading ? END_READ : END_WRITE) : f->end;
+}
+
 static uint64_t key_of(const struct gpipe *p, int end)
 {
     return PIPE_KEY_BASE + ((uint64_t)p->id << 4) + (end == END_WRITE ? 8 : 0);
@@ -84,7 +110,8 @@ bool pipe_end_open(struct files *fs, const struct gpipe *p, int end)
 {
     for (int i = 3; i < fs->hi; i++) {
         const struct gfile *f = fs->fd[i].f;
-        if (f && f->pipe == p && f->end == end)
+        if (f && (f->end == END_SOCK ? (end == END_READ ? f->pipe : f->tx) == p
+                                     : f->pipe == p && f->end == end))
             return true;
     }
     return false;
@@ -96,7 +123,7 @@ static int segs_of(struct vm *vm, uint64_t nr, uint64_t a1, uint64_t a2, struct 
                    uint64_t *total)
 {
     *total = 0;
-    if (nr == SYS_read || nr == SYS_write) {
+    if (is_flat(nr)) {
         s[0] = (struct seg){a1, a2 > 0x7FFFF000 ? 0x7FFFF000 : a2};
         *total = s[0].len;
         return 1;
@@ -154,15 +181,16 @@ static int64_t ring_io(struct vm *vm, struct gpipe *p, const struct seg *s, int 
  * fs->lock. */
 static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2)
 {
-    struct gpipe *p = f->pipe;
     struct files *fs = vm->files;
-    bool reading = nr == SYS_read || nr == SYS_readv;
+    bool reading = is_read(nr);
+    struct gpipe *p = io_pipe(f, reading);
+    int end = io_end(f, reading);
     static __thread struct seg s[MAX_SEGS];
     uint64_t total;
     int n = segs_of(vm, nr, a1, a2, s, &total);
     if (n < 0)
         return n;
-    if (f->end == END_EVENT) {
+    if (end == END_EVENT) {
         if (total < 8 || n != 1 || s[0].len < 8)
             return total < 8 ? -EINVAL : -EINVAL;
         if (reading) {
@@ -184,7 +212,7 @@ static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, 
         p->count += val;
         return 8;
     }
-    if (reading != (f->end == END_READ))
+    if (reading != (end == END_READ))
         return -EBADF;
     if (total == 0)
         return 0;
@@ -206,8 +234,8 @@ static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, 
  * Caller holds vm->lock and fs->lock. */
 static bool would_go(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2)
 {
-    struct gpipe *p = f->pipe;
-    bool reading = nr == SYS_read || nr == SYS_readv;
+    bool reading = is_read(nr);
+    struct gpipe *p = io_pipe(f, reading);
     if (f->end == END_EVENT) {
         uint64_t val = 0;
         if (reading)
@@ -217,10 +245,10 @@ static bool would_go(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, u
     }
     if (reading)
         return p->len || !pipe_end_open(vm->files, p, END_WRITE);
-    uint64_t total = nr == SYS_write ? a2 : 1;
+    uint64_t total = is_flat(nr) ? a2 : 1;
     uint32_t space = PIPE_CAP - p->len;
     return !pipe_end_open(vm->files, p, END_READ) ||
-           (space && (total > PIPE_ATOMIC || space >= total || nr != SYS_write));
+           (space && (total > PIPE_ATOMIC || space >= total || !is_flat(nr)));
 }
 
 /* Wakes every blocked caller whose call would now go, to make it again (SYSRET_RERUN:
@@ -257,32 +285,36 @@ void pipes_closed(struct vm *vm, struct gpipe *p)
     pthread_mutex_unlock(&vm->lock);
 }
 
+int64_t pipes_install(struct vm *vm, struct gfile **f, int n, int flags, int *out)
+{
+    struct files *fs = vm->files;
+    pthread_mutex_lock(&fs->lock);
+    int got = 0;
+    for (int i = 3; i < FILES_MAX && got < n; i++)
+        if (!fs->fd[i].f)
+            out[got++] = i;
+    if (got == n)
+        for (int i = 0; i < n; i++)
+            files_set_fd(fs, out[i], (struct fdent){f[i], 0, (flags & G_O_CLOEXEC) != 0,
+                                                    (flags & G_O_NONBLOCK) != 0});
+    pthread_mutex_unlock(&fs->lock);
+    if (got == n)
+        return 0;
+    for (int i = 0; i < n; i++)
+        gfile_put(f[i]);
+    return -EMFILE;
+}
+
 int64_t pipes_new_fds(struct vm *vm, struct gpipe *p, int nends, const int *ends, int flags,
                       int *out)
 {
-    struct files *fs = vm->files;
     struct gfile *f[2] = {0};
-    for (int i = 0; i < nends; i++)
+    for (int i = 0; i < nends && i < 2; i++)
         if (!(f[i] = gpipe_end(p, ends[i]))) {
             gfile_put(f[0]);
             return -ENOMEM;
         }
-    pthread_mutex_lock(&fs->lock);
-    int got = 0;
-    for (int i = 3; i < FILES_MAX && got < nends; i++)
-        if (!fs->fd[i].f && (got == 0 || i != out[0]))
-            out[got++] = i;
-    if (got == nends)
-        for (int i = 0; i < nends; i++)
-            files_set_fd(fs, out[i], (struct fdent){f[i], 0, (flags & G_O_CLOEXEC) != 0,
-                                                    (flags & G_O_NONBLOCK) != 0});
-    pthread_mutex_unlock(&fs->lock);
-    if (got < nends) {
-        for (int i = 0; i < nends; i++)
-            gfile_put(f[i]);
-        return -EMFILE;
-    }
-    return 0;
+    return pipes_install(vm, f, nends, flags, out);
 }
 
 /* Ids in creation order, kept with the descriptor table (snapshots restore them), so a
@@ -327,18 +359,55 @@ static int64_t do_eventfd(struct vm *vm, uint64_t initval, uint64_t flags)
     return r ? r : fd;
 }
 
-/* read/readv/write/writev on a pipe or eventfd descriptor. */
-static int64_t do_io(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6])
+/* socketpair(AF_UNIX, SOCK_STREAM): two pipes, one each way. */
+static int64_t do_socketpair(struct vm *vm, const uint64_t a[6], bool *handled)
+{
+    int domain = (int)a[0], type = (int)a[1] & ~(G_O_NONBLOCK | G_O_CLOEXEC);
+    if (domain == 2 || domain == 10) /* AF_INET, AF_INET6 */
+        return -EOPNOTSUPP;
+    if (domain != 1)
+        return -EAFNOSUPPORT;
+    if (type != 1) { /* datagram and seqpacket pairs: not here, a jinx limit */
+        *handled = false;
+        return -ENOSYS;
+    }
+    if ((int)a[2] != 0 && (int)a[2] != 1)
+        return -EPROTONOSUPPORT;
+    int probe[2] = {0, 0};
+    if (!copy_to_user(&vm->gm, a[3], probe, sizeof probe))
+        return -EFAULT;
+    struct gpipe *one = gpipe_new(pipes_new_id(vm), false, false);
+    struct gpipe *two = one ? gpipe_new(pipes_new_id(vm), false, false) : NULL;
+    struct gfile *f[2] = {two ? gpipe_sock(two, one) : NULL, NULL};
+    f[1] = f[0] ? gpipe_sock(one, two) : NULL;
+    gpipe_put(one);
+    gpipe_put(two);
+    if (!f[1]) {
+        gfile_put(f[0]);
+        return -ENOMEM;
+    }
+    int fds[2];
+    int64_t r = pipes_install(vm, f, 2, (int)a[1], fds);
+    if (r)
+        return r;
+    return copy_to_user(&vm->gm, a[3], fds, sizeof fds) ? 0 : -EFAULT;
+}
+
+/* read/readv/write/writev on a pipe or eventfd descriptor, recvfrom/sendto on a socket's
+ * (dontwait: MSG_DONTWAIT). */
+static int64_t do_io(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t a[6],
+                     bool dontwait)
 {
     pthread_mutex_lock(&vm->lock);
     pthread_mutex_lock(&vm->files->lock);
     bool nonblock = false;
     struct gfile *f = pipe_fd(vm->files, (int64_t)(int)a[0], &nonblock);
     int64_t r = f ? try_io(vm, f, nr, a[1], a[2]) : -EBADF;
-    bool reading = nr == SYS_read || nr == SYS_readv;
-    uint64_t key = f ? key_of(f->pipe, f->end == END_EVENT ? (reading ? END_READ : END_WRITE)
-                                                           : f->end) : 0;
-    if (r == -EAGAIN && !nonblock && f) {
+    bool reading = is_read(nr);
+    int end = f ? io_end(f, reading) : 0;
+    uint64_t key = f ? key_of(io_pipe(f, reading),
+                              end == END_EVENT ? (reading ? END_READ : END_WRITE) : end) : 0;
+    if (r == -EAGAIN && !nonblock && !dontwait && f) {
         pipe_sync_note(v, SYNC_WAIT, key, 0);
         futex_block_locked(vm, v, key, NO_DEADLINE);
         r = SYSRET_BLOCKED;
@@ -359,7 +428,7 @@ static int64_t do_fstat(struct vm *vm, struct gfile *f, uint64_t buf)
     uint8_t st[144];
     memset(st, 0, sizeof st);
     uint64_t nlink = 1, blksize = 4096, ino = f->pipe->id;
-    uint32_t mode = f->end >= END_EVENT ? 0600 : 0010600;
+    uint32_t mode = f->end == END_SOCK ? 0140777 : f->end >= END_EVENT ? 0600 : 0010600;
     memcpy(st + 8, &ino, 8);
     memcpy(st + 16, &nlink, 8);
     memcpy(st + 24, &mode, 4);
@@ -390,7 +459,7 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
             }
             break;
         case SYS_fcntl:
-            if ((int)a[1] == 3) { /* F_GETFL */
+            if ((int)a[1] == 3) { /* F_GETFL: O_RDONLY, O_WRONLY or O_RDWR */
                 r = (f->end == END_READ ? 0 : f->end == END_WRITE ? 1 : 2) |
                     (nb ? G_O_NONBLOCK : 0);
             } else if ((int)a[1] == 4) { /* F_SETFL */
@@ -411,7 +480,7 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
     if (f && !*handled && (nr == SYS_read || nr == SYS_readv || nr == SYS_write ||
                            nr == SYS_writev)) {
         *handled = true;
-        return f->end == END_EPOLL ? -EINVAL : do_io(vm, v, nr, a);
+        return f->end == END_EPOLL ? -EINVAL : do_io(vm, v, nr, a, false);
     }
     return r;
 }
@@ -428,6 +497,21 @@ int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t
     case SYS_read: case SYS_readv: case SYS_write: case SYS_writev: case SYS_lseek:
     case SYS_pread64: case SYS_pwrite64: case SYS_fstat: case SYS_ioctl: case SYS_fcntl:
         return fd_call(vm, v, nr, a, handled);
+    case SYS_socketpair: return do_socketpair(vm, a, handled);
+    case SYS_sendto: case SYS_recvfrom: {
+        /* A connected stream: no address; flags MSG_DONTWAIT and MSG_NOSIGNAL (syscall.c).
+         * Anything else (MSG_PEEK, MSG_WAITALL, an address) is a jinx limit. */
+        pthread_mutex_lock(&vm->files->lock);
+        struct gfile *f = pipe_fd(vm->files, (int64_t)(int)a[0], NULL);
+        bool sock = f && f->end == END_SOCK;
+        pthread_mutex_unlock(&vm->files->lock);
+        if (!sock || (a[3] & ~(uint64_t)(MSG_DONTWAIT_ | MSG_NOSIGNAL_)) || a[4] ||
+            (nr == SYS_sendto && a[5])) {
+            *handled = false;
+            return -ENOSYS;
+        }
+        return do_io(vm, v, nr, a, a[3] & MSG_DONTWAIT_);
+    }
     }
     int64_t r = pipes_poll_syscall(vm, v, nr, a, handled);
     return *handled ? r : epoll_syscall(vm, v, nr, a, handled);

@@ -67,6 +67,8 @@ struct gpipe *gpipe_new_epoll(uint32_t id);
 /* A new descriptor-table file naming end (0 read, 1 write, 2 eventfd) of p, which it
  * holds a reference to; one reference. NULL: no memory. */
 struct gfile *gpipe_end(struct gpipe *p, int end);
+/* A socketpair end receiving from rx and sending into tx (references to both). */
+struct gfile *gpipe_sock(struct gpipe *rx, struct gpipe *tx);
 
 /* Snapshots (files_state.c): the bytes and counters of every pipe a table names. */
 struct pipe_saved {

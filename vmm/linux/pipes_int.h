@@ -15,7 +15,11 @@
 #define END_READ 0
 #define END_WRITE 1
 #define END_EVENT 2
-#define END_EPOLL 3                  /* an epoll instance (epoll.c): gpipe.ep */
+#define END_EPOLL 3                  /* an epoll instance (epoll.c): gpipe.items */
+#define END_SOCK 4                   /* a socketpair end: reads pipe, writes tx */
+#define POLLRDHUP_ 0x2000
+#define MSG_DONTWAIT_ 0x40
+#define MSG_NOSIGNAL_ 0x4000
 #define POLLIN_ 0x001
 #define POLLPRI_ 0x002
 #define POLLOUT_ 0x004
@@ -48,6 +52,9 @@ uint32_t pipes_new_id(struct vm *vm);
  * flags' O_CLOEXEC and O_NONBLOCK. 0 or -errno. */
 int64_t pipes_new_fds(struct vm *vm, struct gpipe *p, int nends, const int *ends, int flags,
                       int *out);
+/* Puts the n files f (their references) at the lowest free descriptors (out[]), with
+ * flags' O_CLOEXEC and O_NONBLOCK. 0, or -EMFILE (the files then released). */
+int64_t pipes_install(struct vm *vm, struct gfile **f, int n, int flags, int *out);
 /* A guest timespec (usec: a timeval) at uptr as ns: UINT64_MAX for NULL. 0 or -errno. */
 int64_t pipes_timeout_ns(struct vm *vm, uint64_t uptr, bool usec, uint64_t *ns);
 

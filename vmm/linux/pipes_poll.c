@@ -35,6 +35,14 @@ short pipes_ready(struct files *fs, int fd, short events)
             r |= POLLIN_ | POLLRDNORM_;
         if (p->count < UINT64_MAX - 1)
             r |= POLLOUT_ | POLLWRNORM_;
+    } else if (f->end == END_SOCK) { /* a closed peer: end of file, and writes fail */
+        bool peer = pipe_end_open(fs, p, END_WRITE);
+        if (p->len || !peer)
+            r |= POLLIN_ | POLLRDNORM_;
+        if (!peer)
+            r |= POLLHUP_ | POLLRDHUP_;
+        if (!peer || PIPE_CAP - f->tx->len >= PIPE_ATOMIC)
+            r |= POLLOUT_ | POLLWRNORM_;
     } else if (f->end == END_READ) {
         if (p->len)
             r |= POLLIN_ | POLLRDNORM_;
@@ -184,11 +192,14 @@ int64_t pipes_timeout_ns(struct vm *vm, uint64_t uptr, bool usec, uint64_t *ns)
     int64_t t[2];
     if (!copy_from_user(&vm->gm, t, uptr, sizeof t))
         return -EFAULT;
-    int64_t unit = usec ? 1000 : 1;
-    if (t[0] < 0 || t[1] < 0 || t[1] >= 1000000000 / unit)
+    if (usec) { /* select normalizes microseconds of a second or more, as Linux does */
+        t[0] += t[1] / 1000000 < 0 || t[0] > INT64_MAX - t[1] / 1000000 ? 0 : t[1] / 1000000;
+        t[1] = t[1] % 1000000 * 1000;
+    }
+    if (t[0] < 0 || t[1] < 0 || t[1] >= 1000000000)
         return -EINVAL;
     *ns = (uint64_t)t[0] > 1000000000ULL * 1000 ? UINT64_MAX / 4 /* ~146 years: for ever */
-          : (uint64_t)t[0] * 1000000000ULL + (uint64_t)(t[1] * unit);
+          : (uint64_t)t[0] * 1000000000ULL + (uint64_t)t[1];
     return 0;
 }
 

@@ -441,7 +441,8 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     bool by_files = false;
     v->sync_kind = 0;
     ret = pipes_syscall(vm, v, nr, args, &by_files);
-    if (by_files && ret == -EPIPE && vm->sigact[SIGPIPE] == 0) {
+    if (by_files && ret == -EPIPE && vm->sigact[SIGPIPE] == 0 &&
+        !(nr == SYS_sendto && (a3 & 0x4000))) { /* MSG_NOSIGNAL */
         /* A write with no reader left: SIGPIPE, whose default action ends the program
          * (ignored or with a handler, which jinx does not run: just EPIPE). */
         struct kvm_regs sr = v->run->s.regs.regs;
