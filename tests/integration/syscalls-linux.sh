@@ -17,7 +17,7 @@
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
-for p in fileout schedres schedres_glibc pipes; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
+for p in fileout schedres schedres_glibc pipes pipefds; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
 pass=0; fail=0
@@ -79,7 +79,7 @@ for b in schedres schedres_glibc; do
   [ "$(sort -u "$tmp/cpus.$b" | wc -l)" = 1 ] && ok "$b: the same CPU count in every mode" || bad "$b: CPU counts differ: $(sort -u "$tmp/cpus.$b" | tr '\n' ' ')"
 done
 
-echo "-- pipes, eventfds, poll (branch syscalls-pipes)"
+echo "-- pipes, eventfds, poll"
 P="$G/pipes"
 want=$("$P" 2>&1 | grep "^pipes ok")
 vmm "pipes: free run, the native answer" 0 "" -- run --no-control "$P"
@@ -89,11 +89,49 @@ vmm "pipes small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "
 grep -qxF "$want" "$tmp/out" && ok "pipes --serial: the native answer" || bad "pipes --serial output"
 vmm "pipes small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$P" small
 cmp -s "$tmp/t1" "$tmp/t2" && ok "pipes --serial: the same trace twice" || bad "pipes --serial traces differ"
-vmm "pipes --attach 5/s" 0 "" -- run --no-control --attach 5/s "$P"
-grep -qxF "$("$P" 2>&1 | grep '^pipes ok')" "$tmp/out" && ok "pipes --attach: the native answer" || bad "pipes --attach output"
+want=$("$P" 2>&1 | grep '^pipes ok')
+vmm "pipes --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach 5/s --check-workers "$P"
+grep -qxF "$want" "$tmp/out" && ok "pipes --attach: the native answer" || bad "pipes --attach output"
+grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipes --attach: a replay or a worker diverged" \
+  || ok "pipes --attach: no divergence, workers agree"
+if [ "${JINX_LONG:-0}" = 1 ]; then # the divergence a worker sharing the program's pipes made
+  n=0; for i in $(seq 1 40); do
+    timeout 60 "$VMM" run --no-control --attach 5/s "$P" >"$tmp/out" 2>"$tmp/err"
+    { grep -q diverged "$tmp/err" || ! grep -qxF "$want" "$tmp/out"; } && n=$((n+1))
+  done
+  [ "$n" = 0 ] && ok "pipes --attach: 40 runs, no divergence" || bad "pipes --attach: $n of 40 runs diverged or differed"
+fi
 vmm "a read nobody will answer is a deadlock" 123 "deadlock: all 1 live threads are blocked" -- run --no-control "$P" deadlock
 vmm "... under --serial too" 123 "deadlock" -- run --no-control --serial "$P" deadlock
 vmm "a write with no reader: SIGPIPE" 141 "SIGPIPE" -- run --no-control "$P" sigpipe
+
+echo "-- dup/fcntl, select/pselect6, epoll, socketpair (tests/guest/pipefds.c)"
+P="$G/pipefds"
+want=$("$P" 2>&1 | grep "^pipefds ok")
+vmm "pipefds: free run" 0 "" -- run --no-control "$P"
+grep -qxF "$want" "$tmp/out" && ok "pipefds: the native answers and '$want'" || bad "pipefds output differs from native ('$want')"
+want=$("$P" small 2>&1 | grep "^pipefds ok")
+vmm "pipefds small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "$P" small
+grep -qxF "$want" "$tmp/out" && ok "pipefds --serial: the native answer" || bad "pipefds --serial output"
+vmm "pipefds small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$P" small
+cmp -s "$tmp/t1" "$tmp/t2" && ok "pipefds --serial: the same trace twice" || bad "pipefds --serial traces differ"
+want=$("$P" 2>&1 | grep "^pipefds ok")
+vmm "pipefds --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach 5/s --check-workers "$P"
+grep -qxF "$want" "$tmp/out" && ok "pipefds --attach: the native answer" || bad "pipefds --attach output"
+grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipefds --attach: a replay or a worker diverged" \
+  || ok "pipefds --attach: no divergence, workers agree"
+budget=6s; progs=("pipefds small"); [ "${JINX_LONG:-0}" = 1 ] && { budget=20s; progs+=("pipes small" pipefds); }
+for prog in "${progs[@]}"; do
+  # shellcheck disable=SC2086
+  jt "jinx test $prog --budget $budget: nothing found" 0 "nothing found" -- --budget $budget $G/$prog
+  grep -Eq "BUG FOUND|could not test|jinx limit" "$tmp/err" && bad "$prog: a false bug or a limit"
+done
+rm -rf "$tmp/dumps"
+jt "a deadlock through a pipe read (a lock held across it): found" 1 "BUG FOUND.*deadlock|deadlock" \
+  -- --budget 20s "$P" deadlock
+d=$(ls -t "$tmp"/dumps/*.jinxdump 2>/dev/null | head -1)
+vmm "... its dump replays (the pipe is in the snapshot)" 123 "replay reproduced the dump's outcome \(deadlock" \
+  -- replay "$d"
 
 echo "syscalls-linux: $pass passed, $fail failed"
 [ "$fail" = 0 ]
