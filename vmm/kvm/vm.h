@@ -332,6 +332,10 @@ int vm_apply_fpu(struct vcpu *v);
 /* Finishes v->io_stale's emulation without running guest code, keeping the registers a
  * restore wrote to kvm_run. From v's own thread, or on a paused VM. */
 int vm_settle_stale_io(struct vcpu *v);
+/* A thread woken with SYSRET_RERUN goes back to its syscall's exit with the registers it
+ * blocked with (its owed read discarded), to make the call again. Its own thread, before
+ * it enters the guest (kvm/sysread.c, as the two above). */
+void vm_rerun_syscall(struct vcpu *v);
 /* Stops the world: returns when no vCPU runs guest code and every vCPU without a
  * pending syscall completion is at a clean point. vm_resume lets them go on. */
 void vm_pause(struct vm *vm);
