@@ -174,6 +174,48 @@ static void sockets(void)
     CHECK(close(sv[0]) == 0);
 }
 
+/* Blocking writes bigger than the room, and than a whole pipe: all taken, never short. */
+static int bw[2];
+static void *drain(void *arg)
+{
+    (void)arg;
+    unsigned char *buf = malloc(10000); /* pages no other thread touches (fast serialized) */
+    CHECK(buf != NULL);
+    size_t got = 0;
+    uint64_t sum = 0;
+    ssize_t r;
+    while ((r = read(bw[0], buf, 10000)) > 0)
+        for (ssize_t k = 0; k < r; k++, got++)
+            sum = sum * 7 + buf[k];
+    free(buf);
+    return (void *)(uintptr_t)(got ^ sum);
+}
+
+static void big_writes(void)
+{
+    enum { BIG = 300000 };
+    unsigned char *big = malloc(BIG); /* its own pages: only this thread touches them */
+    CHECK(big != NULL);
+    for (size_t i = 0; i < BIG; i++)
+        big[i] = (unsigned char)(i * 13 + i / 977);
+    CHECK(pipe(bw) == 0 && write(bw[1], big, 1000) == 1000);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, drain, NULL) == 0);
+    CHECK(write(bw[1], big, 60000) == 60000);          /* more than the room left */
+    CHECK(write(bw[1], big, BIG) == BIG); /* more than a pipe holds */
+    CHECK(close(bw[1]) == 0);
+    void *res;
+    CHECK(pthread_join(t, &res) == 0 && close(bw[0]) == 0);
+    size_t got = 0;
+    uint64_t sum = 0;
+    static const size_t lens[3] = {1000, 60000, BIG};
+    for (int w = 0; w < 3; w++)
+        for (size_t k = 0; k < lens[w]; k++, got++)
+            sum = sum * 7 + big[k];
+    CHECK((uintptr_t)res == (uintptr_t)(got ^ sum));
+    free(big);
+}
+
 /* A ring of threads passing a token, each waiting in another call. */
 #define HOPS 4
 static int ROUNDS = 200;
@@ -306,6 +348,7 @@ int main(int argc, char **argv)
     selects();
     epolls();
     sockets();
+    big_writes();
     ring();
     return 0;
 }

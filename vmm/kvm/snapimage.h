@@ -75,7 +75,7 @@ struct snapimg_fd {
 /* A pipe or eventfd the descriptors name (linux/pipes.h): its id (the key of its waits),
  * the bytes it holds, oldest first, or the eventfd's counter. */
 #define SNAP_MAX_PIPES SNAP_MAX_FDS
-#define SNAP_PIPE_CAP 65536u   /* == PIPE_CAP */
+#define SNAP_PIPE_CAP (1u << 20) /* == PIPE_STRETCH: the most bytes a pipe holds */
 #define SNAP_PIPE_IDS 0x0fffffffu
 #define SNAP_PIPE_EVENTFD 1u
 #define SNAP_PIPE_SEMAPHORE 2u

@@ -30,7 +30,7 @@ static struct gpipe *gpipe_get(struct gpipe *p)
 struct gpipe *gpipe_new(uint32_t id, bool eventfd, bool semaphore)
 {
     struct gpipe *p = calloc(1, sizeof *p);
-    if (!p || (!eventfd && !(p->buf = malloc(PIPE_CAP)))) {
+    if (!p || (!eventfd && !(p->buf = malloc(p->size = PIPE_CAP)))) {
         free(p);
         return NULL;
     }
@@ -120,12 +120,13 @@ bool pipe_end_open(struct files *fs, const struct gpipe *p, int end)
 /* A read or write's buffers: (buf, len) or an iovec array. n segments or -errno. */
 struct seg { uint64_t base, len; };
 static int segs_of(struct vm *vm, uint64_t nr, uint64_t a1, uint64_t a2, struct seg *s,
-                   uint64_t *total)
+                   int cap, uint64_t *total)
 {
     *total = 0;
     if (is_flat(nr)) {
-        s[0] = (struct seg){a1, a2 > 0x7FFFF000 ? 0x7FFFF000 : a2};
-        *total = s[0].len;
+        *total = a2 > 0x7FFFF000 ? 0x7FFFF000 : a2;
+        if (s)
+            s[0] = (struct seg){a1, *total};
         return 1;
     }
     if (a2 > MAX_SEGS)
@@ -138,7 +139,11 @@ static int segs_of(struct vm *vm, uint64_t nr, uint64_t a1, uint64_t a2, struct 
         if (e[1] > 0x7FFFF000 || *total + e[1] > 0x7FFFF000)
             return -EINVAL;
         if (e[1]) {
-            s[n++] = (struct seg){e[0], e[1]};
+            if (s && n == cap)
+                return -EFAULT; /* another thread changed the array since it was counted */
+            if (s)
+                s[n] = (struct seg){e[0], e[1]};
+            n++;
             *total += e[1];
         }
     }
@@ -153,8 +158,8 @@ static int64_t ring_io(struct vm *vm, struct gpipe *p, const struct seg *s, int 
     for (int i = 0; i < n && done < max; i++) {
         uint64_t off = 0;
         while (off < s[i].len && done < max) {
-            uint32_t at = to_user ? p->head : (p->head + p->len) % PIPE_CAP;
-            uint64_t chunk = PIPE_CAP - at;
+            uint32_t at = to_user ? p->head : (p->head + p->len) % p->size;
+            uint64_t chunk = p->size - at;
             if (chunk > s[i].len - off)
                 chunk = s[i].len - off;
             if (chunk > max - done)
@@ -164,7 +169,7 @@ static int64_t ring_io(struct vm *vm, struct gpipe *p, const struct seg *s, int 
             if (!ok)
                 return done ? (int64_t)done : -EFAULT;
             if (to_user) {
-                p->head = (uint32_t)((p->head + chunk) % PIPE_CAP);
+                p->head = (uint32_t)((p->head + chunk) % p->size);
                 p->len -= (uint32_t)chunk;
             } else {
                 p->len += (uint32_t)chunk;
@@ -176,20 +181,75 @@ static int64_t ring_io(struct vm *vm, struct gpipe *p, const struct seg *s, int 
     return (int64_t)done;
 }
 
+/* A ring of size bytes for p, which is empty (head 0). False: out of memory, p as was. */
+static bool resize(struct gpipe *p, uint32_t size)
+{
+    uint8_t *b = malloc(size);
+    if (!b)
+        return false;
+    free(p->buf);
+    p->buf = b;
+    p->size = size;
+    p->head = 0;
+    return true;
+}
+
+uint32_t pipe_space(const struct gpipe *p)
+{
+    return p->len >= PIPE_CAP ? 0 : PIPE_CAP - p->len;
+}
+
+/* How many of a write's total bytes p takes now, or -EAGAIN to wait (pipes.h's
+ * PIPE_STRETCH rule when blocking; nonblocking, what fits, but never part of a write of
+ * up to PIPE_ATOMIC bytes). */
+static int64_t write_take(const struct gpipe *p, uint64_t total, bool nonblock)
+{
+    uint32_t space = pipe_space(p);
+    if (nonblock) {
+        if (space == 0 || (total <= PIPE_ATOMIC && space < total))
+            return -EAGAIN;
+        return (int64_t)(total < space ? total : space);
+    }
+    if (total <= space)
+        return (int64_t)total;
+    if (total <= PIPE_CAP || p->len)
+        return -EAGAIN;
+    return total < PIPE_STRETCH ? (int64_t)total : PIPE_STRETCH;
+}
+
 /* The read or write of nr (read/readv/write/writev) on end f with args a1, a2, as far as
  * it can go now: a result, or -EAGAIN when it must wait. Caller holds vm->lock and
  * fs->lock. */
-static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2)
+static int64_t io_segs(struct vm *vm, struct gpipe *p, int end, bool reading,
+                       const struct seg *s, int n, uint64_t total, bool nonblock);
+
+static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, uint64_t a2,
+                      bool nonblock)
 {
-    struct files *fs = vm->files;
     bool reading = is_read(nr);
     struct gpipe *p = io_pipe(f, reading);
     int end = io_end(f, reading);
-    static __thread struct seg s[MAX_SEGS];
+    /* The segments: on the stack for a few, else on the heap (no big per-thread array:
+     * a vCPU thread's stack is small). */
     uint64_t total;
-    int n = segs_of(vm, nr, a1, a2, s, &total);
+    int n = segs_of(vm, nr, a1, a2, NULL, 0, &total);
     if (n < 0)
         return n;
+    struct seg few[8], *s = n <= 8 ? few : malloc((size_t)n * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    n = segs_of(vm, nr, a1, a2, s, n > 8 ? n : 8, &total);
+    int64_t r = n < 0 ? n : io_segs(vm, p, end, reading, s, n, total, nonblock);
+    if (s != few)
+        free(s);
+    return r;
+}
+
+/* try_io's work on the segments. */
+static int64_t io_segs(struct vm *vm, struct gpipe *p, int end, bool reading,
+                       const struct seg *s, int n, uint64_t total, bool nonblock)
+{
+    struct files *fs = vm->files;
     if (end == END_EVENT) {
         if (total < 8 || n != 1 || s[0].len < 8)
             return total < 8 ? -EINVAL : -EINVAL;
@@ -219,15 +279,17 @@ static int64_t try_io(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, 
     if (reading) {
         if (p->len == 0)
             return pipe_end_open(fs, p, END_WRITE) ? -EAGAIN : 0;
-        return ring_io(vm, p, s, n, p->len, true);
+        int64_t r = ring_io(vm, p, s, n, p->len, true);
+        if (p->len == 0 && p->size > PIPE_CAP)
+            resize(p, PIPE_CAP); /* a stretched write is all read: back to the usual ring */
+        return r;
     }
     if (!pipe_end_open(fs, p, END_READ))
         return -EPIPE;
-    uint32_t space = PIPE_CAP - p->len;
-    if (space == 0 || (total <= PIPE_ATOMIC && space < total))
-        return -EAGAIN;
-    /* A write larger than the room left is cut to it (Linux would wait for the rest). */
-    return ring_io(vm, p, s, n, total < space ? total : space, false);
+    int64_t take = write_take(p, total, nonblock);
+    if (take > p->size - p->len && !resize(p, (uint32_t)take)) /* only when empty */
+        take = p->size;
+    return take < 0 ? take : ring_io(vm, p, s, n, (uint64_t)take, false);
 }
 
 /* Would the blocked read or write of nr on f go now (a result other than -EAGAIN)?
@@ -245,10 +307,9 @@ static bool would_go(struct vm *vm, struct gfile *f, uint64_t nr, uint64_t a1, u
     }
     if (reading)
         return p->len || !pipe_end_open(vm->files, p, END_WRITE);
-    uint64_t total = is_flat(nr) ? a2 : 1;
-    uint32_t space = PIPE_CAP - p->len;
-    return !pipe_end_open(vm->files, p, END_READ) ||
-           (space && (total > PIPE_ATOMIC || space >= total || !is_flat(nr)));
+    uint64_t total;
+    return segs_of(vm, nr, a1, a2, NULL, 0, &total) < 0 || !pipe_end_open(vm->files, p, END_READ) ||
+           write_take(p, total, false) != -EAGAIN;
 }
 
 /* Wakes every blocked caller whose call would now go, to make it again (SYSRET_RERUN:
@@ -402,7 +463,7 @@ static int64_t do_io(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t 
     pthread_mutex_lock(&vm->files->lock);
     bool nonblock = false;
     struct gfile *f = pipe_fd(vm->files, (int64_t)(int)a[0], &nonblock);
-    int64_t r = f ? try_io(vm, f, nr, a[1], a[2]) : -EBADF;
+    int64_t r = f ? try_io(vm, f, nr, a[1], a[2], nonblock || dontwait) : -EBADF;
     bool reading = is_read(nr);
     int end = f ? io_end(f, reading) : 0;
     uint64_t key = f ? key_of(io_pipe(f, reading),
@@ -533,7 +594,7 @@ void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int
         if (p->epoll && epoll_copy_items(&s[i].items, p->items, p->nitems) == 0)
             s[i].nitems = p->nitems;
         if (p->len && (s[i].bytes = malloc(p->len))) {
-            uint32_t first = PIPE_CAP - p->head < p->len ? PIPE_CAP - p->head : p->len;
+            uint32_t first = p->size - p->head < p->len ? p->size - p->head : p->len;
             memcpy(s[i].bytes, p->buf + p->head, first);
             memcpy(s[i].bytes + first, p->buf, p->len - first);
         }
@@ -545,7 +606,9 @@ void pipes_save(struct pipe_saved **out, int *n, struct gpipe *const *pipes, int
 int pipes_fill(struct gpipe *p, const uint8_t *bytes, uint32_t len, uint64_t count)
 {
     p->head = 0;
-    p->len = bytes && p->buf && len <= PIPE_CAP ? len : 0;
+    if (len > p->size && (!p->buf || len > PIPE_STRETCH || !resize(p, len)))
+        len = 0; /* out of memory, or not a pipe's: fails below */
+    p->len = bytes && p->buf ? len : 0;
     if (p->len)
         memcpy(p->buf, bytes, p->len);
     p->count = count;

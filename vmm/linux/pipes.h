@@ -22,6 +22,12 @@
 
 #define PIPE_CAP 65536u              /* bytes a pipe holds (Linux's default) */
 #define PIPE_ATOMIC 4096u            /* PIPE_BUF: writes up to it are never split */
+/* A blocking write is never cut short, as on Linux: one up to PIPE_CAP waits until there
+ * is room for all of it, a bigger one until the pipe is empty, which then takes it whole,
+ * as a pipe whose size F_SETPIPE_SZ raised would (up to PIPE_STRETCH, Linux's default
+ * pipe-max-size; a bigger write comes back short). So the result of each write depends
+ * only on the bytes in the pipe, never on how far a partial write got. */
+#define PIPE_STRETCH (1u << 20)
 #define PIPE_KEY_BASE 0xffffe00000000000ULL
 #define PIPE_KEY_POLL (PIPE_KEY_BASE - 64)     /* every blocked poll/ppoll */
 #define PIPE_KEY_SELECT (PIPE_KEY_BASE - 48)   /* every blocked select/pselect6 */
@@ -40,7 +46,8 @@ struct epitem {
 struct gpipe {
     uint32_t id;
     bool eventfd, semaphore, epoll;
-    uint8_t *buf;                    /* ring of PIPE_CAP bytes (pipes) */
+    uint8_t *buf;                    /* ring of size bytes (pipes) */
+    uint32_t size;                   /* PIPE_CAP, more while a stretched write is in it */
     uint32_t head, len;
     uint64_t count;                  /* eventfd's counter */
     struct epitem *items;            /* an epoll instance's interest list, in ADD order */

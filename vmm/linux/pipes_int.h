@@ -36,6 +36,8 @@
 void pipe_sync_note(struct vcpu *v, int kind, uint64_t key, uint32_t arg);
 /* The pipe, eventfd or epoll file behind guest fd (and its O_NONBLOCK); NULL otherwise. */
 struct gfile *pipe_fd(struct files *fs, int64_t fd, bool *nonblock);
+/* The room a pipe has for writes that must not wait (none once it holds PIPE_CAP). */
+uint32_t pipe_space(const struct gpipe *p);
 /* Is some descriptor of the table an open end (END_READ/END_WRITE) of p? */
 bool pipe_end_open(struct files *fs, const struct gpipe *p, int end);
 /* poll's readiness of descriptor fd for events (POLLNVAL for a closed one; files and

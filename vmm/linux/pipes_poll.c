@@ -41,7 +41,7 @@ short pipes_ready(struct files *fs, int fd, short events)
             r |= POLLIN_ | POLLRDNORM_;
         if (!peer)
             r |= POLLHUP_ | POLLRDHUP_;
-        if (!peer || PIPE_CAP - f->tx->len >= PIPE_ATOMIC)
+        if (!peer || pipe_space(f->tx) >= PIPE_ATOMIC)
             r |= POLLOUT_ | POLLWRNORM_;
     } else if (f->end == END_READ) {
         if (p->len)
@@ -51,7 +51,7 @@ short pipes_ready(struct files *fs, int fd, short events)
     } else {
         if (!pipe_end_open(fs, p, END_READ))
             r |= POLLERR_;
-        else if (PIPE_CAP - p->len >= PIPE_ATOMIC)
+        else if (pipe_space(p) >= PIPE_ATOMIC)
             r |= POLLOUT_ | POLLWRNORM_;
     }
     return (short)(r & (events | POLLERR_ | POLLHUP_));
