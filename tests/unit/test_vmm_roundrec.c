@@ -369,25 +369,39 @@ static void test_snapshot_pipes(void **state)
     static struct sample x;
     sample_image(&x);
     char err[256];
-    x.s.fds = calloc(3, sizeof *x.s.fds);
+    x.s.fds = calloc(5, sizeof *x.s.fds);
     x.s.fds[0] = (struct snapimg_fd){.fd = 5, .flags = SNAP_FD_PIPE, .pipe = 0, .end = 0};
     x.s.fds[1] = (struct snapimg_fd){.fd = 6, .flags = SNAP_FD_PIPE | SNAP_FD_NONBLOCK,
                                      .pipe = 0, .end = 1};
     x.s.fds[2] = (struct snapimg_fd){.fd = 7, .flags = SNAP_FD_PIPE | SNAP_FD_CLOEXEC,
                                      .pipe = 1, .end = 2};
-    x.s.nfds = 3;
-    x.s.pipes = calloc(2, sizeof *x.s.pipes);
+    x.s.fds[3] = (struct snapimg_fd){.fd = 8, .flags = SNAP_FD_PIPE, .pipe = 0, .tx = 2,
+                                     .end = SNAP_END_SOCK};
+    x.s.fds[4] = (struct snapimg_fd){.fd = 9, .flags = SNAP_FD_PIPE, .pipe = 3,
+                                     .end = SNAP_END_EPOLL};
+    x.s.nfds = 5;
+    x.s.pipes = calloc(4, sizeof *x.s.pipes);
     x.s.pipes[0] = (struct snapimg_pipe){.id = 1, .len = 3, .bytes = (uint8_t *)strdup("abc")};
     x.s.pipes[1] = (struct snapimg_pipe){.id = 2, .flags = SNAP_PIPE_EVENTFD | SNAP_PIPE_SEMAPHORE,
                                          .count = 9};
-    x.s.npipes = 2;
+    x.s.pipes[2] = (struct snapimg_pipe){.id = 3};
+    x.s.pipes[3] = (struct snapimg_pipe){.id = 4, .flags = SNAP_PIPE_EPOLL, .nitems = 1,
+                                         .items = calloc(1, sizeof *x.s.pipes[3].items)};
+    x.s.pipes[3].items[0] = (struct snapimg_epitem){.fd = 5, .events = 1, .data = 42};
+    x.s.npipes = 4;
     x.s.next_pipe = 2;
     struct dbuf b;
     encode_ok(&x.s, &b);
     struct snap_image p;
     assert_int_equal(snapfile_parse(b.p, b.len, &p, err, sizeof err), 0);
-    assert_int_equal(p.nfds, 3);
-    assert_int_equal(p.npipes, 2);
+    assert_int_equal(p.nfds, 5);
+    assert_int_equal(p.npipes, 4);
+    assert_int_equal(p.fds[3].end, SNAP_END_SOCK);
+    assert_int_equal(p.fds[3].tx, 2);
+    assert_int_equal(p.fds[4].pipe, 3);
+    assert_int_equal(p.pipes[3].nitems, 1);
+    assert_int_equal(p.pipes[3].items[0].fd, 5);
+    assert_int_equal(p.pipes[3].items[0].data, 42);
     assert_int_equal(p.next_pipe, 2);
     assert_null(p.fds[1].path);
     assert_int_equal(p.fds[1].flags, SNAP_FD_PIPE | SNAP_FD_NONBLOCK);
@@ -399,29 +413,38 @@ static void test_snapshot_pipes(void **state)
     assert_int_equal(p.pipes[1].count, 9);
     assert_int_equal(p.pipes[1].flags, SNAP_PIPE_EVENTFD | SNAP_PIPE_SEMAPHORE);
     snapimg_free(&p);
-    for (size_t n = b.len - 120; n < b.len; n++) /* cut: the descriptors name no pipe */
+    for (size_t n = b.len - 200; n < b.len; n++) /* cut: the descriptors name no pipe */
         assert_int_equal(snapfile_parse(b.p, n, &p, err, sizeof err), -1);
     dbuf_free(&b);
     /* Hostile: no such pipe, a pipe's end 2, an eventfd's end 0, too many bytes, an id
-     * twice, id 0, an eventfd holding bytes. */
-    for (int k = 0; k < 7; k++) {
+     * twice, id 0, an eventfd holding bytes, a socket on one pipe, a socket's pipe an
+     * eventfd, an epoll interest beyond the table, an epoll instance holding bytes. */
+    for (int k = 0; k < 11; k++) {
         struct snap_image *s = &x.s;
-        struct snapimg_fd f0 = s->fds[0], f2 = s->fds[2];
-        struct snapimg_pipe p0 = s->pipes[0], p1 = s->pipes[1];
+        struct snapimg_fd f0 = s->fds[0], f2 = s->fds[2], f3 = s->fds[3];
+        struct snapimg_pipe p0 = s->pipes[0], p1 = s->pipes[1], p3 = s->pipes[3];
+        struct snapimg_epitem i0 = s->pipes[3].items[0];
         switch (k) {
-        case 0: s->fds[0].pipe = 2; break;
+        case 0: s->fds[0].pipe = 4; break;
         case 1: s->fds[0].end = 2; break;
         case 2: s->fds[2].end = 0; break;
         case 3: s->pipes[0].len = SNAP_PIPE_CAP + 1; break;
         case 4: s->pipes[1].id = 1; break;
         case 5: s->pipes[0].id = 0; break;
         case 6: s->pipes[1].len = 1; s->pipes[1].bytes = p0.bytes; break;
+        case 7: s->fds[3].tx = 0; break;
+        case 8: s->fds[3].tx = 1; break;
+        case 9: s->pipes[3].items[0].fd = SNAP_MAX_FDS; break;
+        case 10: s->pipes[3].len = 1; s->pipes[3].bytes = p0.bytes; break;
         }
         assert_int_equal(snapimg_validate(s, err, sizeof err), -1);
         s->fds[0] = f0;
         s->fds[2] = f2;
+        s->fds[3] = f3;
         s->pipes[0] = p0;
         s->pipes[1] = p1;
+        s->pipes[3] = p3;
+        s->pipes[3].items[0] = i0;
     }
     assert_int_equal(snapimg_validate(&x.s, err, sizeof err), 0);
     snapimg_free(&x.s);

@@ -1,4 +1,5 @@
 #include "linux/outcome.h"
+#include "linux/pipes.h"
 #include "lib/json.h"
 #include "kvm/vm.h"
 #include "kvm/cpuidpatch.h"
@@ -125,8 +126,12 @@ void outcome_print(struct vm *vm, const struct outcome *o, FILE *f)
                 vm_symbolize(vm, w->addr, wsym, sizeof wsym);
             else
                 snprintf(wsym, sizeof wsym, "(sleeping)");
-            fprintf(f, "%s   thread %d waits on futex 0x%llx %s, at %s\n", P, w->tid,
-                    (unsigned long long)w->addr, wsym, sym);
+            if (pipe_key(w->addr)) /* a pipe's wait (pipes.h), not a futex in memory */
+                fprintf(f, "%s   thread %d waits in %s, at %s\n", P, w->tid,
+                        pipe_key_what(w->addr, wsym, sizeof wsym), sym);
+            else
+                fprintf(f, "%s   thread %d waits on futex 0x%llx %s, at %s\n", P, w->tid,
+                        (unsigned long long)w->addr, wsym, sym);
             print_bt(vm, w->bt, w->nbt, f, "jinx-vmm:       ");
         }
         if (o->nthreads_total > o->nwaiters)

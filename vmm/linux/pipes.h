@@ -18,6 +18,7 @@
 #define JINX_PIPES_H
 #include "kvm/vm.h"
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PIPE_CAP 65536u              /* bytes a pipe holds (Linux's default) */
@@ -42,6 +43,10 @@ struct epitem {
     uint64_t data;
     struct gfile *f;                 /* a reference; NULL for fds 0-2 */
 };
+
+/* What a wait on pipe key k is, for deadlock reports: "poll", "select", "epoll_wait", or
+ * "a read of pipe 3" / "a write to pipe 3" (an eventfd's too) into buf. */
+const char *pipe_key_what(uint64_t k, char *buf, size_t len);
 
 struct gpipe {
     uint32_t id;

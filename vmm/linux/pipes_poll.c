@@ -6,6 +6,7 @@
 #include "linux/futex.h"
 #include "linux/syscall.h"
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -229,4 +230,17 @@ int64_t pipes_poll_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uin
     }
     *handled = false;
     return -ENOSYS;
+}
+
+const char *pipe_key_what(uint64_t k, char *buf, size_t len)
+{
+    switch (k) {
+    case PIPE_KEY_POLL: return "poll";
+    case PIPE_KEY_SELECT: return "select";
+    case PIPE_KEY_EPOLL: return "epoll_wait";
+    }
+    uint64_t off = k - PIPE_KEY_BASE;
+    snprintf(buf, len, "a %s pipe %llu", off & 8 ? "write to" : "read of",
+             (unsigned long long)(off >> 4));
+    return buf;
 }
