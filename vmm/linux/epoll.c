@@ -54,10 +54,30 @@ static uint32_t item_events(struct files *fs, const struct epitem *it)
 
 bool epoll_has_events(struct files *fs, const struct gpipe *p)
 {
-    for (int i = 0; i < p->nitems; i++)
-        if (item_events(fs, &p->items[i]))
-            return true;
-    return false;
+    /* Instances inside instances: no cycle can form (epoll_ctl), but a chain can grow;
+     * like Linux (EP_MAX_NESTS) look no deeper than 4, and keep the stack small. */
+    static __thread int depth;
+    if (depth > 4)
+        return false;
+    depth++;
+    bool any = false;
+    for (int i = 0; i < p->nitems && !any; i++)
+        any = item_events(fs, &p->items[i]) != 0;
+    depth--;
+    return any;
+}
+
+/* Drops the interests whose descriptor was closed (they never report again). */
+static void purge(struct files *fs, struct gpipe *p)
+{
+    int k = 0;
+    for (int i = 0; i < p->nitems; i++) {
+        if (item_live(fs, &p->items[i]))
+            p->items[k++] = p->items[i];
+        else
+            gfile_put(p->items[i].f);
+    }
+    p->nitems = k;
 }
 
 /* The epoll instance behind epfd, or NULL. */
@@ -182,6 +202,8 @@ static int64_t ctl_locked(struct vm *vm, int64_t epfd, int op, int64_t fd, uint6
         return -ELOOP;
     if (f && f->end == END_EPOLL && (ev[0] & EPOLLEXCLUSIVE_))
         return -EINVAL;
+    if (p->nitems == p->capitems)
+        purge(fs, p);
     if (p->nitems == p->capitems) {
         int cap = p->capitems ? 2 * p->capitems : 8;
         struct epitem *n = cap <= FILES_MAX * 2 ? realloc(p->items, (size_t)cap * sizeof *n) : NULL;
