@@ -66,8 +66,15 @@ $(GUEST_BIN)/san_%_ubsan_ok: tests/guest/san_%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(SAN_UBSAN) -DFIXED -o $@ $<
 
+# pipefds_glibc: dup/fcntl, select, epoll, socketpair through glibc's wrappers (its
+# select is pselect6, its send/recv sendto/recvfrom), dynamically linked.
+$(GUEST_BIN)/pipefds_glibc: tests/guest/pipefds.c tests/guest/check.h | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
+
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
-             $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok $(addprefix $(GUEST_BIN)/,$(SAN_TESTS))
+             $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok $(addprefix $(GUEST_BIN)/,$(SAN_TESTS)) \
+             $(GUEST_BIN)/pipefds_glibc
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

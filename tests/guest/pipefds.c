@@ -312,8 +312,8 @@ static int dp[2];
 static void *dl_reader(void *arg)
 {
     (void)arg;
-    for (volatile int i = 0; i < 300000; i++) /* natively the writer is long done by now */
-        ;
+    for (int i = 0; i < 300000; i++) /* natively the writer is long done by now (a loop */
+        __asm__ volatile("");           /* in registers: no memory access to serialize) */
     pthread_mutex_lock(&dm);
     char c;
     CHECK(read(dp[0], &c, 1) == 1); /* holding the lock the writer needs first */
