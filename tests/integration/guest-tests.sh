@@ -20,8 +20,8 @@ expect() {
   else fail=$((fail+1)); echo "FAIL $name (status $got, wanted $status)"; sed 's/^/     | /' "$tmp/out" "$tmp/err" | head -30; fi
 }
 
-expect syscalls 0 "unsupported syscall 22 \(pipe\)" "syscalls ok" -- run --seed 7 --env JINX_TEST=yes $G/syscalls -- alpha beta
-n=$(grep -c "unsupported syscall 22 (pipe)" "$tmp/err")
+expect syscalls 0 "unsupported syscall 41 \(socket\)" "syscalls ok" -- run --seed 7 --env JINX_TEST=yes $G/syscalls -- alpha beta
+n=$(grep -c "unsupported syscall 41 (socket)" "$tmp/err")
 if [ "$n" = 1 ]; then pass=$((pass+1)); echo "ok   unknown syscall reported once"; else fail=$((fail+1)); echo "FAIL unknown syscall reported $n times"; fi
 r1=$(grep random "$tmp/out")
 "$VMM" run --seed 7 --env JINX_TEST=yes $G/syscalls alpha beta 2>/dev/null | grep random >"$tmp/r2"

@@ -130,7 +130,7 @@ jt "--vcpus 16: could not test, raise it with --vcpus" 2 "could not test: thread
 jt "--mem 16M: could not test, raise it with --mem" 2 "could not test: guest memory exhausted.*, raise it with --mem SIZE \(now 16M" \
   -- "$P" --mem 16M --budget 10s --dump-dir "$tmp/d" -- alive 40
 jt "an unsupported syscall the program needed: could not test" 2 \
-  "could not test: the program used syscall 22 \(pipe\), which jinx does not implement \(-ENOSYS\), no option raises it" \
+  "could not test: the program used syscall 41 \(socket\), which jinx does not implement \(-ENOSYS\), no option raises it" \
   -- --budget 10s --dump-dir "$tmp/d" --json "$P" -- nosys
 [ "$(jget "$tmp/out" 'd["could_not_test"], d["found"], d["limits"][0]["kind"], d["status"]')" = "True False syscall 134" ] \
   && ok "--json: could_not_test, the limits, the failing status" || bad "--json: $(cat "$tmp/out")"
