@@ -5,6 +5,8 @@
  *                      epoll_wait, poll on a socket, a blocking read of a dup'd
  *                      descriptor); prints a line that must be the same natively, free,
  *                      --serial and --attach
+ *   pipefds hostile    two threads make the calls above with wild arguments (never
+ *                      waiting): each gets an answer, the program ends
  *   pipefds deadlock   two threads: one reads a pipe holding a lock, the other takes the
  *                      lock before it writes: a deadlock in some schedules only */
 #define _GNU_SOURCE
@@ -330,6 +332,61 @@ static void *dl_writer(void *arg)
     return NULL;
 }
 
+/* Hostile arguments to every call here (never a wait: timeouts 0, MSG_DONTWAIT), from
+ * two threads at once: jinx-vmm must answer each with an errno or a result, and live. */
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+static long wild(uint64_t *x)
+{
+    static char scratch[1 << 17]; /* bigger than any length below */
+    uint64_t r = rnd(x);
+    switch (r % 8) {
+    case 0: return 0;
+    case 1: return (long)(r >> 8) % 64;                 /* a descriptor, often open */
+    case 2: return (long)(uintptr_t)scratch;            /* writable memory */
+    case 3: return -1;
+    case 4: return (long)0xffff800000000000ull;         /* the kernel half */
+    case 5: return 16;                                  /* the first page */
+    case 6: return (long)(r >> 8);
+    default: return (long)(r >> 40) % 70000;            /* a length, within scratch */
+    }
+}
+
+static void *hostile(void *arg)
+{
+    uint64_t x = (uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+    static const long nrs[] = {SYS_pipe, SYS_pipe2, SYS_eventfd2, SYS_dup, SYS_dup2, SYS_dup3,
+                               SYS_fcntl, SYS_epoll_create1, SYS_epoll_ctl, SYS_socketpair,
+                               SYS_close, SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6,
+                               SYS_epoll_wait, SYS_epoll_pwait, SYS_recvfrom, SYS_sendto};
+    for (int i = 0; i < 20000; i++) {
+        long nr = nrs[rnd(&x) % (sizeof nrs / sizeof nrs[0])];
+        long a[6] = {wild(&x), wild(&x), wild(&x), wild(&x), wild(&x), wild(&x)};
+        if (nr == SYS_close && a[0] < 3)
+            continue; /* keep stdout */
+        if (nr == SYS_fcntl && (a[1] == F_SETFL || a[1] == F_SETFD))
+            continue; /* clearing O_NONBLOCK would let the I/O below wait */
+        if (nr == SYS_poll || nr == SYS_epoll_wait || nr == SYS_epoll_pwait)
+            a[nr == SYS_poll ? 2 : 3] = 0;
+        if (nr == SYS_ppoll || nr == SYS_pselect6 || nr == SYS_select) {
+            static const long zero[2];
+            a[nr == SYS_ppoll ? 2 : 4] = (long)(uintptr_t)zero;
+        }
+        if (nr == SYS_recvfrom || nr == SYS_sendto)
+            a[3] = MSG_DONTWAIT | MSG_NOSIGNAL;
+        if (nr == SYS_pipe2 || nr == SYS_eventfd2 || nr == SYS_socketpair)
+            a[nr == SYS_socketpair ? 1 : 1] |= O_NONBLOCK;
+        if (nr == SYS_pipe)
+            continue; /* its descriptors would block */
+        syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -340,6 +397,16 @@ int main(int argc, char **argv)
         CHECK(pthread_create(&r, NULL, dl_reader, NULL) == 0);
         CHECK(pthread_join(w, NULL) == 0 && pthread_join(r, NULL) == 0);
         printf("pipefds deadlock: none this time\n");
+        return 0;
+    }
+    if (!strcmp(mode, "hostile")) {
+        signal(SIGPIPE, SIG_IGN);
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            CHECK(pthread_create(&t[i], NULL, hostile, (void *)(uintptr_t)(i + 1)) == 0);
+        for (int i = 0; i < 2; i++)
+            CHECK(pthread_join(t[i], NULL) == 0);
+        printf("pipefds hostile: done\n");
         return 0;
     }
     if (!strcmp(mode, "small"))

@@ -127,6 +127,11 @@ vmm "pipefds --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach
 grep -qxF "$want" "$tmp/out" && ok "pipefds --attach: the native answer" || bad "pipefds --attach output"
 grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipefds --attach: a replay or a worker diverged" \
   || ok "pipefds --attach: no divergence, workers agree"
+vmm "pipefds hostile: wild arguments from two threads, answered" 0 "pipefds hostile: done" \
+  -- run --no-control "$P" hostile
+vmm "... under rounds, worker VMs checked" 0 "" -- run --no-control --attach 20/s --check-workers --stats "$P" hostile
+grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipefds hostile --attach: a replay or a worker diverged" \
+  || ok "pipefds hostile --attach: no divergence, workers agree"
 budget=6s; progs=("pipefds small"); [ "${JINX_LONG:-0}" = 1 ] && { budget=20s; progs+=("pipes small" pipefds); }
 for prog in "${progs[@]}"; do
   # shellcheck disable=SC2086

@@ -562,11 +562,15 @@ int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t
     case SYS_sendto: case SYS_recvfrom: {
         /* A connected stream: no address; flags MSG_DONTWAIT and MSG_NOSIGNAL (syscall.c).
          * Anything else (MSG_PEEK, MSG_WAITALL, an address) is a jinx limit. */
+        int64_t fd = (int64_t)(int)a[0];
         pthread_mutex_lock(&vm->files->lock);
-        struct gfile *f = pipe_fd(vm->files, (int64_t)(int)a[0], NULL);
+        bool open = fd >= 0 && fd < FILES_MAX && (fd < 3 || vm->files->fd[fd].f);
+        struct gfile *f = pipe_fd(vm->files, fd, NULL);
         bool sock = f && f->end == END_SOCK;
         pthread_mutex_unlock(&vm->files->lock);
-        if (!sock || (a[3] & ~(uint64_t)(MSG_DONTWAIT_ | MSG_NOSIGNAL_)) || a[4] ||
+        if (!sock)
+            return open ? -ENOTSOCK : -EBADF;
+        if ((a[3] & ~(uint64_t)(MSG_DONTWAIT_ | MSG_NOSIGNAL_)) || a[4] ||
             (nr == SYS_sendto && a[5])) {
             *handled = false;
             return -ENOSYS;
