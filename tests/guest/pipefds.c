@@ -83,6 +83,7 @@ static void selects(void)
     tv = (struct timeval){0, 30000};
     CHECK(select(p[0] + 1, &r, NULL, NULL, &tv) == 0 && !FD_ISSET(p[0], &r));
     CHECK(now_ns() - t0 >= 30000000ull);
+    printf("select: time left after a timeout %ld.%06ld\n", (long)tv.tv_sec, (long)tv.tv_usec);
     struct timespec ts = {0, 20000000};
     FD_SET(p[0], &r);
     CHECK(pselect(p[0] + 1, &r, NULL, NULL, &ts, NULL) == 0 && !FD_ISSET(p[0], &r));

@@ -140,6 +140,9 @@ int64_t pipes_timed_out_locked(struct vm *vm, struct vcpu *v)
         for (int k = 0; k < 3; k++)
             if (sets[k] && bytes && !copy_to_user(&vm->gm, sets[k], zero, bytes))
                 return -EFAULT;
+        /* And the time left, as Linux writes it back: none (a timeval or a timespec). */
+        if (b->r8 && !copy_to_user(&vm->gm, b->r8, zero, 16))
+            return -EFAULT;
     }
     return 0; /* poll's revents were written as 0 when it blocked; epoll wrote nothing */
 }
