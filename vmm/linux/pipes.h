@@ -1,19 +1,24 @@
-/* Pipes and eventfds inside the guest (issue 28): pipe/pipe2, eventfd/eventfd2, their
- * read/readv/write/writev, fstat/lseek/fcntl/ioctl(FIONREAD), and poll/ppoll, select/
- * pselect6 (pipes_poll.c) and epoll (epoll.c) over them (and over the file layer's
- * descriptors, always ready). A pipe is a 64 KiB ring in VMM
- * memory, an eventfd a counter; both live in the descriptor table as files.h's gfiles.
+/* Pipes, eventfds and socket pairs inside the guest (issue 28): pipe/pipe2,
+ * eventfd/eventfd2, socketpair(AF_UNIX, SOCK_STREAM) (two pipes, one each way), their
+ * read/readv/write/writev/sendto/recvfrom, fstat/lseek/fcntl/ioctl(FIONREAD); poll/ppoll
+ * and select/pselect6 (pipes_poll.c) and epoll (epoll.c) over them and over the file
+ * layer's descriptors (always ready). A pipe is a ring in VMM memory, an eventfd a
+ * counter, an epoll instance an interest list; each lives in the descriptor table as a
+ * files.h gfile naming a gpipe.
  *
- * A read of an empty pipe or eventfd, a write to a full one and a poll with nothing ready
- * block the thread exactly as a futex wait does (futex.h): the thread's state is
- * T_BLOCKED on a key outside the user half (PIPE_KEY: one per pipe and direction, one
- * for every poller), so the deadlock detector, virtual time and snapshots treat it like
- * any wait. Whoever makes it possible (a write, a read, a close) completes the blocked
- * call on its behalf from its saved registers (blocked_regs: fd, buffer, length) and
- * wakes it with the result, under vm->lock: who gets which bytes depends only on the
- * order of the calls, so a serialized run is deterministic. Serialized execution hears
- * of each pipe operation as a futex wait (blocked, or EX_F_NOBLOCK) or wake on its key
- * (vcpu.sync_*). Snapshots carry every pipe's bytes and counter (files_save). */
+ * A read of an empty pipe or eventfd, a write to a full one, a poll, select or epoll_wait
+ * with nothing ready block the thread exactly as a futex wait does (futex.h): the
+ * thread's state is T_BLOCKED on a key outside the user half (PIPE_KEY: one per pipe and
+ * direction, one for every kind of poller), so the deadlock detector, virtual time and
+ * snapshots treat it like any wait. Whoever may make it possible (a read or write that
+ * moved bytes, a close, an epoll_ctl) wakes every waiter whose call would now go, which
+ * then makes its syscall again (SYSRET_RERUN: kvm/sysread.c, as a thread restored
+ * blocked does), all under vm->lock: who gets which bytes depends only on the order of
+ * the calls, so a serialized run is deterministic. Serialized execution hears of each
+ * pipe operation as a futex wait (blocked, or EX_F_NOBLOCK) or wake on its key
+ * (vcpu.sync_*). Snapshots carry every pipe's bytes, counter and interests (files_save),
+ * another VM gets its own copies (files_restore), and images and dumps carry them too
+ * (files_state_export). */
 #ifndef JINX_PIPES_H
 #define JINX_PIPES_H
 #include "kvm/vm.h"
