@@ -51,6 +51,12 @@ static void dup_fcntl(void)
     /* The write end stays open while a dup of it is: no EOF yet. */
     CHECK(close(p[1]) == 0 && write(41, "c", 1) == 1 && read(p[0], b, 4) == 1);
     CHECK(close(41) == 0 && read(p[0], b, 4) == 0); /* now EOF */
+    CHECK(posix_fadvise(40, 0, 0, POSIX_FADV_SEQUENTIAL) == ESPIPE);
+    CHECK(fsync(40) == -1 && errno == EINVAL);
+    int exe = open("/proc/self/exe", O_RDONLY);
+    CHECK(exe >= 3 && posix_fadvise(exe, 0, 0, POSIX_FADV_SEQUENTIAL) == 0);
+    CHECK(posix_fadvise(exe, 0, 0, 99) == EINVAL && close(exe) == 0);
+    CHECK(posix_fadvise(99, 0, 0, POSIX_FADV_NORMAL) == EBADF);
     CHECK(close(p[0]) == 0 && close(40) == 0 && close(50) == 0 && close(51) == 0);
 }
 

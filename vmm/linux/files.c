@@ -594,6 +594,9 @@ static int64_t write_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bo
         break;
     case SYS_fsync: case SYS_fdatasync: case SYS_syncfs: case SYS_flock:
         return a[0] < FILES_MAX && (a[0] < 3 || vm->files->fd[a[0]].f) ? 0 : -EBADF;
+    case SYS_fadvise64: /* advice only: accepted on a file; the streams 0-2 are pipes here */
+        return a[0] >= FILES_MAX || (a[0] >= 3 && !vm->files->fd[a[0]].f) ? -EBADF
+               : a[0] < 3 ? -ESPIPE : a[3] > 5 ? -EINVAL : 0;
     default:
         *handled = false;
         return -ENOSYS;

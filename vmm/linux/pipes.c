@@ -509,7 +509,10 @@ static int64_t fd_call(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_
     *handled = f != NULL;
     if (f) {
         switch (nr) {
-        case SYS_lseek: case SYS_pread64: case SYS_pwrite64: r = -ESPIPE; break;
+        case SYS_lseek: case SYS_pread64: case SYS_pwrite64: case SYS_fadvise64:
+            r = -ESPIPE;
+            break;
+        case SYS_fsync: case SYS_fdatasync: r = -EINVAL; break;
         case SYS_fstat: r = do_fstat(vm, f, a[1]); break;
         case SYS_ioctl:
             if (a[1] == 0x541B && f->end <= END_WRITE) { /* FIONREAD */
@@ -557,6 +560,7 @@ int64_t pipes_syscall(struct vm *vm, struct vcpu *v, uint64_t nr, const uint64_t
     case SYS_eventfd2: return do_eventfd(vm, a[0], a[1]);
     case SYS_read: case SYS_readv: case SYS_write: case SYS_writev: case SYS_lseek:
     case SYS_pread64: case SYS_pwrite64: case SYS_fstat: case SYS_ioctl: case SYS_fcntl:
+    case SYS_fadvise64: case SYS_fsync: case SYS_fdatasync:
         return fd_call(vm, v, nr, a, handled);
     case SYS_socketpair: return do_socketpair(vm, a, handled);
     case SYS_sendto: case SYS_recvfrom: {
