@@ -6,6 +6,8 @@
  *   waves N W    N threads, W at a time, sharing a mutex-protected counter
  *   nosys        needs socket(2), which jinx does not implement, and aborts without it
  *   handler      raises SIGUSR1 with a handler installed (jinx does not run handlers)
+ *   exitwait     main exits while its worker still runs, which then waits for ever: a
+ *                correct program (exit ends the process), never a deadlock
  *   assert       a plain assertion failure after a few lines on stderr (a real bug)
  *   fail N       two threads share the counter, then the test reports failure by exit
  *                status N (1..125) without a crash: a failed test, as jinx test counts it
@@ -65,6 +67,21 @@ static void check_sum(long n)
 
 static void on_usr1(int sig) { (void)sig; }
 
+static pthread_mutex_t late_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t late_c = PTHREAD_COND_INITIALIZER;
+
+/* exitwait's worker: computes a while (in registers), then waits for what never comes. */
+static void *late_waiter(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3000000; i++)
+        __asm__ volatile("");
+    pthread_mutex_lock(&late_m);
+    for (;;)
+        pthread_cond_wait(&late_c, &late_m);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "alive";
@@ -105,6 +122,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "verdict: socket: %s\n", strerror(errno));
             abort();
         }
+    } else if (!strcmp(mode, "exitwait")) {
+        pthread_t w;
+        if (pthread_create(&w, NULL, late_waiter, NULL) != 0)
+            return 255;
+        printf("verdict: main exits, its worker still running\n");
+        exit(0);
     } else if (!strcmp(mode, "handler")) {
         signal(SIGUSR1, on_usr1);
         raise(SIGUSR1);
