@@ -99,6 +99,7 @@ struct fuzzer {
     uint64_t keep[MAX_KEEP], keeplen[MAX_KEEP];
     int nkeep;
     uint64_t short_ts[2];
+    uint64_t zero_tv[2]; /* select's timeout: return at once */
 };
 
 static uint64_t playground(struct fuzzer *f)
@@ -161,8 +162,11 @@ static bool is_wait(long op)
     return cmd == 0 || cmd == 9 || cmd == 6 || cmd == 11 || cmd == 13;
 }
 
-/* Keeps the call from ending the run or destroying the program's own memory. Returns
- * false to skip it. */
+#define FUZZ_O_NONBLOCK 04000 /* O_NONBLOCK = EFD_NONBLOCK = SOCK_NONBLOCK on x86-64 */
+#define FUZZ_SYS_epoll_pwait2 441
+
+/* Keeps the call from ending the run, blocking it for good or destroying the program's
+ * own memory. Returns false to skip it. */
 static bool tame(struct fuzzer *f, uint64_t nr, uint64_t a[6])
 {
     switch (nr) {
@@ -204,10 +208,47 @@ static bool tame(struct fuzzer *f, uint64_t nr, uint64_t a[6])
     case SYS_clock_nanosleep:
         a[2] = (a[2] & 1) ? (uint64_t)f->short_ts : foreign(f);
         return true;
-    case SYS_select: case SYS_pselect6: case SYS_poll: case SYS_ppoll: case SYS_epoll_wait:
-    case SYS_epoll_pwait: case SYS_wait4: case SYS_waitid: case SYS_rt_sigsuspend:
-    case SYS_rt_sigtimedwait: case SYS_accept: case SYS_accept4: case SYS_recvfrom:
-    case SYS_recvmsg: case SYS_msgrcv: case SYS_semop: case SYS_io_getevents:
+    /* Pipes, eventfds and socket pairs are jinx-vmm's now: a read of an empty one, or a
+     * wait on one, blocks for as long as nobody writes, i.e. forever here. So every one
+     * the fuzzer makes is non-blocking, stays so (F_SETFL keeps O_NONBLOCK: it is shared
+     * by every copy of a descriptor), and every wait returns at once. Their argument
+     * checks are still fuzzed. */
+    case SYS_pipe: case SYS_eventfd:
+        return false; /* blocking ones only */
+    case SYS_pipe2: case SYS_eventfd2:
+        a[1] |= FUZZ_O_NONBLOCK;
+        return true;
+    case SYS_socketpair:
+        a[1] |= FUZZ_O_NONBLOCK; /* SOCK_NONBLOCK */
+        return true;
+    case SYS_fcntl:
+        if (a[1] == 4) /* F_SETFL */
+            a[2] |= FUZZ_O_NONBLOCK;
+        return true;
+    case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto: case SYS_sendmsg:
+        a[3 - (nr == SYS_recvmsg || nr == SYS_sendmsg)] |= 0x40; /* MSG_DONTWAIT */
+        return true;
+    case SYS_poll:
+        a[2] = 0;
+        return true;
+    case SYS_ppoll: /* its timespec is a[2] */
+        a[2] = (uint64_t)f->short_ts;
+        return true;
+    case SYS_select:
+        a[4] = (uint64_t)f->zero_tv;
+        return true;
+    case SYS_pselect6:
+        a[4] = (uint64_t)f->short_ts;
+        return true;
+    case SYS_epoll_wait: case SYS_epoll_pwait:
+        a[3] = 0;
+        return true;
+    case FUZZ_SYS_epoll_pwait2:
+        a[3] = (uint64_t)f->short_ts;
+        return true;
+    case SYS_wait4: case SYS_waitid: case SYS_rt_sigsuspend:
+    case SYS_rt_sigtimedwait: case SYS_accept: case SYS_accept4:
+    case SYS_msgrcv: case SYS_semop: case SYS_io_getevents:
         return true; /* jinx-vmm answers -ENOSYS; were one implemented, it should not block */
     default:
         return true;
