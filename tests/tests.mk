@@ -18,7 +18,8 @@ INTEGRATION_TESTS += tests/integration/control.sh tests/integration/bench-smoke.
                      tests/integration/guest-answers.sh tests/integration/guest-cues.sh tests/integration/guest-clock.sh
 INTEGRATION_TESTS += tests/integration/campaign.sh tests/integration/cpucache.sh tests/integration/jt-jobs.sh
 INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpuid-sim.sh tests/integration/sleepers.sh \
-                     tests/integration/woken-snapshot.sh tests/integration/ownspin.sh
+                     tests/integration/woken-snapshot.sh tests/integration/ownspin.sh \
+                     tests/integration/fault-in-flight.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh
 INTEGRATION_TESTS += tests/integration/syscalls-linux.sh
@@ -49,7 +50,8 @@ INTEGRATION_PAIRED := tests/integration/campaign.sh tests/integration/guest-cues
   tests/integration/cpuid-sim.sh tests/integration/jt-jobs.sh tests/integration/guest-fuzz.sh \
   tests/integration/serial.sh tests/integration/insns.sh tests/integration/dumps.sh \
   tests/integration/sleepers.sh tests/integration/determinism.sh tests/integration/cpucache.sh \
-  tests/integration/woken-snapshot.sh tests/integration/guest-answers.sh
+  tests/integration/woken-snapshot.sh tests/integration/guest-answers.sh \
+  tests/integration/fault-in-flight.sh
 # tests/quick.conf: the representative subsets make test runs of the long loops.
 integration-test: all check-kvm
 	@BUILD=$(BUILD) BIN=$(BIN) tests/run-suites.sh --name "integration tests" --quick tests/quick.conf \

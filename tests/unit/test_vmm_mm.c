@@ -144,6 +144,28 @@ static void test_gm_pte_and_prot_flags(void **state)
     assert_int_equal(gm_prot_flags(PROT_W), PTE_P | PTE_U | PTE_A | PTE_D | PTE_W | PTE_NX);
 }
 
+/* Whether a faulting access would go through a PTE as it is now (exception.c's
+ * fault_went_away: a fault whose page was mapped since it was taken runs again). */
+static void test_gm_pte_allows(void **state)
+{
+    (void)state;
+    const uint64_t frame = 0x123000, rw = frame | gm_prot_flags(RW);
+    const uint64_t rx = frame | gm_prot_flags(PROT_R | PROT_X);
+    const uint64_t ro = frame | gm_prot_flags(PROT_R);
+    const uint64_t rd = 4, wr = 6, fetch = 0x14; /* user read, write, instruction fetch */
+    assert_true(gm_pte_allows(rw, rd));
+    assert_true(gm_pte_allows(rw, wr));
+    assert_false(gm_pte_allows(rw, fetch)); /* NX */
+    assert_true(gm_pte_allows(rx, fetch));
+    assert_false(gm_pte_allows(ro, wr));
+    assert_true(gm_pte_allows(ro, rd));
+    /* Still trapped by page ownership, PROT_NONE, unmapped, supervisor: a real fault. */
+    assert_false(gm_pte_allows((rw & ~PTE_P) | PTE_TRAP, rd));
+    assert_false(gm_pte_allows(frame | gm_prot_flags(0), rd));
+    assert_false(gm_pte_allows(0, rd));
+    assert_false(gm_pte_allows(rw & ~PTE_U, rd));
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* mm_map                                                                               */
 /* ------------------------------------------------------------------------------------ */
@@ -567,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_gm_init_sizes),
         cmocka_unit_test_setup_teardown(test_gm_frames, setup16, teardown),
         cmocka_unit_test_setup_teardown(test_gm_pte_and_prot_flags, setup16, teardown),
+        cmocka_unit_test(test_gm_pte_allows),
         cmocka_unit_test_setup_teardown(test_map_topdown, setup16, teardown),
         cmocka_unit_test_setup_teardown(test_map_topdown_skips_high_vmas, setup16, teardown),
         cmocka_unit_test_setup_teardown(test_map_hint, setup16, teardown),

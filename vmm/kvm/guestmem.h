@@ -143,6 +143,15 @@ static inline int gm_pte_usable(uint64_t e)
     return (e & (PTE_P | PTE_TRAP)) != 0;
 }
 
+/* Whether a user access that took a #PF with error code err (bit 1 write, bit 4 fetch)
+ * would go through the leaf PTE e as it is now: present, user, writable for a write,
+ * executable for a fetch. */
+static inline bool gm_pte_allows(uint64_t e, uint64_t err)
+{
+    return (e & PTE_P) && (e & PTE_U) && (!(err & 2) || (e & PTE_W)) &&
+           (!(err & 16) || !(e & PTE_NX));
+}
+
 /* Translates a user virtual address; NULL unless mapped present with user access (and
  * writable when write). Lock-free: reads PTEs atomically and validates frame addresses;
  * a page without a frame is first offered to fault_in (which takes gm->lock: callers
