@@ -9,11 +9,48 @@
 
 #define SCHEDULE_MAX_DEPTH 64 /* nesting of the values a schedule reader skips */
 
+
 /* Consumes c after white space, or fails with "expected 'c'". */
 static int expect(struct json_lex *p, char c)
 {
     char what[4] = {'\'', c, '\'', 0};
     return json_lex_expect(p, c, what);
+}
+
+/* Where an array element starts (after white space): a bad element's error points there. */
+struct elem_at {
+    size_t pos, line_start;
+    int line;
+};
+
+static struct elem_at elem_start(struct json_lex *p)
+{
+    json_lex_ws(p);
+    return (struct elem_at){.pos = p->pos, .line_start = p->line_start, .line = p->line};
+}
+
+static void back_to(struct json_lex *p, const struct elem_at *m)
+{
+    p->pos = m->pos, p->line = m->line, p->line_start = m->line_start;
+}
+
+/* "[" elem ("," elem)* "]" or "[]": elem(p, ctx, depth) reads one element; 0 or -1. */
+static int jarray(struct json_lex *p, int (*elem)(struct json_lex *, void *, int), void *ctx,
+                  int depth)
+{
+    if (expect(p, '[') != 0)
+        return -1;
+    if (json_lex_at(p, ']')) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (elem(p, ctx, depth) != 0)
+            return -1;
+        if (!json_lex_at(p, ','))
+            return expect(p, ']');
+        p->pos++;
+    }
 }
 
 /* A non-negative integer field in [min, max]. */
@@ -157,65 +194,40 @@ static int preempt_member(struct json_lex *p, const char *key, void *vctx, int d
 }
 
 /* "preempt": [{"thread":T,"rip":R,"count":N}, ...] */
-static int preempts(struct json_lex *p, struct ex_schedule *s, int depth)
+static int preempt_elem(struct json_lex *p, void *vs, int depth)
 {
-    if (expect(p, '[') != 0)
+    struct ex_schedule *s = vs;
+    struct preempt_ctx pc = {0};
+    struct elem_at at = elem_start(p);
+    if (jobject(p, preempt_member, &pc, depth + 1) != 0)
         return -1;
-    if (json_lex_at(p, ']')) {
-        p->pos++;
-        return 0;
+    if (!pc.have_thread || !pc.have_count || !pc.have_rip) {
+        back_to(p, &at);
+        return json_lex_fail(p, "a preemption point needs \"thread\", \"rip\" and \"count\"");
     }
-    for (;;) {
-        struct preempt_ctx pc = {0};
-        json_lex_ws(p);
-        size_t at = p->pos;
-        int line = p->line;
-        size_t ls = p->line_start;
-        if (jobject(p, preempt_member, &pc, depth + 1) != 0)
-            return -1;
-        if (!pc.have_thread || !pc.have_count || !pc.have_rip) {
-            p->pos = at, p->line = line, p->line_start = ls;
-            return json_lex_fail(p, "a preemption point needs \"thread\", \"rip\" and \"count\"");
-        }
-        if (ex_schedule_add_preempt(s, pc.thread, pc.rip, pc.count) != 0) {
-            p->pos = at, p->line = line, p->line_start = ls;
-            return json_lex_fail(p, "more than %u preemption points, or two for one thread "
-                                 "and rip", EX_MAX_PREEMPTS);
-        }
-        if (json_lex_at(p, ',')) {
-            p->pos++;
-            continue;
-        }
-        return expect(p, ']');
+    if (ex_schedule_add_preempt(s, pc.thread, pc.rip, pc.count) != 0) {
+        back_to(p, &at);
+        return json_lex_fail(p, "more than %u preemption points, or two for one thread "
+                             "and rip", EX_MAX_PREEMPTS);
     }
+    return 0;
 }
 
 /* "yield": [rip, ...], strictly ascending */
-static int yields(struct json_lex *p, struct ex_schedule *s)
+static int yield_elem(struct json_lex *p, void *vs, int depth)
 {
-    if (expect(p, '[') != 0)
+    (void)depth;
+    struct ex_schedule *s = vs;
+    uint64_t rip;
+    struct elem_at at = elem_start(p);
+    if (ju64(p, 1, EX_MAX_PREEMPT_RIP, "a yield rip", &rip) != 0)
         return -1;
-    if (json_lex_at(p, ']')) {
-        p->pos++;
-        return 0;
+    if ((s->nyield && rip <= s->yield[s->nyield - 1]) || ex_schedule_add_yield(s, rip) != 0) {
+        back_to(p, &at);
+        return json_lex_fail(p, "yield rips must be strictly ascending, at most %u",
+                             EX_MAX_YIELDS);
     }
-    for (;;) {
-        uint64_t rip;
-        json_lex_ws(p);
-        size_t at = p->pos;
-        if (ju64(p, 1, EX_MAX_PREEMPT_RIP, "a yield rip", &rip) != 0)
-            return -1;
-        if ((s->nyield && rip <= s->yield[s->nyield - 1]) || ex_schedule_add_yield(s, rip) != 0) {
-            p->pos = at;
-            return json_lex_fail(p, "yield rips must be strictly ascending, at most %u",
-                                 EX_MAX_YIELDS);
-        }
-        if (json_lex_at(p, ',')) {
-            p->pos++;
-            continue;
-        }
-        return expect(p, ']');
-    }
+    return 0;
 }
 
 struct timer_ctx {
@@ -261,39 +273,25 @@ static int timer_member(struct json_lex *p, const char *key, void *vctx, int dep
 }
 
 /* "timers": [{"step":S,"thread":T,...}, ...], steps strictly ascending (schedule.h). */
-static int timers(struct json_lex *p, struct ex_schedule *s, int depth)
+static int timer_elem(struct json_lex *p, void *vs, int depth)
 {
-    if (expect(p, '[') != 0)
+    struct ex_schedule *s = vs;
+    struct timer_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    struct elem_at at = elem_start(p);
+    if (jobject(p, timer_member, &tc, depth + 1) != 0)
         return -1;
-    if (json_lex_at(p, ']')) {
-        p->pos++;
-        return 0;
+    if (!tc.have_step || !tc.have_thread) {
+        back_to(p, &at);
+        return json_lex_fail(p, "a timer ending needs \"step\" and \"thread\"");
     }
-    for (;;) {
-        struct timer_ctx tc;
-        memset(&tc, 0, sizeof tc);
-        json_lex_ws(p);
-        size_t at = p->pos;
-        int line = p->line;
-        size_t ls = p->line_start;
-        if (jobject(p, timer_member, &tc, depth + 1) != 0)
-            return -1;
-        if (!tc.have_step || !tc.have_thread) {
-            p->pos = at, p->line = line, p->line_start = ls;
-            return json_lex_fail(p, "a timer ending needs \"step\" and \"thread\"");
-        }
-        if (ex_schedule_add_timer(s, &tc.t) != 0) {
-            p->pos = at, p->line = line, p->line_start = ls;
-            return json_lex_fail(p, "more than %u timer endings, a step not after the last "
-                                 "one's, a \"call\" not a syscall name or a \"sym\" not "
-                                 "printable", EX_MAX_TIMERS);
-        }
-        if (json_lex_at(p, ',')) {
-            p->pos++;
-            continue;
-        }
-        return expect(p, ']');
+    if (ex_schedule_add_timer(s, &tc.t) != 0) {
+        back_to(p, &at);
+        return json_lex_fail(p, "more than %u timer endings, a step not after the last "
+                             "one's, a \"call\" not a syscall name or a \"sym\" not "
+                             "printable", EX_MAX_TIMERS);
     }
+    return 0;
 }
 
 /* true or false */
@@ -315,57 +313,69 @@ static int jbool(struct json_lex *p, const char *what, bool *out)
 }
 
 /* "shared_pages": [page, ...], page-aligned and strictly ascending (as printed). */
+struct pages_ctx {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static int page_elem(struct json_lex *p, void *vc, int depth)
+{
+    (void)depth;
+    struct pages_ctx *c = vc;
+    uint64_t page;
+    struct elem_at at = elem_start(p);
+    if (ju64(p, 0, UINT64_MAX, "a shared page", &page) != 0)
+        return -1;
+    if (page % EX_SCHED_PAGE || (c->n && page <= c->v[c->n - 1])) {
+        back_to(p, &at);
+        return json_lex_fail(p, "shared pages must be page-aligned and strictly ascending");
+    }
+    if (c->n == EX_MAX_SHARED_PAGES) {
+        back_to(p, &at);
+        return json_lex_fail(p, "more than %u shared pages", EX_MAX_SHARED_PAGES);
+    }
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 16;
+        uint64_t *nv = realloc(c->v, ncap * sizeof *nv);
+        if (!nv)
+            return json_lex_fail(p, "out of memory reading shared pages");
+        c->v = nv, c->cap = ncap;
+    }
+    c->v[c->n++] = page;
+    return 0;
+}
+
 static int shared_pages(struct json_lex *p, struct ex_schedule *s)
 {
-    uint64_t *v = NULL;
-    size_t n = 0, cap = 0;
-    if (expect(p, '[') != 0)
+    struct pages_ctx c = {0};
+    if (jarray(p, page_elem, &c, 0) != 0) {
+        free(c.v);
         return -1;
-    if (json_lex_at(p, ']')) {
-        p->pos++;
-        return 0;
-    }
-    for (;;) {
-        uint64_t page;
-        json_lex_ws(p);
-        size_t at = p->pos;
-        if (ju64(p, 0, UINT64_MAX, "a shared page", &page) != 0)
-            goto fail;
-        if (page % EX_SCHED_PAGE || (n && page <= v[n - 1])) {
-            p->pos = at;
-            json_lex_fail(p, "shared pages must be page-aligned and strictly ascending");
-            goto fail;
-        }
-        if (n == EX_MAX_SHARED_PAGES) {
-            p->pos = at;
-            json_lex_fail(p, "more than %u shared pages", EX_MAX_SHARED_PAGES);
-            goto fail;
-        }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            uint64_t *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                json_lex_fail(p, "out of memory reading shared pages");
-                goto fail;
-            }
-            v = nv, cap = ncap;
-        }
-        v[n++] = page;
-        if (json_lex_at(p, ',')) {
-            p->pos++;
-            continue;
-        }
-        if (expect(p, ']') != 0)
-            goto fail;
-        break;
     }
     free(s->shared);
-    s->shared = v;
-    s->nshared = n;
+    s->shared = c.v;
+    s->nshared = c.n;
     return 0;
-fail:
-    free(v);
-    return -1;
+}
+
+/* "segments": [{"thread":T,"steps":N}, ...] */
+static int segment_elem(struct json_lex *p, void *vs, int depth)
+{
+    struct ex_schedule *s = vs;
+    struct seg_ctx sc = {0};
+    struct elem_at at = elem_start(p);
+    if (jobject(p, seg_member, &sc, depth + 1) != 0)
+        return -1;
+    if (!sc.have_thread || !sc.have_steps) {
+        back_to(p, &at);
+        return json_lex_fail(p, "segment needs \"thread\" and \"steps\"");
+    }
+    if (ex_schedule_push(s, sc.thread, sc.steps) != 0) {
+        back_to(p, &at);
+        return json_lex_fail(p, "too many segments (maximum %u) or out of memory",
+                             EX_MAX_SEGMENTS);
+    }
+    return 0;
 }
 
 static int top_member(struct json_lex *p, const char *key, void *vctx, int depth)
@@ -427,50 +437,22 @@ static int top_member(struct json_lex *p, const char *key, void *vctx, int depth
     if (strcmp(key, "preempt") == 0) {
         if (first_time(p, &c->have_preempt, "preempt") != 0)
             return -1;
-        return preempts(p, s, depth);
+        return jarray(p, preempt_elem, s, depth);
     }
     if (strcmp(key, "yield") == 0) {
         if (first_time(p, &c->have_yield, "yield") != 0)
             return -1;
-        return yields(p, s);
+        return jarray(p, yield_elem, s, depth);
     }
     if (strcmp(key, "timers") == 0) {
         if (first_time(p, &c->have_timers, "timers") != 0)
             return -1;
-        return timers(p, s, depth);
+        return jarray(p, timer_elem, s, depth);
     }
     if (strcmp(key, "segments") == 0) {
         if (first_time(p, &c->have_segments, "segments") != 0)
             return -1;
-        if (expect(p, '[') != 0)
-            return -1;
-        if (json_lex_at(p, ']')) {
-            p->pos++;
-            return 0;
-        }
-        for (;;) {
-            struct seg_ctx sc = { 0 };
-            json_lex_ws(p);
-            size_t at_obj = p->pos;
-            int line = p->line;
-            size_t ls = p->line_start;
-            if (jobject(p, seg_member, &sc, depth + 1) != 0)
-                return -1;
-            if (!sc.have_thread || !sc.have_steps) {
-                p->pos = at_obj, p->line = line, p->line_start = ls;
-                return json_lex_fail(p, "segment needs \"thread\" and \"steps\"");
-            }
-            if (ex_schedule_push(s, sc.thread, sc.steps) != 0) {
-                p->pos = at_obj, p->line = line, p->line_start = ls;
-                return json_lex_fail(p, "too many segments (maximum %u) or out of memory",
-                            EX_MAX_SEGMENTS);
-            }
-            if (json_lex_at(p, ',')) {
-                p->pos++;
-                continue;
-            }
-            return expect(p, ']');
-        }
+        return jarray(p, segment_elem, s, depth);
     }
     return json_lex_skip_value(p, depth + 1);
 }
