@@ -154,6 +154,23 @@ static void unmap_pages(struct mm *mm, uint64_t s, uint64_t e)
     gm_free_frames(mm->gm, b.f, b.n);
 }
 
+/* *pte (was old) becomes nw; a frame that loses write, read or execute permission goes
+ * into down, whose cached translations must go (flushed here when the batch is full, by
+ * the caller at the end). Caller holds the lock. */
+static void set_pte(struct mm *mm, uint64_t *pte, uint64_t old, uint64_t nw,
+                    struct frame_batch *down)
+{
+    gm_set_pte(mm->gm, pte, nw);
+    bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
+                                       (!(old & PTE_NX) && (nw & PTE_NX)));
+    if (downgrade)
+        down->f[down->n++] = gm_pte_frame(nw);
+    if (down->n == MM_BATCH) {
+        gm_invalidate_frames(mm->gm, down->f, down->n);
+        down->n = 0;
+    }
+}
+
 /* Sets prot on [s,e), allocating frames that become accessible. Caller holds lock. */
 static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
 {
@@ -185,17 +202,7 @@ static int protect_pages(struct mm *mm, uint64_t s, uint64_t e, int prot)
                 break;
             }
         }
-        uint64_t nw = frame | flags;
-        gm_set_pte(mm->gm, pte, nw);
-        /* Losing write, read or execute permission must reach cached translations. */
-        bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
-                                           (!(old & PTE_NX) && (nw & PTE_NX)));
-        if (downgrade)
-            down.f[down.n++] = frame;
-        if (down.n == MM_BATCH) {
-            gm_invalidate_frames(mm->gm, down.f, down.n);
-            down.n = 0;
-        }
+        set_pte(mm, pte, old, frame | flags, &down);
     }
     gm_invalidate_frames(mm->gm, down.f, down.n);
     return ret;
@@ -311,16 +318,7 @@ static void protect_present(struct mm *mm, uint64_t s, uint64_t e, int prot)
         uint64_t *pte = gm_pte_scan(mm->gm, va, &next);
         if (!pte || !gm_pte_frame(*pte))
             continue;
-        uint64_t old = *pte, frame = gm_pte_frame(old), nw = frame | flags;
-        gm_set_pte(mm->gm, pte, nw);
-        bool downgrade = (old & PTE_P) && (!(nw & PTE_P) || ((old & PTE_W) && !(nw & PTE_W)) ||
-                                           (!(old & PTE_NX) && (nw & PTE_NX)));
-        if (downgrade)
-            down.f[down.n++] = frame;
-        if (down.n == MM_BATCH) {
-            gm_invalidate_frames(mm->gm, down.f, down.n);
-            down.n = 0;
-        }
+        set_pte(mm, pte, *pte, gm_pte_frame(*pte) | flags, &down);
     }
     gm_invalidate_frames(mm->gm, down.f, down.n);
 }
