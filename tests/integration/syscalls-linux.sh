@@ -85,20 +85,28 @@ for b in schedres schedres_glibc; do
 done
 
 echo "-- pipes, eventfds, poll"
+# serial_and_attach NAME PROG: PROG small under --serial twice gives the native answer
+# ("NAME ok ..." on its output) and the same trace; PROG under --attach 5/s with worker
+# VMs checked gives the native answer with no divergence.
+serial_and_attach() {
+  local name=$1 prog=$2 want
+  want=$("$prog" small 2>&1 | grep "^$name ok")
+  vmm "$name small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "$prog" small
+  grep -qxF "$want" "$tmp/out" && ok "$name --serial: the native answer" || bad "$name --serial output"
+  vmm "$name small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$prog" small
+  cmp -s "$tmp/t1" "$tmp/t2" && ok "$name --serial: the same trace twice" || bad "$name --serial traces differ"
+  want=$("$prog" 2>&1 | grep "^$name ok")
+  vmm "$name --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach 5/s --check-workers "$prog"
+  grep -qxF "$want" "$tmp/out" && ok "$name --attach: the native answer" || bad "$name --attach output"
+  grep -Eq "diverged|gave another result" "$tmp/err" && bad "$name --attach: a replay or a worker diverged" \
+    || ok "$name --attach: no divergence, workers agree"
+}
+
 P="$G/pipes"
 want=$("$P" 2>&1 | grep "^pipes ok")
 vmm "pipes: free run, the native answer" 0 "" -- run --no-control "$P"
 grep -qxF "$want" "$tmp/out" && ok "pipes: '$want'" || bad "pipes output differs from native ('$want')"
-want=$("$P" small 2>&1 | grep "^pipes ok")
-vmm "pipes small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "$P" small
-grep -qxF "$want" "$tmp/out" && ok "pipes --serial: the native answer" || bad "pipes --serial output"
-vmm "pipes small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$P" small
-cmp -s "$tmp/t1" "$tmp/t2" && ok "pipes --serial: the same trace twice" || bad "pipes --serial traces differ"
-want=$("$P" 2>&1 | grep '^pipes ok')
-vmm "pipes --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach 5/s --check-workers "$P"
-grep -qxF "$want" "$tmp/out" && ok "pipes --attach: the native answer" || bad "pipes --attach output"
-grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipes --attach: a replay or a worker diverged" \
-  || ok "pipes --attach: no divergence, workers agree"
+serial_and_attach pipes "$P" # ($want, the free run's native answer, stays for the loop below)
 if [ "${JINX_LONG:-0}" = 1 ]; then # the divergence a worker sharing the program's pipes made
   n=0; for i in $(seq 1 40); do
     timeout 60 "$VMM" run --no-control --attach 5/s "$P" >"$tmp/out" 2>"$tmp/err"
@@ -120,16 +128,7 @@ cmp -s "$tmp/native" "$tmp/out" && ok "pipefds: the native answers and output ($
 vmm "pipefds_glibc (dynamic, glibc's wrappers) small" 0 "" -- run --no-control "$G/pipefds_glibc" small
 cmp -s "$tmp/native" "$tmp/out" && ok "pipefds_glibc: the native answers and output" \
   || bad "pipefds_glibc output differs from native: $(diff "$tmp/native" "$tmp/out" | head -4 | tr '\n' ' ')"
-want=$("$P" small 2>&1 | grep "^pipefds ok")
-vmm "pipefds small --serial" 0 "" -- run --no-control --serial --trace "$tmp/t1" "$P" small
-grep -qxF "$want" "$tmp/out" && ok "pipefds --serial: the native answer" || bad "pipefds --serial output"
-vmm "pipefds small --serial again" 0 "" -- run --no-control --serial --trace "$tmp/t2" "$P" small
-cmp -s "$tmp/t1" "$tmp/t2" && ok "pipefds --serial: the same trace twice" || bad "pipefds --serial traces differ"
-want=$("$P" 2>&1 | grep "^pipefds ok")
-vmm "pipefds --attach 5/s, worker VMs checked" 0 "" -- run --no-control --attach 5/s --check-workers "$P"
-grep -qxF "$want" "$tmp/out" && ok "pipefds --attach: the native answer" || bad "pipefds --attach output"
-grep -Eq "diverged|gave another result" "$tmp/err" && bad "pipefds --attach: a replay or a worker diverged" \
-  || ok "pipefds --attach: no divergence, workers agree"
+serial_and_attach pipefds "$P"
 vmm "pipefds hostile: wild arguments from two threads, answered" 0 "pipefds hostile: done" \
   -- run --no-control "$P" hostile
 vmm "... under rounds, worker VMs checked" 0 "" -- run --no-control --attach 20/s --check-workers --stats "$P" hostile
