@@ -254,7 +254,7 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
         s = m->next_site[s - 1];
     const struct ex_sparse_site *site = &m->site[s - 1];
     uint32_t tid = site->tid, nthreads = ex_tidset_count(&m->threads);
-    if (nthreads && ex_rng_below(&r->rng, 2)) {
+    if (nthreads && !m->own_threads && ex_rng_below(&r->rng, 2)) {
         uint64_t j = ex_rng_below(&r->rng, nthreads);
         tid = ex_tidset_next_cyclic(&m->threads, 0);
         while (j--)

@@ -91,6 +91,10 @@ struct ex_sparse_model {
      * whose own bookkeeping would otherwise be most of the racy variables. */
     uint64_t skip[EX_SPARSE_MAX_SKIP][2];
     uint32_t nskip;
+    /* Points go on the thread that showed the site, never on another that runs the same
+     * code: set by rounds, whose recordings show the threads that run in a fragment and
+     * whose short simulations run few of them (vmm/rounds/round.c). */
+    bool own_threads;
 };
 
 void ex_sparse_model_init(struct ex_sparse_model *m);

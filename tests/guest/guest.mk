@@ -1,7 +1,7 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
                freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank \
-               fileout schedres sleepuaf sleepdouble sleeporder pipes pipefds
+               fileout schedres sleepuaf sleepdouble sleeporder pipes pipefds sparseround
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 
@@ -26,7 +26,7 @@ $(GUEST_BIN)/sparsebank_ok: tests/guest/sparsebank.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
 
-# sleepuaf_ok, sleepdouble_ok, sleeporder_ok: the timer-ordered bugs' fixed twins (FIXED, docs/timers.md).
+# sleepuaf_ok, sleepdouble_ok, sleeporder_ok, sparseround_ok: the timer-ordered bugs' fixed twins (FIXED, docs/timers.md).
 $(GUEST_BIN)/%_ok: tests/guest/%.c | deps
 	@mkdir -p $(dir $@)
 	musl-gcc $(GUEST_CFLAGS) -DFIXED -o $@ $<
@@ -75,6 +75,6 @@ $(GUEST_BIN)/pipefds_glibc: tests/guest/pipefds.c tests/guest/check.h | deps
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
              $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok $(addprefix $(GUEST_BIN)/,$(SAN_TESTS)) \
-             $(GUEST_BIN)/pipefds_glibc
+             $(GUEST_BIN)/pipefds_glibc $(GUEST_BIN)/sparseround_ok
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

@@ -228,6 +228,45 @@ static void test_learn_racy_variables(void **state)
     ex_trace_free(&t);
 }
 
+/* own_threads (rounds): every point goes on the thread that showed its site; without it,
+ * about half go on another thread that runs the same code. */
+static void test_own_threads(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    for (int i = 0; i < 40; i++) {
+        acc(&t, 2, i & 1 ? EX_WRITE : EX_READ, 0x6000, 0x402000 + (uint64_t)(i & 1));
+        acc(&t, 3, i & 1 ? EX_WRITE : EX_READ, 0x6000, 0x403000 + (uint64_t)(i & 1));
+    }
+    for (int own = 0; own < 2; own++) {
+        struct ex_sparse_model m;
+        ex_sparse_model_init(&m);
+        m.own_threads = own;
+        assert_int_equal(ex_sparse_learn(&m, &t, false, NULL), 0);
+        struct ex_sparse_run r;
+        ex_sparse_run_init(&r);
+        struct ex_schedule plan;
+        ex_schedule_init(&plan);
+        unsigned other = 0, all = 0;
+        for (uint64_t i = 0; i < 400; i++) {
+            assert_int_equal(ex_sparse_begin(&r, &m, 5, i, &plan), 0);
+            for (uint32_t k = 0; k < plan.npreempt; k++, all++)
+                other += plan.preempt[k].thread != (plan.preempt[k].rip >= 0x403000 ? 3u : 2u);
+        }
+        assert_true(all > 400);
+        if (own)
+            assert_int_equal(other, 0);
+        else if (other < all / 8)
+            fail_msg("without own_threads only %u of %u points went on another thread", other,
+                     all);
+        ex_schedule_free(&plan);
+        ex_sparse_run_free(&r);
+        ex_sparse_model_free(&m);
+    }
+    ex_trace_free(&t);
+}
+
 /* A hot counter beside a variable accessed 30 times: the points must not all go to the
  * counter (drawn in proportion to accesses it would take 99.97% of them). */
 static void test_hot_counter_bounded(void **state)
@@ -411,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_learn_racy_variables),
         cmocka_unit_test(test_skip_code),
         cmocka_unit_test(test_hot_counter_bounded),
+        cmocka_unit_test(test_own_threads),
         cmocka_unit_test(test_counts_bound_then_observed),
         cmocka_unit_test(test_pct_over_decisions),
         cmocka_unit_test(test_any_trace_is_safe),

@@ -61,6 +61,15 @@ static void test_counts(void **state)
     assert_int_equal(cues, 10);  /* 0 4 10 200 300 */
     assert_int_equal(sims, 0);   /* 0 0 0 6 8 */
     assert_int_equal(sc, 90);    /* only rounds that simulated: 90 150 */
+    /* Sparse rounds that made no recording are not samples of the recordings' median. */
+    for (int i = 0; i < 6; i++) {
+        struct round_progress_round r = {.unrecorded = true, .sims = 8, .sim_cues = 3};
+        round_progress_add(p, &r);
+    }
+    round_progress_medians(p, &cues, &sims, &sc);
+    assert_int_equal(cues, 10);  /* still 0 4 10 200 300 */
+    assert_int_equal(sims, 8);
+    assert_int_equal(sc, 3);     /* 3 x 6, 90, 150 */
 }
 
 static void test_ring(void **state)

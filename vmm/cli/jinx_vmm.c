@@ -45,7 +45,7 @@ void jinx_vmm_usage(FILE *f)
         "                     one: $JINX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/jinx, else /tmp/jinx-UID)\n"
         "  --attach RATE      start simulation rounds at once, e.g. 5/s (as jinxctl attach), with\n"
         "                     --strategy S --depth D --sims K --fragment DUR --fragment-wall DUR\n"
-        "                     --tail DUR --max-duty PCT\n"
+        "                     --tail DUR --max-duty PCT --sim-kind auto|traced|sparse\n"
         "                     (see jinxctl --help)\n"
         "  --explore DUR      whole-run exploration for DUR (what jinx test runs): snapshot at\n"
         "                     the first thread creation, then run the program to its end again\n"

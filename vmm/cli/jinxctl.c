@@ -41,7 +41,8 @@ static void usage(FILE *f)
         "\n"
         "commands:\n"
         "  attach [--rate 5/s] [--strategy S] [--depth D] [--sims K] [--fragment DUR]\n"
-        "         [--tail DUR] [--max-duty PCT] [--seed N] [--workers N] [--no-follow] [--vm VM]\n"
+        "         [--tail DUR] [--max-duty PCT] [--seed N] [--workers N] [--sim-kind KIND]\n"
+        "         [--no-follow] [--vm VM]\n"
         "                 start (or reconfigure) simulation rounds; then print the VM's events\n"
         "                 until Ctrl-C or the VM ends (--no-follow: return at once).\n"
         "                 --rate: rounds per second (5/s, 0.5/s, 30/min; default 5/s)\n"
@@ -56,6 +57,8 @@ static void usage(FILE *f)
         "                 --seed: seed of every random choice of the rounds (default 1)\n"
         "                 --workers: worker VMs simulating beside the program's VM, 0..8\n"
         "                 (0: one after the other in the program's VM; default: docs/rounds.md)\n"
+        "                 --sim-kind: auto (default), traced (every shared access a cue point)\n"
+        "                 or sparse (decisions only: syscalls and learnt change points)\n"
         "  status [--json] [--vm VM]\n"
         "                 rounds done, cue points and simulations per round, round time per\n"
         "                 phase, best score, retirements (--json: the raw status object)\n"
@@ -391,7 +394,7 @@ static int cmd_attach(int argc, char **argv)
         {"fragment", required_argument, 0, 'f'}, {"seed", required_argument, 0, 'S'},
         {"tail", required_argument, 0, 't'}, {"max-duty", required_argument, 0, 'm'},
         {"no-follow", no_argument, 0, 'n'}, {"vm", required_argument, 0, 'v'},
-        {"workers", required_argument, 0, 'w'},
+        {"workers", required_argument, 0, 'w'}, {"sim-kind", required_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct round_config cfg;
     round_config_default(&cfg);
@@ -411,6 +414,7 @@ static int cmd_attach(int argc, char **argv)
         case 'v': want = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'r': case 's': case 'd': case 'k': case 'f': case 'S': case 't': case 'm': case 'w':
+        case 'K':
             if (round_config_set(&cfg, lo[li].name, optarg, err, sizeof err) < 0) {
                 jx_err("attach: --%s", err);
                 return EXIT_USAGE;
@@ -449,6 +453,10 @@ static int cmd_attach(int argc, char **argv)
         jb_printf(&b, ",\"seed\":%llu", (unsigned long long)cfg.seed);
     if (given['w'])
         jb_printf(&b, ",\"workers\":%d", cfg.workers);
+    if (given['K']) {
+        jb_raw(&b, ",\"sim_kind\":");
+        jb_str(&b, round_sim_kind_name(cfg.sim_kind));
+    }
     jb_printf(&b, ",\"follow\":%s}", follow ? "true" : "false");
 
     struct conn c;

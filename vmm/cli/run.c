@@ -40,6 +40,7 @@ static const struct option run_specials[] = {
     {"tail", required_argument, 0, OPT_ROUND}, {"max-duty", required_argument, 0, OPT_ROUND},
     {"workers", required_argument, 0, OPT_ROUND},
     {"fragment-wall", required_argument, 0, OPT_ROUND},
+    {"sim-kind", required_argument, 0, OPT_ROUND},
     {"check-workers", no_argument, 0, OPT_CHECK_WORKERS},
     {"explore-strategy", required_argument, 0, OPT_EXPLORE_STRATEGY},
     {"ro-dir", required_argument, 0, OPT_RO_DIR},

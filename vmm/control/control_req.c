@@ -16,7 +16,7 @@ const char *control_cmd_name(enum control_cmd c)
 
 static const char *const attach_fields[] = {"cmd",         "rate", "strategy", "depth",
                                             "sims",        "fragment_us", "tail_us", "seed", "follow",
-                                            "workers",
+                                            "workers",     "sim_kind",
                                             "max_duty_pct", NULL};
 
 static bool known(const char *const *list, const char *key)
@@ -86,6 +86,12 @@ static int parse_attach(const struct json_obj *o, struct control_req *req, char 
         return -1;
     if (r)
         c->workers = (int)n;
+    if ((r = json_get_str(o, "sim_kind", &s)) != 0) {
+        if (r < 0 || round_sim_kind_from_name(s, &c->sim_kind) < 0) {
+            snprintf(err, errlen, "\"sim_kind\" must be one of \"auto\", \"traced\", \"sparse\"");
+            return -1;
+        }
+    }
     if ((r = uint_field(o, "seed", 0, UINT64_MAX, &n, err, errlen)) < 0)
         return -1;
     if (r)
@@ -146,7 +152,7 @@ int control_parse_request(const char *line, size_t len, struct control_req *req,
         if (!known(allowed, o->f[i].key)) {
             snprintf(err, errlen, "unknown field \"%s\" for %s%s", o->f[i].key, cmd,
                      req->cmd == CTL_ATTACH ? " (expected rate, strategy, depth, sims, "
-                                              "fragment_us, tail_us, seed, max_duty_pct, workers, follow)"
+                                              "fragment_us, tail_us, seed, max_duty_pct, workers, sim_kind, follow)"
                                             : " (it takes no arguments)");
             return -1;
         }

@@ -230,6 +230,11 @@ struct vm {
      * one-line message. The control socket installs its sender; NULL: nowhere. */
     void (*event_sink)(void *ctx, const char *kind, const char *msg);
     void *event_ctx;
+    /* Called after a thread was created (linux/threads.c), with no VMM lock held: the
+     * round driver, waiting for a second thread, takes its first round at once. NULL:
+     * nobody. Set once, before the first clone it should see, and never unset. */
+    void (*on_clone)(void *ctx);
+    void *on_clone_ctx;
     uint64_t t_process_start, t_first_run, t_first_exit;
     atomic_uint_fast64_t n_exits, n_syscalls;
 };

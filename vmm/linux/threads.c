@@ -77,6 +77,8 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
     vm->live++;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&vm->lock);
+    if (vm->on_clone)
+        vm->on_clone(vm->on_clone_ctx);
     return tid;
 }
 

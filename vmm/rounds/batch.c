@@ -22,16 +22,19 @@ static int check_workers(struct round_driver *d, int nw, uint64_t round_no,
     if (!sa || !sb || !ra || !rb || !oa || !ob)
         goto out;
     for (int i = 0; i < n; i++) {
-        ex_trace_init(&oa[i].trace);
-        ex_trace_init(&ob[i].trace);
+        sim_result_init(&oa[i]);
+        sim_result_init(&ob[i]);
         if (!res[i].done)
             continue;
+        /* A sparse simulation is checked by its schedule (its choices), which must
+         * replay it in any VM. */
+        const struct ex_schedule *si = res[i].sparse ? &res[i].sched : sp[i];
         if (res[i].vm_id != 0) { /* ran on a worker: again in the program's VM */
-            sa[na] = sp[i];
+            sa[na] = si;
             ra[na] = &res[i];
             ia[na++] = i;
         } else if (nw > 0) {     /* ran in the program's VM: again on worker 1 */
-            sb[nb] = sp[i];
+            sb[nb] = si;
             rb[nb] = &res[i];
             ib[nb++] = i;
         }
@@ -66,8 +69,8 @@ static int check_workers(struct round_driver *d, int nw, uint64_t round_no,
     }
 out:
     for (int i = 0; oa && ob && i < n; i++) {
-        ex_trace_free(&oa[i].trace);
-        ex_trace_free(&ob[i].trace);
+        sim_result_free(&oa[i]);
+        sim_result_free(&ob[i]);
     }
     free(sa);
     free(sb);
@@ -82,11 +85,16 @@ out:
  * at once when there are any (worker.h), else one after the other here. Returns the
  * simulations run (results in res[1..]); *ok goes false if the program's VM failed. */
 int round_simulate(struct round_driver *d, const struct round_config *cfg,
-                   const struct ex_schedule_set *ss, int k, uint64_t want, uint64_t vtime,
-                   struct sim_result *res, uint64_t *ns_sync, bool *ok)
+                   const struct ex_schedule_set *ss, int k, const struct round_sparse *sparse,
+                   uint64_t want, uint64_t vtime, struct sim_result *res, uint64_t *ns_sync,
+                   bool *ok)
 {
     struct vm *vm = d->vm;
-    int n = (int)ss->n < k ? (int)ss->n : k;
+    int nsparse = sparse ? sparse->n : 0;
+    if (nsparse > k)
+        nsparse = k;
+    int ntraced = (int)ss->n < k - nsparse ? (int)ss->n : k - nsparse;
+    int n = ntraced + nsparse;
     if (n <= 0)
         return 0;
     const struct ex_schedule **sp = calloc((size_t)n, sizeof *sp);
@@ -94,8 +102,8 @@ int round_simulate(struct round_driver *d, const struct round_config *cfg,
         *ok = false;
         return 0;
     }
-    for (int i = 0; i < n; i++)
-        sp[i] = &ss->v[i];
+    for (int i = 0; i < ntraced; i++)
+        sp[i] = &ss->v[i]; /* the rest stay NULL: sparse simulations (simulation.h) */
     /* Workers, brought to the snapshot while the program's VM is stopped at it. */
     int nw = n > 1 ? worker_count(cfg->workers) : 0, usable = 0;
     struct worker *ready[WORKER_MAX];
@@ -110,7 +118,10 @@ int round_simulate(struct round_driver *d, const struct round_config *cfg,
     }
     *ns_sync = mono_ns() - t0;
     struct sim_batch b = {.sched = sp, .out = res + 1, .n = (size_t)n, .want = want,
-                          .wall = cfg->fragment_wall_ns, .vtime = vtime};
+                          .wall = cfg->fragment_wall_ns, .vtime = vtime,
+                          .model = sparse ? sparse->model : NULL,
+                          .seed = sparse ? sparse->seed : 0,
+                          .sparse_wall = sparse ? sparse->wall : 0};
     atomic_init(&b.next, 0);
     for (int i = 0; i < usable; i++)
         worker_start(ready[i], &b);
@@ -121,7 +132,7 @@ int round_simulate(struct round_driver *d, const struct round_config *cfg,
     /* What a failed worker left undone runs here. */
     for (int i = 0; i < n && *ok; i++)
         if (!res[i + 1].done) {
-            sim_run_fragment(vm, sp[i], want, cfg->fragment_wall_ns, vtime, false, &res[i + 1]);
+            sim_batch_run(&b, (size_t)i, vm);
             if (vm_over(vm) || sim_rewind(vm, &d->snap) < 0)
                 *ok = false;
             res[i + 1].done = true;

@@ -28,6 +28,11 @@ struct round_driver {
     bool serial_ready;
     struct ex_coverage cov;
     struct worker *workers[WORKER_MAX]; /* created at the first round that wants them */
+    /* Sparse simulations' change points, learnt from every recording of a sparse round
+     * (round.c, "Sparse rounds"): sites and racy variables stay where they were, counts
+     * are lower bounds. sparse_from: the first sparse round (0: none yet). */
+    struct ex_sparse_model sparse_model;
+    uint64_t sparse_from;
     bool have_retired;          /* a retired bug ended the program: `retired` holds it */
     struct round_retired retired;
 };
@@ -38,12 +43,21 @@ static inline bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
 void round_notable(struct round_driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A round's sparse simulations: n of them (after the strategy's schedules, within K),
+ * planned from model with the round's seed, each with a budget of wall ns. */
+struct round_sparse {
+    int n;
+    const struct ex_sparse_model *model;
+    uint64_t seed, wall;
+};
+
 /* Runs the round's schedules sp (ss->v, k at most) from the snapshot: in the program's
  * VM and on the workers at once when there are any (worker.h), else one after the other
  * here. Returns the simulations run (results in res[1..]); *ok goes false if the
  * program's VM failed (batch.c). */
 int round_simulate(struct round_driver *d, const struct round_config *cfg,
-                   const struct ex_schedule_set *ss, int k, uint64_t want, uint64_t vtime,
-                   struct sim_result *res, uint64_t *ns_sync, bool *ok);
+                   const struct ex_schedule_set *ss, int k, const struct round_sparse *sparse,
+                   uint64_t want, uint64_t vtime, struct sim_result *res, uint64_t *ns_sync,
+                   bool *ok);
 
 #endif

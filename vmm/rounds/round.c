@@ -146,6 +146,9 @@ struct round_work {
     bool ok, bug, retire, tail_crash, over;
     bool single;                /* skipped: one thread alive (round_stop) */
     uint64_t divergences, tail_cues;
+    bool sparse;                /* the K simulations are sparse (sparse_round) */
+    bool recorded;              /* ... and this round records first (it always does when
+                                 * not sparse) */
 };
 
 /* Stops the world and takes the round's snapshot (the serialized machinery is set up
@@ -198,8 +201,10 @@ static bool round_stop(struct round_driver *d, struct round_work *rw)
     return true;
 }
 
-/* Records the fragment from the snapshot (round-robin) into res[0] and rewinds. False
- * when out of memory (the VM resumed). */
+/* Records the fragment from the snapshot (round-robin) into res[0] and rewinds, unless
+ * the round is sparse and learns nothing this time (then res[0] stays empty: a
+ * recording of no cue point, which scores nothing). False when out of memory (the VM
+ * resumed). */
 static bool round_record(struct round_driver *d, struct round_work *rw)
 {
     struct vm *vm = rw->vm;
@@ -215,7 +220,12 @@ static bool round_record(struct round_driver *d, struct round_work *rw)
         return false;
     }
     for (int i = 0; i <= rw->k; i++)
-        ex_trace_init(&rw->res[i].trace);
+        sim_result_init(&rw->res[i]);
+    if (!rw->recorded) {
+        rw->t[3] = mono_ns();
+        rw->ok = !vm_over(vm);
+        return true;
+    }
     sim_run_fragment(vm, &rw->rec_sched, rw->want, rw->cfg.fragment_wall_ns, rw->vtime, false,
                      &rw->res[0]);
     rw->t[3] = mono_ns();
@@ -223,11 +233,43 @@ static bool round_record(struct round_driver *d, struct round_work *rw)
     return true;
 }
 
-/* The strategy's schedules for the recorded trace (rw->ss). */
-static void round_explore(struct round_work *rw)
+/* Sparse rounds. A traced simulation pays a cue point for every shared access and runs
+ * until the fragment's wall budget: a round with K = 8 costs 0.5 s here, and with the
+ * duty limit the program loses half its wall time. A sparse simulation pays for its
+ * decisions only (sched/sparse.h): K of them take a few milliseconds each. So rounds
+ * turn sparse (--sim-kind auto) from round ROUND_TRACED_FIRST + 1 on: a short test ends
+ * within its first rounds, which stay traced (their strategies and scores see every
+ * access: a short test's bugs are found there today), while a long-running program gets
+ * cheap rounds for the rest of its run. A sparse round records (traced, as any round)
+ * only every ROUND_SPARSE_RECORD_EVERY rounds, to learn the racy sites its change points
+ * are drawn over (the driver's model keeps them across rounds); the others only
+ * snapshot, simulate and maybe retire. */
+#define ROUND_TRACED_FIRST 2u
+#define ROUND_SPARSE_RECORD_EVERY 4u
+
+static void round_kind(struct round_driver *d, struct round_work *rw)
+{
+    switch (rw->cfg.sim_kind) {
+    case ROUND_SIMS_TRACED: rw->sparse = false; break;
+    case ROUND_SIMS_SPARSE: rw->sparse = true; break;
+    case ROUND_SIMS_AUTO: rw->sparse = rw->round_no > ROUND_TRACED_FIRST; break;
+    }
+    if (rw->sparse && !d->sparse_from)
+        d->sparse_from = rw->round_no;
+    rw->recorded = !rw->sparse || (rw->round_no - d->sparse_from) % ROUND_SPARSE_RECORD_EVERY == 0;
+}
+
+/* The strategy's schedules for the recorded trace (rw->ss), and what sparse simulations
+ * learn from it. */
+static void round_explore(struct round_driver *d, struct round_work *rw)
 {
     ex_rng_seed(&rw->rng, rw->cfg.seed ^ ex_hash_mix(rw->round_no));
-    if (rw->ok && !rw->res[0].ended) {
+    if (rw->sparse) {
+        /* A prefix of the fragment: its counts, from this round's snapshot, are lower
+         * bounds for the next. No memory: fewer sites, still valid. */
+        if (rw->ok && rw->recorded && !rw->res[0].ended)
+            ex_sparse_learn(&d->sparse_model, &rw->res[0].trace, false, NULL);
+    } else if (rw->ok && !rw->res[0].ended) {
         char why[160];
         if (ex_analyze(&rw->res[0].trace, &rw->a, why, sizeof why) == EX_OK) {
             rw->analysed = true;
@@ -263,13 +305,17 @@ static void round_score(struct round_driver *d, struct round_work *rw)
         struct ex_score *sc = calloc((size_t)rw->nsim + 1, sizeof *sc);
         for (int i = 0; sc && i <= rw->nsim; i++) {
             struct sim_result *r = &rw->res[i];
-            if (have_base && i > 0)
+            if (have_base && i > 0 && !r->sparse)
                 ex_score_simulation(&base, &r->trace, r->outcome, &d->cov, &r->score);
             else {
                 memset(&r->score, 0, sizeof r->score);
                 r->score.outcome = (uint8_t)r->outcome;
                 r->score.bug = ex_outcome_is_bug(r->outcome);
-                r->score.rank = r->score.bug ? EX_SCORE_BUG : 0;
+                /* A sparse simulation's trace has no accesses to compare: it is
+                 * suspicious by the change points that fired in it (a thread preempted
+                 * at a racy site), which its retirement and tail carry on from. */
+                r->score.suspicion = r->sparse ? r->fired : 0;
+                r->score.rank = r->score.bug ? EX_SCORE_BUG : r->score.suspicion;
             }
             sc[i] = r->score;
         }
@@ -279,9 +325,20 @@ static void round_score(struct round_driver *d, struct round_work *rw)
         if (have_base)
             ex_baseline_free(&base);
         for (int i = 0; i <= rw->nsim; i++)
-            ex_coverage_add_trace(&d->cov, &rw->res[i].trace);
+            if (!rw->res[i].sparse) /* its trace has no accesses: no pairs */
+                ex_coverage_add_trace(&d->cov, &rw->res[i].trace);
     }
     rw->t[6] = mono_ns();
+}
+
+/* A sparse simulation's wall budget: a 25th of a traced fragment's (2 ms by default, at
+ * least 1 ms). Its threads run at native speed between decisions, millions of
+ * instructions in that time, and its change points, drawn with small counts, fire early;
+ * K of them then cost less than one traced simulation did. */
+static uint64_t sparse_wall(const struct round_config *c)
+{
+    uint64_t w = c->fragment_wall_ns / 25;
+    return w < 1000000 ? 1000000 : w;
 }
 
 /* Replays the retired simulation live: exactly its cue points, then (when it did not
@@ -301,9 +358,21 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
      * replay (the same schedule up to the same limit) reproduces it. */
     uint64_t exact = w->ended ? rw->want : w->cues;
     uint64_t tail = w->ended ? 0 : rw->cfg.tail_ns / SERIALIZE_CUE_NS;
-    const struct ex_schedule *ws = rw->best ? &rw->ss.v[rw->best - 1] : &rw->rec_sched;
-    sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0,
-                          tail ? rw->cfg.tail_wall_ns : 0, rw->vtime, true, &live);
+    const struct ex_schedule *ws = w->sparse ? &w->sched
+                                   : rw->best ? &rw->ss.v[rw->best - 1] : &rw->rec_sched;
+    /* A sparse tail runs at native speed between decisions: a few of its simulations'
+     * budgets take it far, and it is stopped as they are (simulation.h). */
+    uint64_t tail_wall = rw->cfg.tail_wall_ns;
+    if (w->sparse && tail_wall > 4 * sparse_wall(&rw->cfg))
+        tail_wall = 4 * sparse_wall(&rw->cfg);
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->hard_mult = w->sparse ? 2 : 0;
+    pthread_mutex_unlock(&vm->lock);
+    sim_run_fragment_from(vm, ws, exact + tail, tail ? exact : 0, tail ? tail_wall : 0,
+                          rw->vtime, true, &live);
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->hard_mult = 0;
+    pthread_mutex_unlock(&vm->lock);
     long diff = ex_trace_first_difference(&live.trace, &w->trace);
     bool same = diff < 0 || (size_t)diff >= w->trace.n; /* the simulation's part */
     if (!vm_over(vm)) {
@@ -389,6 +458,7 @@ static void round_resume(struct round_work *rw)
 static void round_progress_of(const struct round_work *rw, struct round_progress_round *p)
 {
     memset(p, 0, sizeof *p);
+    p->unrecorded = !rw->recorded;
     p->rec_cues = rw->res[0].cues;
     p->rec_cut = rw->res[0].cut;
     p->rec_stopped = rw->res[0].stopped;
@@ -419,6 +489,11 @@ static void round_account(struct round_driver *d, const struct round_work *rw)
     round_progress_add(&st->prog, &pr);
     st->rounds++;
     st->simulations += (uint64_t)rw->nsim;
+    for (int i = 1; i <= rw->nsim; i++) {
+        st->sim_cues += rw->res[i].cues;
+        st->sparse_sims += rw->res[i].sparse;
+        st->sparse_fired += rw->res[i].fired;
+    }
     st->cues_total += rw->res[0].cues;
     st->last_cues = rw->res[0].cues;
     st->last_sims = (uint64_t)rw->nsim;
@@ -464,21 +539,27 @@ static void round_report(struct round_driver *d, const struct round_work *rw)
                 (unsigned long long)rw->round_no,
                 vm->out.kind == OUT_SIGNAL ? signal_name(vm->out.signal) : "deadlock",
                 rw->tail_crash ? ", in the serialized tail after the retired schedule" : "");
-    uint64_t sim_cues = 0;
-    for (int i = 1; i <= rw->nsim; i++)
+    uint64_t sim_cues = 0, fired = 0;
+    int sparse = 0;
+    for (int i = 1; i <= rw->nsim; i++) {
         sim_cues += rw->res[i].cues;
+        sparse += rw->res[i].sparse;
+        fired += rw->res[i].fired;
+    }
     if (rw->cfg.verbose)
         fprintf(stderr, "jinx: round %llu: %llu cue points, %d simulations, best %d, tail %llu "
                 "cue points, %.2f ms (stop %.3f snapshot %.3f record %.3f explore %.3f simulate "
                 "%.3f score %.3f retire %.3f resume %.3f ms; worker sync %.3f ms; %llu cue points "
-                "a simulation, %d on workers)\n",
+                "a simulation, %d on workers; %d sparse, %llu change points fired, %zu racy "
+                "variables learnt)\n",
                 (unsigned long long)rw->round_no, (unsigned long long)rw->res[0].cues, rw->nsim,
                 rw->best, (unsigned long long)rw->tail_cues, (t[8] - t[0]) / 1e6,
                 (t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (t[3] - t[2]) / 1e6,
                 (t[4] - t[3]) / 1e6, (t[5] - t[4]) / 1e6, (t[6] - t[5]) / 1e6,
                 (t[7] - t[6]) / 1e6, (t[8] - t[7]) / 1e6, rw->ns_sync / 1e6,
                 (unsigned long long)(rw->nsim ? sim_cues / (uint64_t)rw->nsim : 0),
-                rw->on_workers);
+                rw->on_workers, sparse, (unsigned long long)fired,
+                sparse ? ex_sparse_racy_vars(&d->sparse_model) : (size_t)0);
 }
 
 /* One round: stop, snapshot, record, explore, simulate, score, retire, resume. False
@@ -495,14 +576,18 @@ static bool do_round(struct round_driver *d)
     pthread_mutex_unlock(&d->mu);
     rw->want = rw->cfg.fragment_ns / SERIALIZE_CUE_NS;
     bool go_on = true;
+    round_kind(d, rw);
     if (!round_stop(d, rw)) {
         go_on = rw->single;
     } else if (round_record(d, rw)) {
-        round_explore(rw);
+        round_explore(d, rw);
         /* Simulate: the program's VM and the workers work off one batch together. */
+        struct round_sparse rs = {.n = rw->sparse ? rw->k : 0, .model = &d->sparse_model,
+                                  .seed = rw->cfg.seed ^ ex_hash_mix(rw->round_no),
+                                  .wall = sparse_wall(&rw->cfg)};
         if (rw->ok)
-            rw->nsim = round_simulate(d, &rw->cfg, &rw->ss, rw->k, rw->want, rw->vtime, rw->res,
-                                &rw->ns_sync, &rw->ok);
+            rw->nsim = round_simulate(d, &rw->cfg, &rw->ss, rw->k, &rs, rw->want, rw->vtime,
+                                      rw->res, &rw->ns_sync, &rw->ok);
         for (int i = 1; i <= rw->nsim; i++)
             rw->on_workers += rw->res[i].vm_id != 0;
         rw->t[5] = mono_ns();
@@ -517,7 +602,7 @@ static bool do_round(struct round_driver *d)
         ex_schedule_set_free(&rw->ss);
         ex_schedule_free(&rw->rec_sched);
         for (int i = 0; i <= rw->k; i++)
-            ex_trace_free(&rw->res[i].trace);
+            sim_result_free(&rw->res[i]);
         free(rw->res);
     }
     return go_on;
@@ -540,6 +625,15 @@ static void progress(struct round_driver *d, uint64_t now)
              (unsigned long long)st.retired);
     fprintf(stderr, "jinx: %s\n", line);
     send_event(d, "progress", line);
+}
+
+/* vm->on_clone: a second thread may have come (driver_main waits for one). */
+static void clone_came(void *ctx)
+{
+    struct round_driver *d = ctx;
+    pthread_mutex_lock(&d->mu);
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
 }
 
 static void *driver_main(void *arg)
@@ -571,12 +665,12 @@ static void *driver_main(void *arg)
         if (last_end && next < last_end + rest)
             next = last_end + rest;
         /* While one thread lives a round would be skipped (round_stop): wait for a
-         * clone without stopping the world, and take the round as soon as it comes. */
+         * clone without stopping the world, and take the round as soon as it comes
+         * (clone_came wakes us: a program whose threads end within a millisecond of
+         * their creation still gets its round there). */
         bool alone = __atomic_load_n(&vm->live, __ATOMIC_RELAXED) < 2;
         if (next > now || alone) {
-            uint64_t wait = next > now ? next - now : 1000000;
-            if (alone && wait > 1000000)
-                wait = 1000000;
+            uint64_t wait = next > now ? next - now : 100000000;
             if (wait > 100000000)
                 wait = 100000000; /* re-check quit and the VM regularly */
             struct timespec ts;
@@ -638,12 +732,17 @@ int round_attach(struct vm *vm, const struct round_config *cfg, char *err, size_
         pthread_cond_init(&d->cv, &ca);
         pthread_condattr_destroy(&ca);
         ex_coverage_init(&d->cov);
+        ex_sparse_model_init(&d->sparse_model);
+        d->sparse_model.own_threads = true;
         if (pthread_create(&d->thread, NULL, driver_main, d) != 0) {
             snprintf(err, errlen, "cannot start the round thread");
             ex_coverage_free(&d->cov);
+            ex_sparse_model_free(&d->sparse_model);
             free(d);
             return -1;
         }
+        vm->on_clone_ctx = d;
+        vm->on_clone = clone_came;
         vm->rounds = d;
     }
     struct round_driver *d = vm->rounds;
@@ -701,6 +800,7 @@ void round_shutdown(struct vm *vm)
     pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
     pthread_join(d->thread, NULL); /* vm->rounds is set only once the thread runs */
+    vm->on_clone = NULL; /* the program has ended: no clone comes any more */
     if (d->have_retired) {
         ex_schedule_free(&d->retired.sched);
         ex_trace_free(&d->retired.recorded);
@@ -711,6 +811,7 @@ void round_shutdown(struct vm *vm)
     if (d->snap_ready)
         snapshot_free(&d->snap);
     ex_coverage_free(&d->cov);
+    ex_sparse_model_free(&d->sparse_model);
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     free(d);

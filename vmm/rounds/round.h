@@ -17,6 +17,13 @@ struct vm;
 
 #define ROUND_MAX_SIMS 64
 
+/* What a round's simulations are (docs/rounds.md, "Sparse simulations"). */
+enum round_sim_kind {
+    ROUND_SIMS_AUTO,            /* sparse when the recording shows costly cue points */
+    ROUND_SIMS_TRACED,          /* every shared access a cue point (the strategy's schedules) */
+    ROUND_SIMS_SPARSE,          /* decisions only: PCT over syscalls and learnt sites */
+};
+
 struct round_config {
     double rate;                /* rounds per second, > 0 (at most 1000) */
     enum ex_strategy strategy;  /* default EX_STRAT_PORTFOLIO */
@@ -40,6 +47,7 @@ struct round_config {
     int workers;                /* worker VMs for simulations (worker.h): -1 the default,
                                    0 none (one after the other in the program's VM) */
     bool check_workers;         /* re-run every simulation in the other VM and compare */
+    enum round_sim_kind sim_kind;
 };
 
 void round_config_default(struct round_config *c);
@@ -76,6 +84,10 @@ struct round_stats {
     uint64_t worker_builds, worker_syncs, worker_pages;
     uint64_t ns_worker_sync, sum_worker_sync;
     struct round_progress prog;  /* rounds with and without simulations, medians */
+    /* Cue points of every simulation, and the sparse simulations among them with the
+     * change points that fired in them (their decisions besides syscalls). */
+    uint64_t sim_cues;
+    uint64_t sparse_sims, sparse_fired;
 };
 
 /* What the round that retired a bug knew, for the crash dump (dumpround.h): set when a

@@ -203,6 +203,11 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
             return -1;
         }
         t.workers = (int)n;
+    } else if (!strcmp(key, "sim-kind")) {
+        if (round_sim_kind_from_name(val, &t.sim_kind) < 0) {
+            snprintf(err, errlen, "sim-kind %s: expected auto, traced or sparse", val);
+            return -1;
+        }
     } else if (!strcmp(key, "seed")) {
         if (!parse_u64(val, &n)) {
             snprintf(err, errlen, "seed %s: expected an unsigned integer", val);
@@ -217,6 +222,25 @@ int round_config_set(struct round_config *c, const char *key, const char *val, c
     return 0;
 }
 
+static const char *const sim_kinds[] = {[ROUND_SIMS_AUTO] = "auto",
+                                         [ROUND_SIMS_TRACED] = "traced",
+                                         [ROUND_SIMS_SPARSE] = "sparse"};
+
+const char *round_sim_kind_name(enum round_sim_kind k)
+{
+    return (unsigned)k < sizeof sim_kinds / sizeof sim_kinds[0] ? sim_kinds[k] : "?";
+}
+
+int round_sim_kind_from_name(const char *s, enum round_sim_kind *out)
+{
+    for (unsigned i = 0; s && i < sizeof sim_kinds / sizeof sim_kinds[0]; i++)
+        if (!strcmp(s, sim_kinds[i])) {
+            *out = (enum round_sim_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
 void round_config_describe(const struct round_config *c, char *buf, size_t len)
 {
     char strat[64];
@@ -225,9 +249,9 @@ void round_config_describe(const struct round_config *c, char *buf, size_t len)
                  c->params.pct_depth);
     else
         snprintf(strat, sizeof strat, "%s", ex_strategy_name(c->strategy));
-    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round, fragment %g ms, tail %g ms, "
-             "seed %llu", c->rate, strat, c->params.max_schedules, c->fragment_ns / 1e6,
-             c->tail_ns / 1e6,
+    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round (%s), fragment %g ms, tail %g ms, "
+             "seed %llu", c->rate, strat, c->params.max_schedules, round_sim_kind_name(c->sim_kind),
+             c->fragment_ns / 1e6, c->tail_ns / 1e6,
              (unsigned long long)c->seed);
 }
 
@@ -281,6 +305,17 @@ int round_status_json(const struct round_stats *st, char *buf, size_t len)
               (unsigned long long)st->worker_builds, (unsigned long long)st->worker_syncs,
               (unsigned long long)st->worker_pages, (unsigned long long)st->ns_worker_sync,
               (unsigned long long)st->sum_worker_sync);
+    /* Per simulation (traced and sparse): cue points, and for sparse ones the change
+     * points that fired (their decisions besides the syscalls); simulations per second of
+     * the simulate phase. */
+    jb_raw(&b, ",\"sim_kind\":");
+    jb_str(&b, round_sim_kind_name(c->sim_kind));
+    jb_printf(&b, ",\"sparse_simulations\":%llu,\"cues_per_simulation\":%.1f"
+              ",\"decisions_per_sparse_simulation\":%.2f,\"simulations_per_second\":%.1f",
+              (unsigned long long)st->sparse_sims,
+              st->simulations ? (double)st->sim_cues / (double)st->simulations : 0.0,
+              st->sparse_sims ? (double)st->sparse_fired / (double)st->sparse_sims : 0.0,
+              st->sum_simulate ? (double)st->simulations * 1e9 / (double)st->sum_simulate : 0.0);
     jb_raw(&b, ",\"last_event\":");
     jb_str(&b, st->last_event);
     const uint64_t last[9] = {st->ns_stop,     st->ns_snapshot, st->ns_record,

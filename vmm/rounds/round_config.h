@@ -23,10 +23,15 @@ int round_config_check(const struct round_config *c, char *err, size_t errlen);
 
 /* Sets one field from command-line text: key is "rate" ("5/s"), "strategy" (a name
  * from ex_strategy_from_name), "depth", "sims", "fragment" ("2ms", "500us"),
- * "fragment-wall" (each fragment's wall-time budget, "50ms"), "tail" ("4ms", "0"), "max-duty" ("5", "5%"), "workers" (0..ROUND_MAX_WORKERS) or "seed".
+ * "fragment-wall" (each fragment's wall-time budget, "50ms"), "tail" ("4ms", "0"), "max-duty" ("5", "5%"), "workers" (0..ROUND_MAX_WORKERS),
+ * "sim-kind" (auto, traced, sparse) or "seed".
  * Checks the range. Returns 0, or -1 with a message. */
 int round_config_set(struct round_config *c, const char *key, const char *val, char *err,
                      size_t errlen);
+
+/* "auto", "traced", "sparse" and back; -1 for another name. */
+const char *round_sim_kind_name(enum round_sim_kind k);
+int round_sim_kind_from_name(const char *s, enum round_sim_kind *out);
 
 /* One line for humans: "5/s, strategy pct (depth 3), 8 simulations/round, fragment 1 ms,
  * seed 42". */

@@ -23,7 +23,7 @@ void round_progress_add(struct round_progress *p, const struct round_progress_ro
         p->nosim[(unsigned)r->why < ROUND_NOSIM_KINDS ? r->why : ROUND_NOSIM_OTHER]++;
     p->rec_cut += r->rec_cut;
     p->rec_stopped += r->rec_stopped;
-    p->ring_cues[at] = r->rec_cues;
+    p->ring_cues[at] = r->unrecorded ? UINT64_MAX : r->rec_cues;
     p->ring_sims[at] = r->sims;
     p->ring_sim_cues[at] = r->sims ? r->sim_cues : UINT64_MAX; /* not a sample */
 }
@@ -48,14 +48,16 @@ void round_progress_medians(const struct round_progress *p, uint64_t *cues, uint
                             uint64_t *sim_cues)
 {
     size_t n = p->rounds < ROUND_PROGRESS_RING ? (size_t)p->rounds : ROUND_PROGRESS_RING;
-    uint64_t s[ROUND_PROGRESS_RING], sc[ROUND_PROGRESS_RING];
-    size_t nsc = 0;
+    uint64_t s[ROUND_PROGRESS_RING], sc[ROUND_PROGRESS_RING], rc[ROUND_PROGRESS_RING];
+    size_t nsc = 0, nrc = 0;
     for (size_t i = 0; i < n; i++) {
         s[i] = p->ring_sims[i];
         if (p->ring_sim_cues[i] != UINT64_MAX)
             sc[nsc++] = p->ring_sim_cues[i];
+        if (p->ring_cues[i] != UINT64_MAX)
+            rc[nrc++] = p->ring_cues[i];
     }
-    *cues = round_progress_median(p->ring_cues, n);
+    *cues = round_progress_median(rc, nrc);
     *sims = round_progress_median(s, n);
     *sim_cues = round_progress_median(sc, nsc);
 }

@@ -24,6 +24,8 @@ enum round_nosim {
 
 /* One round, as round.c saw it. */
 struct round_progress_round {
+    bool unrecorded;        /* a sparse round that made no recording (round.c): its 0 cue
+                               points are not a sample of the medians */
     uint64_t rec_cues;      /* cue points the recording made */
     bool rec_cut;           /* its wall budget ran out: cut at the next cue point */
     bool rec_stopped;       /* no cue point within five budgets: a thread stopped mid-way */
@@ -37,7 +39,8 @@ struct round_progress {
     uint64_t nosim[ROUND_NOSIM_KINDS];
     uint64_t rec_cut, rec_stopped;
     uint64_t hist[ROUND_PROGRESS_HIST];         /* rounds by simulations run */
-    uint64_t ring_cues[ROUND_PROGRESS_RING];    /* the last rounds, oldest overwritten */
+    uint64_t ring_cues[ROUND_PROGRESS_RING];    /* the last rounds, oldest overwritten
+                                                 * (UINT64_MAX: no recording) */
     uint32_t ring_sims[ROUND_PROGRESS_RING];
     uint64_t ring_sim_cues[ROUND_PROGRESS_RING];
 };

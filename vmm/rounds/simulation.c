@@ -51,6 +51,69 @@ void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t 
     ex_trace_copy(&r->trace, &vm->ser->trace);
 }
 
+void sim_result_init(struct sim_result *r)
+{
+    memset(r, 0, sizeof *r);
+    ex_trace_init(&r->trace);
+    ex_schedule_init(&r->sched);
+}
+
+void sim_result_free(struct sim_result *r)
+{
+    ex_trace_free(&r->trace);
+    ex_schedule_free(&r->sched);
+}
+
+/* The serializer's picker during a sparse simulation: PCT over decisions
+ * (explorer/sparse.h). Caller holds vm->lock. */
+static uint32_t sparse_pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
+                            const struct ex_tidset *avoid)
+{
+    const struct ex_trace *t = &vm->ser->trace;
+    return ex_sparse_next(ctx, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
+}
+
+void sim_run_sparse(struct vm *vm, const struct ex_sparse_model *m, uint64_t seed,
+                    uint64_t index, uint64_t want, uint64_t wall, uint64_t vtime,
+                    struct sim_result *r)
+{
+    struct ex_sparse_run run;
+    struct ex_schedule plan;
+    ex_sparse_run_init(&run);
+    ex_schedule_init(&plan);
+    r->sparse = true;
+    ex_schedule_free(&r->sched);
+    ex_schedule_init(&r->sched);
+    if (ex_sparse_begin(&run, m, seed, index, &plan) < 0)
+        ex_schedule_init(&plan); /* no memory: PCT over syscalls alone */
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->pick = sparse_pick;
+    vm->ser->pick_ctx = &run;
+    vm->ser->hard_mult = 2;
+    pthread_mutex_unlock(&vm->lock);
+    sim_run_fragment(vm, &plan, want, wall, vtime, false, r);
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->pick = NULL;
+    vm->ser->pick_ctx = NULL;
+    vm->ser->hard_mult = 0;
+    r->fired = vm->ser->sparse.decisions;
+    r->hits = vm->ser->sparse.hits;
+    pthread_mutex_unlock(&vm->lock);
+    if (ex_sparse_schedule(&run, &plan, &r->sched) < 0) {
+        /* The choices were lost (no memory): the result cannot be replayed, so it must
+         * not be retired (round.c scores it as nothing). */
+        ex_schedule_free(&r->sched);
+        ex_schedule_init(&r->sched);
+        r->outcome = EX_OUTCOME_NORMAL;
+        r->ended = false;
+    } else {
+        ex_schedule_set_note(&r->sched, "sparse simulation %llu (%s)",
+                             (unsigned long long)index + 1, plan.note);
+    }
+    ex_schedule_free(&plan);
+    ex_sparse_run_free(&run);
+}
+
 int sim_rewind(struct vm *vm, struct snapshot *snap)
 {
     char err[256];
@@ -64,6 +127,9 @@ int sim_rewind(struct vm *vm, struct snapshot *snap)
         jx_err("round: %s", err);
         return -1;
     }
+    pthread_mutex_lock(&vm->lock);
+    sparse_forget_steps_locked(vm);
+    pthread_mutex_unlock(&vm->lock);
     return 0;
 }
 
@@ -77,6 +143,14 @@ bool sim_same(const struct sim_result *a, const struct sim_result *b)
     return a->out.kind == b->out.kind && a->out.signal == b->out.signal &&
            a->out.thread == b->out.thread && a->out.rip == b->out.rip &&
            a->out.status == b->out.status;
+}
+
+void sim_batch_run(struct sim_batch *b, size_t i, struct vm *vm)
+{
+    if (b->sched[i])
+        sim_run_fragment(vm, b->sched[i], b->want, b->wall, b->vtime, false, &b->out[i]);
+    else
+        sim_run_sparse(vm, b->model, b->seed, i, b->want, b->sparse_wall, b->vtime, &b->out[i]);
 }
 
 int sim_batch_work(struct sim_batch *b, struct vm *vm, struct snapshot *snap, int vm_id)
@@ -99,7 +173,10 @@ int sim_batch_work(struct sim_batch *b, struct vm *vm, struct snapshot *snap, in
         if (b->ref && !b->ref[i]->ended && b->ref[i]->cues == 0)
             continue; /* cut before its first cue point: no limit can stop a re-run there
                        * (0 means none), and there is nothing to compare */
-        sim_run_fragment(vm, b->sched[i], want, wall, b->vtime, false, r);
+        if (b->ref)
+            sim_run_fragment(vm, b->sched[i], want, wall, b->vtime, false, r);
+        else
+            sim_batch_run(b, i, vm);
         if (atomic_load(&vm->stopping) || sim_rewind(vm, snap) < 0)
             return -1;
         r->vm_id = vm_id;

@@ -12,6 +12,7 @@
 #define JINX_SIM_H
 #include "linux/outcome.h"
 #include "explorer/explorer.h"
+#include "explorer/sparse.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +32,16 @@ struct sim_result {
     struct ex_score score;
     bool done;                  /* a batch ran it */
     int vm_id;                  /* which VM ran it: 0 the program's own, 1.. workers */
+    /* A sparse simulation (sim_run_sparse): the schedule that replays it (its points and
+     * the choices its PCT made; empty if they were lost), the points that fired and the
+     * counted hits. Owned: sim_result_free. */
+    bool sparse;
+    struct ex_schedule sched;
+    uint64_t fired, hits;
 };
+
+void sim_result_init(struct sim_result *r);
+void sim_result_free(struct sim_result *r);
 
 /* The outcome class the explorer scores. */
 enum ex_outcome sim_outcome_class(const struct outcome *o, bool ended);
@@ -48,6 +58,15 @@ void sim_run_fragment_from(struct vm *vm, const struct ex_schedule *s, uint64_t 
                            uint64_t exact, uint64_t wall, uint64_t vtime, bool live,
                            struct sim_result *r);
 
+/* A sparse simulation (sched/sparse.h, explorer/sparse.h): run `index` of PCT over
+ * decisions seeded `seed`, its change points planned from m (the round's recording),
+ * from the paused VM's current state, sandboxed, until `want` cue points or `wall` ns
+ * (stopped wherever it is after two budgets without a cue point: its threads run at
+ * native speed between syscalls). r->sched gets the schedule that replays it. */
+void sim_run_sparse(struct vm *vm, const struct ex_sparse_model *m, uint64_t seed,
+                    uint64_t index, uint64_t want, uint64_t wall, uint64_t vtime,
+                    struct sim_result *r);
+
 /* Back to snap after a sandboxed fragment (crew off, serialized execution off, restore).
  * 0, or -1 after reporting why. */
 int sim_rewind(struct vm *vm, struct snapshot *snap);
@@ -57,7 +76,11 @@ int sim_rewind(struct vm *vm, struct snapshot *snap);
 bool sim_same(const struct sim_result *a, const struct sim_result *b);
 
 struct sim_batch {
-    const struct ex_schedule *const *sched; /* n schedules (borrowed) */
+    /* n schedules (borrowed); a NULL entry is sparse simulation number i (sim_run_sparse
+     * with model, seed and index i, its budget sparse_wall) */
+    const struct ex_schedule *const *sched;
+    const struct ex_sparse_model *model;
+    uint64_t seed, sparse_wall;
     struct sim_result *out;     /* n results, written by whichever VM runs each */
     size_t n;
     atomic_size_t next;         /* the next unclaimed index */
@@ -66,6 +89,9 @@ struct sim_batch {
      * to compare with ref[i] (sim_same). NULL: normal simulations. */
     const struct sim_result *const *ref;
 };
+
+/* Runs entry i of b in vm (a schedule, or a sparse simulation) into b->out[i]. */
+void sim_batch_run(struct sim_batch *b, size_t i, struct vm *vm);
 
 /* Claims and runs schedules of b in vm (restoring snap after each) until none is left
  * or the VM fails. Returns how many it ran, or -1 if the VM failed (a restore error, or

@@ -367,7 +367,8 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
      * budget. Without one, or in the exact part: the wall guard alone. */
     struct budget_clock clk = {.cpu = vm->ser->budget_cpu && wall_ns};
     budget_start(&clk, start, wall_ns, vm->ser->wall_deadline);
-    uint64_t soft = wall_ns, hard = 5 * wall_ns;
+    uint64_t soft = wall_ns,
+             hard = (vm->ser->hard_mult ? vm->ser->hard_mult : SERIALIZE_HARD_MULT) * wall_ns;
     bool cut = false;
     vm->ser->limit = want;
     vm->ser->notify_at = exact;

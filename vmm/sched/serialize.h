@@ -73,6 +73,11 @@ struct serializer {
     uint64_t wall_deadline;
     /* Sparse execution (sparse.h): set from the schedule at each fragment's begin. */
     struct sparse sparse;
+    /* A budgeted fragment with no cue point is stopped wherever it is after this many
+     * budgets (0: SERIALIZE_HARD_MULT). A round's sparse simulations set it low: their
+     * threads run at native speed between syscalls, and a simulation stopped mid-way
+     * is only its cue points' prefix to a replay anyway. */
+    uint32_t hard_mult;
     /* Timers that end early (timers.h): the choices made in this fragment (picks that had
      * an enabled thread: a schedule's steps), the schedule's next ending to follow, its
      * endings that found no timer, and this fragment's endings in order (the run's
@@ -86,6 +91,7 @@ struct serializer {
 };
 
 #define SERIALIZE_CPU_BACKSTOP 20u
+#define SERIALIZE_HARD_MULT 5u
 #define SERIALIZE_DEADLINE_GRACE 1000000000ULL
 
 /* Turns serialized execution on; schedule_path may be NULL (default policy only);

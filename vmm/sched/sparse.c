@@ -28,6 +28,11 @@ bool sparse_insn_ok(const uint8_t *b, size_t n)
     return true;
 }
 
+void sparse_forget_steps_locked(struct vm *vm)
+{
+    memset(vm->ser->sparse.stepping, 0, sizeof vm->ser->sparse.stepping);
+}
+
 void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
 {
     struct sparse *sp = &vm->ser->sparse;
@@ -73,6 +78,12 @@ static bool plant(struct vm *vm, struct sparse_point *p, int by)
     uint64_t room = PAGE_SIZE - (p->rip & (PAGE_SIZE - 1));
     if (!sparse_insn_ok(b, room < 15 ? (size_t)room : 15))
         return false;
+    struct sparse *sp = &vm->ser->sparse;
+    bool known = false;
+    for (uint32_t i = 0; i < SPARSE_RECENT && i < sp->nrecent && !known; i++)
+        known = sp->recent[i] == p->rip;
+    if (!known)
+        sp->recent[sp->nrecent++ % SPARSE_RECENT] = p->rip;
     p->saved = *b;
     *b = 0xCC;
     /* A restore puts the page back whatever happens to the byte. */
@@ -114,11 +125,16 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
 {
     struct sparse *sp = &vm->ser->sparse;
     *step = false;
-    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE) || rip == 0)
+    if (rip == 0)
         return false;
     pthread_mutex_lock(&vm->lock);
+    /* Not only while `on`: a #BP on its way when the fragment ended (a retirement's
+     * tail stopped, the pause's kick) arrives after its byte was taken out and `on`
+     * went, and must not become the program's SIGTRAP (the points stay listed until
+     * the next fragment's begin). */
+    bool on = __atomic_load_n(&sp->on, __ATOMIC_ACQUIRE);
     struct sparse_point *p = NULL;
-    for (uint32_t i = 0; i < sp->n && !p; i++)
+    for (uint32_t i = 0; on && i < sp->n && !p; i++)
         if (sp->pt[i].planted && sp->pt[i].planted_by == v->index && sp->pt[i].rip == rip - 1 &&
             (sp->pt[i].xid == (uint32_t)v->xid || !sp->pt[i].xid))
             p = &sp->pt[i];
@@ -128,8 +144,8 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
          * the instruction again (never a SIGTRAP jinx made). Else the program's own. */
         bool stale = false;
         uint8_t *b = gm_code_byte(&vm->gm, rip - 1);
-        for (uint32_t i = 0; i < sp->n && !stale; i++)
-            stale = sp->pt[i].rip == rip - 1 && b && *b != 0xCC;
+        for (uint32_t i = 0; i < SPARSE_RECENT && i < sp->nrecent && !stale; i++)
+            stale = sp->recent[i] == rip - 1 && b && *b != 0xCC;
         pthread_mutex_unlock(&vm->lock);
         return stale;
     }
@@ -161,7 +177,11 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
 bool sparse_step_done(struct vm *vm, struct vcpu *v)
 {
     struct sparse *sp = &vm->ser->sparse;
-    if (!__atomic_load_n(&sp->on, __ATOMIC_ACQUIRE) || !sp->stepping[v->index])
+    /* Not `on`: a fragment that ended (a retirement's tail, stopped wherever it was)
+     * may leave v mid-step, TF in its flags, and free execution then takes the #DB:
+     * jinx's own, never the program's SIGTRAP. A restore clears `stepping`
+     * (sparse_forget_steps). */
+    if (!sp->stepping[v->index])
         return false;
     sp->stepping[v->index] = false; /* planted again at the next entry */
     return true;

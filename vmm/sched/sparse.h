@@ -36,6 +36,8 @@
 struct vm;
 struct vcpu;
 
+#define SPARSE_RECENT 64u
+
 struct sparse_point {
     uint64_t rip;
     uint32_t xid;           /* the explorer thread id whose executions count (0: a yield
@@ -57,11 +59,19 @@ struct sparse {
     uint64_t yields;        /* yield points hit */
     uint64_t hits;          /* counted hits in this fragment (an exit pair each) */
     bool stepping[MAX_VCPUS]; /* by vcpu->index: stepping over a point's instruction */
+    /* Where points were planted, in any fragment (the last SPARSE_RECENT places): an
+     * int3 met there that is gone when its #BP arrives was jinx's, even after a restore
+     * or the next fragment's begin (the #BP was on its way, sparse_breakpoint). */
+    uint64_t recent[SPARSE_RECENT];
+    uint32_t nrecent;
 };
 
 /* A fragment begins (serialize_fragment_begin) with schedule s: sparse or not, its
  * points with no hits. Caller holds vm->lock; nothing is planted yet. */
 void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s);
+/* The VM was restored to a snapshot (its registers carry no step of a point): no vCPU
+ * is stepping any more. Caller holds vm->lock. */
+void sparse_forget_steps_locked(struct vm *vm);
 /* Takes out every planted byte: the turn moves, the fragment ends. Caller holds vm->lock. */
 void sparse_unplant_all_locked(struct vm *vm);
 /* Before v enters the guest (the mode's guest_enter): plants v's pending points if v has
@@ -75,7 +85,8 @@ void sparse_unpatch(struct vm *vm, struct vcpu *v);
  * point's N-th hit: a cue point was made and the picker chose (v resumes at rip - 1
  * when its turn comes). Caller holds no lock. */
 bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step);
-/* A #DB from user mode: true if it ended v's step over a point (TF then goes). */
+/* A #DB from user mode: true if it ended v's step over a point (TF then goes), also
+ * after the fragment ended (the step was under way when it was stopped). */
 bool sparse_step_done(struct vm *vm, struct vcpu *v);
 
 /* Whether an instruction starting with these bytes may carry a point (not syscall,
