@@ -21,7 +21,8 @@ INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpui
                      tests/integration/woken-snapshot.sh tests/integration/ownspin.sh \
                      tests/integration/fault-in-flight.sh
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
-INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh
+INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh \
+                     tests/integration/sparse-rounds.sh
 INTEGRATION_TESTS += tests/integration/syscalls-linux.sh
 INTEGRATION_TESTS += tests/integration/sanitizers.sh
 
