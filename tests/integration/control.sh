@@ -69,6 +69,12 @@ if has "$out" '{"attached":true,"rate":20,"strategy":"pct","depth":4,"sims":3,"f
      python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["last_ns"]["round"]>=0' "$out" 2>/dev/null; }; then
   ok "jinxctl status --json: the configuration attached, valid JSON"
 else bad "status --json: $out"; fi
+out=$("$CTL" attach --sim-kind sparse --no-follow 2>&1); st=$?
+js=$("$CTL" status --json 2>&1); txt=$("$CTL" status 2>&1)
+if [ $st = 0 ] && has "$out" "seed 1, simulations sparse" && has "$js" '"sim_kind":"sparse"' &&
+   has "$txt" "simulations: sparse,"; then
+  ok "jinxctl attach --sim-kind sparse: attached, status --json and status name it"
+else bad "jinxctl attach --sim-kind sparse: status $st: $out / $js"; fi
 out=$("$CTL" detach --vm "$main_pid" 2>&1)
 check "jinxctl detach (--vm PID)" has "$out" "rounds detached from $sock"
 out=$("$CTL" detach --vm correct 2>&1)
@@ -89,11 +95,11 @@ else bad "follow: status $st: $(cat "$tmp/follow.out")"; fi
 
 # bad usage: exit 2, a message naming the option, nothing sent
 usage_ok=0
-for args in "--rate 0/s" "--rate fast" "--strategy best" "--depth 0" "--sims 65" "--fragment 1s" "--bogus"; do
+for args in "--rate 0/s" "--rate fast" "--strategy best" "--depth 0" "--sims 65" "--fragment 1s" "--bogus" "--sim-kind fast"; do
   out=$("$CTL" attach $args 2>&1); st=$?
   if [ $st = 2 ] && [ -n "$out" ]; then usage_ok=$((usage_ok+1)); else bad "jinxctl attach $args: status $st: $out"; fi
 done
-check "7 bad jinxctl attach options: status 2 with a message" test $usage_ok = 7
+check "8 bad jinxctl attach options: status 2 with a message" test $usage_ok = 8
 out=$("$CTL" attach --depth 0 2>&1)
 check "jinxctl attach --depth 0: usage error naming the range" has "$out" "depth 0: expected an integer from 1 to 32"
 out=$("$CTL" frobnicate 2>&1); st=$?
@@ -115,13 +121,14 @@ else bad "raw attach/status/detach: $out"; fi
 printf '%s\n' 'not json' '{"cmd":"ping"' '{"cmd":"reboot"}' '{"cmd":"attach","rate":"fast"}' \
   '{"cmd":"attach","depth":99}' '{"cmd":"attach","sims":2.5}' '{"cmd":"ping","extra":1}' \
   '{"cmd":"attach","rate":5,"rate":6}' '{"cmd":"status"} trailing' '{}' '[1]' \
-  $'{"cmd":"\xff"}' '{"cmd":"ping"}' >"$tmp/bad.txt"
+  $'{"cmd":"\xff"}' '{"cmd":"attach","sim_kind":"dense"}' '{"cmd":"ping"}' >"$tmp/bad.txt"
 out=$(raw "$sock" <"$tmp/bad.txt")
 n_err=$(grep -c '^{"ok":false,"error":"' <<<"$out"); n_ok=$(grep -c '^{"ok":true' <<<"$out")
-if [ "$n_err" = 12 ] && [ "$n_ok" = 1 ] && has "$out" 'unknown command \"reboot\"' &&
+if [ "$n_err" = 13 ] && [ "$n_ok" = 1 ] && has "$out" 'unknown command \"reboot\"' &&
+   has "$out" '\"sim_kind\" must be one of' &&
    has "$out" '\"depth\" must be an integer from 1 to 32' && has "$out" 'duplicate field' &&
    has "$out" 'invalid UTF-8' && has "$out" 'unknown field \"extra\" for ping'; then
-  ok "12 malformed requests: 12 error replies naming the problem, then a ping still works"
+  ok "13 malformed requests: 13 error replies naming the problem, then a ping still works"
 else bad "malformed requests: $n_err errors, $n_ok ok: $out"; fi
 out=$("$CTL" status --json --vm "$sock")
 check "malformed attaches left the rounds detached" has "$out" '"attached":false'

@@ -593,6 +593,17 @@ static void print_status(const struct json_obj *ping, const struct json_obj *s,
            (unsigned long long)u64_of(s, "last_cues"));
     printf("simulations/round: %.1f average, %llu last round\n", u64_of(s, "simulations") * per,
            (unsigned long long)u64_of(s, "last_sims"));
+    {
+        const char *kind = "?";
+        double per_sim = 0, dec = 0, sps = 0;
+        json_get_str(s, "sim_kind", &kind);
+        json_get_double(s, "cues_per_simulation", &per_sim);
+        json_get_double(s, "decisions_per_sparse_simulation", &dec);
+        json_get_double(s, "simulations_per_second", &sps);
+        printf("simulations: %s, %llu sparse, %.1f cue points a simulation, %.2f change points "
+               "fired a sparse one, %.1f simulations/s of simulating\n", kind,
+               (unsigned long long)u64_of(s, "sparse_simulations"), per_sim, dec, sps);
+    }
     print_progress(s);
     printf("worker VMs: %llu last round, %llu simulations on workers, %llu builds, %llu syncs "
            "(%llu pages)\n", (unsigned long long)u64_of(s, "workers"),

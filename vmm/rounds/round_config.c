@@ -249,10 +249,10 @@ void round_config_describe(const struct round_config *c, char *buf, size_t len)
                  c->params.pct_depth);
     else
         snprintf(strat, sizeof strat, "%s", ex_strategy_name(c->strategy));
-    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round (%s), fragment %g ms, tail %g ms, "
-             "seed %llu", c->rate, strat, c->params.max_schedules, round_sim_kind_name(c->sim_kind),
-             c->fragment_ns / 1e6, c->tail_ns / 1e6,
-             (unsigned long long)c->seed);
+    snprintf(buf, len, "%g/s, strategy %s, %u simulations/round, fragment %g ms, tail %g ms, "
+             "seed %llu, simulations %s", c->rate, strat, c->params.max_schedules,
+             c->fragment_ns / 1e6, c->tail_ns / 1e6, (unsigned long long)c->seed,
+             round_sim_kind_name(c->sim_kind));
 }
 
 static void phases(struct jbuf *b, const char *name, const uint64_t v[9])
