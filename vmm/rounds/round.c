@@ -97,7 +97,8 @@ static void keep_retired(struct round_driver *d, const struct round_config *cfg,
     r->cue_limit = limit;
     r->cues_sim = w->cues;
     r->cues_live = live->cues;
-    snprintf(r->strategy, sizeof r->strategy, "%s", ex_strategy_name(cfg->strategy));
+    snprintf(r->strategy, sizeof r->strategy, "%s",
+             w->sparse ? "sparse" : ex_strategy_name(cfg->strategy));
     char what[120];
     describe_outcome(in_tail ? live : w, what, sizeof what);
     if (in_tail)
@@ -146,7 +147,7 @@ struct round_work {
     bool ok, bug, retire, tail_crash, over;
     bool single;                /* skipped: one thread alive (round_stop) */
     uint64_t divergences, tail_cues;
-    bool sparse;                /* the K simulations are sparse (sparse_round) */
+    bool sparse;                /* the K simulations are sparse (round_kind) */
     bool recorded;              /* ... and this round records first (it always does when
                                  * not sparse) */
 };
@@ -582,7 +583,10 @@ static bool do_round(struct round_driver *d)
     } else if (round_record(d, rw)) {
         round_explore(d, rw);
         /* Simulate: the program's VM and the workers work off one batch together. */
-        struct round_sparse rs = {.n = rw->sparse ? rw->k : 0, .model = &d->sparse_model,
+        /* A recording that ended the fragment (the program's end, a bug) left nothing to
+         * simulate, sparse or not. */
+        bool sims = rw->sparse && !(rw->recorded && rw->res[0].ended);
+        struct round_sparse rs = {.n = sims ? rw->k : 0, .model = &d->sparse_model,
                                   .seed = rw->cfg.seed ^ ex_hash_mix(rw->round_no),
                                   .wall = sparse_wall(&rw->cfg)};
         if (rw->ok)
