@@ -9,7 +9,8 @@
 #     count every time, and no memory cue point at all;
 #  2. `jinx test` finds the bug by a sparse run (strategy "sparse"), the traced runs being
 #     cut, and its dump replays the crash (jinx-vmm replay, twice);
-#  3. the twin: no bug reported in BUDGET_OK, and sparse runs did run (sparse_schedules).
+#  3. the twin: no bug reported in BUDGET_OK, and sparse runs did run (sparse_schedules)
+#     with change points that fired (decisions_per_sparse_schedule).
 # Env: BUDGET (default 120 s), BUDGET_OK (default 20 s).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
@@ -75,9 +76,9 @@ fi
 
 # The twin: nothing found, and the sparse runs did run.
 out=$(timeout $((BUDGET_OK + 60)) "$JT" test --budget "${BUDGET_OK}s" --json "$TWIN" 2>"$tmp/ok.err"); st=$?
-found=$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(str(d["found"]).lower(), d.get("sparse_schedules",0))' 2>/dev/null)
-if [ $st = 0 ] && [ "${found%% *}" = false ] && [ "${found##* }" -gt 0 ]; then
-  ok "twin: nothing found in ${BUDGET_OK} s (${found##* } sparse schedules)"
+found=$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(str(d["found"]).lower(), d.get("decisions_per_sparse_schedule",0) > 0, d.get("sparse_schedules",0))' 2>/dev/null)
+if [ $st = 0 ] && [ "${found%% *}" = false ] && [ "${found##* }" -gt 0 ] && [[ "$found" == *" True "* ]]; then
+  ok "twin: nothing found in ${BUDGET_OK} s (${found##* } sparse schedules, change points fired)"
 else
   bad "twin: status $st, found/sparse: ${found:-none}"
   tail -5 "$tmp/ok.err"

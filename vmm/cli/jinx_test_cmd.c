@@ -329,6 +329,10 @@ static void read_explore(const char *js, struct result *r)
     json_get_u64(&o, "schedules_to_bug", &to_bug);
     json_get_u64(&o, "sparse_schedules", &sparse);
     json_get_u64(&o, "cues_mean", &cues_mean);
+    double fired_mean = 0;
+    json_get_double(&o, "sparse_fired_mean", &fired_mean);
+    if (fired_mean > 0 && fired_mean <= EX_MAX_PREEMPTS) /* a run fires at most that many */
+        r->sparse_fired += fired_mean * (double)sparse;
     uint64_t early = 0;
     json_get_u64(&o, "timers_early", &early);
     r->timers_early += early;

@@ -162,8 +162,10 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
     fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
             (unsigned long long)r->schedules, jt_schedules_per_second(r),
             r->gave_up ? "true" : "false");
-    fprintf(f, ",\"sparse_schedules\":%llu,\"cues_per_schedule\":%.1f",
-            (unsigned long long)r->sparse, r->schedules ? (double)r->cues / r->schedules : 0.0);
+    fprintf(f, ",\"sparse_schedules\":%llu,\"cues_per_schedule\":%.1f"
+            ",\"decisions_per_sparse_schedule\":%.2f",
+            (unsigned long long)r->sparse, r->schedules ? (double)r->cues / r->schedules : 0.0,
+            r->sparse ? r->sparse_fired / (double)r->sparse : 0.0);
     fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d,\"timers_early_all\":%llu", r->jobs, r->stopped,
             (unsigned long long)r->timers_early);
     if (r->could_not_test) {
