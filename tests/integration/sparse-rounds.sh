@@ -13,11 +13,12 @@
 #     again: two one-instruction windows) with --sim-kind sparse: a round's sparse
 #     simulation meets the crash, it is retired, the program really crashes, and the
 #     dump replays it (twice). Up to TRIES seeds (rounds run by wall time): 20 rounds a
-#     second of 16 simulations, 6 of 8 seeds found it (2026-12-07, load ~5).
-# Env: TRIES (default 6).
+#     second of 16 simulations of 2 ms (--fragment-wall 100ms), 6 of 8 seeds found it
+#     (2026-12-07, load ~5).
+# Env: TRIES (default 8).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
-TRIES=${TRIES:-6}
+TRIES=${TRIES:-8}
 pass=0; fail=0
 ok() { pass=$((pass+1)); echo "ok   $*"; }
 bad() { fail=$((fail+1)); echo "FAIL $*"; }
@@ -68,7 +69,8 @@ fi
 found=""
 for seed in $(seq 1 "$TRIES"); do
   rm -rf "$tmp/d"
-  out=$(timeout 120 "$VMM" run --no-control --attach 20/s --sims 16 --sim-kind sparse --seed "$seed" \
+  out=$(timeout 120 "$VMM" run --no-control --attach 20/s --sims 16 --fragment-wall 100ms \
+        --sim-kind sparse --seed "$seed" \
         --dump-dir "$tmp/d" "$PROG" 2000 2>&1); st=$?
   if printf '%s\n' "$out" | grep -qE 'crashed in real execution \(round [0-9]+, SIGSEGV'; then
     found=$seed; break

@@ -246,7 +246,7 @@ static bool round_record(struct round_driver *d, struct round_work *rw)
  * are drawn over (the driver's model keeps them across rounds); the others only
  * snapshot, simulate and maybe retire. */
 #define ROUND_TRACED_FIRST 2u
-#define ROUND_SPARSE_RECORD_EVERY 4u
+#define ROUND_SPARSE_RECORD_EVERY 8u
 
 static void round_kind(struct round_driver *d, struct round_work *rw)
 {
@@ -332,14 +332,14 @@ static void round_score(struct round_driver *d, struct round_work *rw)
     rw->t[6] = mono_ns();
 }
 
-/* A sparse simulation's wall budget: a 25th of a traced fragment's (2 ms by default, at
- * least 1 ms). Its threads run at native speed between decisions, millions of
+/* A sparse simulation's wall budget: a 50th of a traced fragment's (1 ms by default, at
+ * least 0.5 ms). Its threads run at native speed between decisions, millions of
  * instructions in that time, and its change points, drawn with small counts, fire early;
  * K of them then cost less than one traced simulation did. */
 static uint64_t sparse_wall(const struct round_config *c)
 {
-    uint64_t w = c->fragment_wall_ns / 25;
-    return w < 1000000 ? 1000000 : w;
+    uint64_t w = c->fragment_wall_ns / 50;
+    return w < 500000 ? 500000 : w;
 }
 
 /* Replays the retired simulation live: exactly its cue points, then (when it did not
