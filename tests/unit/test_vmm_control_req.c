@@ -65,8 +65,9 @@ static void test_attach_full(void **state)
     assert_true(R.follow);
     assert_int_equal(R.cfg.workers, -1); /* not given: the VMM's default */
     OK("{\"cmd\":\"attach\",\"rate\":0.5,\"seed\":18446744073709551615,\"max_duty_pct\":20,"
-       "\"workers\":0}");
+       "\"workers\":0,\"sim_kind\":\"sparse\"}");
     assert_int_equal(R.cfg.workers, 0);
+    assert_int_equal(R.cfg.sim_kind, ROUND_SIMS_SPARSE);
     assert_true(R.cfg.rate == 0.5);
     assert_true(R.cfg.seed == UINT64_MAX);
     assert_int_equal(R.cfg.max_duty_pct, 20);
@@ -118,6 +119,8 @@ static void test_attach_bad_values(void **state)
     BAD("{\"cmd\":\"attach\",\"follow\":\"yes\"}", "\"follow\"");
     BAD("{\"cmd\":\"attach\",\"max_duty_pct\":0}", "\"max_duty_pct\"");
     BAD("{\"cmd\":\"attach\",\"workers\":9}", "\"workers\" must be an integer from 0 to 8");
+    BAD("{\"cmd\":\"attach\",\"sim_kind\":\"dense\"}", "\"sim_kind\" must be one of");
+    BAD("{\"cmd\":\"attach\",\"sim_kind\":3}", "\"sim_kind\" must be one of");
     BAD("{\"cmd\":\"attach\",\"workers\":-1}", "\"workers\"");
     BAD("{\"cmd\":\"attach\",\"rates\":5}", "unknown field \"rates\" for attach");
 }
@@ -210,7 +213,8 @@ static void test_config_set(void **state)
         {"seed", "-1"},       {"workers", "9"},     {"workers", "-1"},   {"speed", "1"},
         {"tail", "101ms"},    {"tail", "7"},        {"tail", "-1ms"},    {"max-duty", "0"},
         {"max-duty", "101"},  {"max-duty", "5%%"},  {"max-duty", "%"},   {"max-duty", ""},
-        {"fragment-wall", "500us"}, {"fragment-wall", "3s"}, {"fragment-wall", "0"}};
+        {"fragment-wall", "500us"}, {"fragment-wall", "3s"}, {"fragment-wall", "0"},
+        {"sim-kind", "dense"}, {"sim-kind", ""}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         E[0] = 0;
         if (round_config_set(&c, bad[i][0], bad[i][1], E, sizeof E) == 0)
@@ -223,7 +227,11 @@ static void test_config_set(void **state)
     char d[200];
     round_config_describe(&c, d, sizeof d);
     assert_string_equal(d, "20/s, strategy bounded, 64 simulations/round, fragment 2 ms, tail 10 ms, "
-                           "seed 16");
+                           "seed 16, simulations auto");
+    assert_int_equal(round_config_set(&c, "sim-kind", "sparse", E, sizeof E), 0);
+    assert_int_equal(c.sim_kind, ROUND_SIMS_SPARSE);
+    assert_int_equal(round_config_set(&c, "sim-kind", "traced", E, sizeof E), 0);
+    assert_int_equal(c.sim_kind, ROUND_SIMS_TRACED);
 }
 
 static void test_status_json(void **state)
