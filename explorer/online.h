@@ -174,7 +174,10 @@
  *            join (the waiter waits on the value it stored itself, or reloads
  *            the word after the wait and grabs it by an RMW at once), and
  *            h->cond_from = the next index.
- *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
+ *   "portfolio" one table of slot rules (online_portfolio.c): each row names
+ *            the strategy, the indexes it takes, what the history must have
+ *            learnt by then, and the ordinal it passes; an index runs the
+ *            first row that takes it. SWEEP SLOTS: once the history knows a DATA variable
  *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
  *            while holding X, another thread took Z while holding Y, both by
@@ -182,7 +185,8 @@
  *            of lock), those slots and the first schedule after the chain was
  *            learnt (h->nest_chain_from) are nest instead (at every nested
  *            step). Every other index runs what the portfolio gives its
- *            VIRTUAL index v = index minus the sweep slots before it: while
+ *            VIRTUAL index v = index minus the fixed slots (sweep, nest, wake
+ *            and early slots) before it: while
  *            the history holds an untried flip, v = 1-3 and 5-7, the odd ones
  *            from 8 to 15 and v % 8 == 1 after are flips. The others use, by
  *            their place in the cycle (v minus the flip schedules so far,
@@ -190,7 +194,7 @@
  *            ones alternate all racy steps and data races only); with a lock
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
- *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
+ *            schedules it ran before the sweep. WAKE SLOTS:
  *            once a run showed a condition wait (h->cond_waits, index >=
  *            h->cond_from; never for lock waits alone), indexes 2 and 3 run
  *            "wake" with ordinals 0 and 1 (creation order with the waker rule;
@@ -206,7 +210,7 @@
  *            unless that index is a sweep slot; they too are left out of the
  *            virtual index. Indexes 0 and 1 never change, and a program whose
  *            runs show no condition wait runs the layout without wake slots.
- *            EARLY SLOT (online_split.c): index 2, unless it is a sweep or
+ *            EARLY SLOT: index 2, unless it is a sweep or
  *            wake slot, runs the sweep at a variable a run's trace named (it
  *            too is left out of the virtual index): once a trace showed a
  *            SPLIT UPDATE (splitrmw.h: two threads each read a DATA variable
@@ -223,7 +227,8 @@
  *            same), the sweep's write window at it (h->dcheck_var). Indexes
  *            0-1 never change, and a program whose runs show neither runs
  *            the layout without it.
- *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
+ *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c; its rules are
+ *            the second table of online_portfolio.c). Index i runs
  *            the lane its slot letter names (EX_LANES_PREFIX for the first
  *            indexes, then EX_LANES_PERIOD over and over; index 0 is the
  *            cycle's): F the FLIP LANE, S the SWEEP LANE, C the cycle. The flip
