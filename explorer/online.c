@@ -216,11 +216,30 @@ int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
 {
     if (kind == EX_ONLINE_LANES)
         return ex_online_lanes_begin(o, params, h, seed, index);
-    return ex_online_begin_as(o, kind, kind, 0, params, h, seed, index);
+    struct ex_online_slot slot;
+    if (kind == EX_ONLINE_PORTFOLIO)
+        slot = ex_online_portfolio_slot(h, index); /* online_portfolio.c */
+    else if (kind == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
+        slot = ex_online_alone(EX_ONLINE_PCT, h, 0); /* run 0 as the lanes portfolio's: its
+                                                      * flip lane starts there */
+    else
+        slot = ex_online_alone(kind, h, index);
+    return ex_online_begin_as(o, kind, &slot, params, h, seed, index);
 }
 
-int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
-                       uint64_t cycle, const struct ex_online_params *params,
+struct ex_online_slot ex_online_alone(enum ex_online_kind kind, const struct ex_history *h,
+                                      uint64_t index)
+{
+    struct ex_online_slot s = { .kind = (uint8_t)kind, .ordinal = index };
+    if (kind == EX_ONLINE_SWEEP) {
+        uint64_t first = ex_online_sweep_first(h);
+        s.ordinal = index >= first ? index - first : 0;
+    }
+    return s;
+}
+
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked,
+                       const struct ex_online_slot *slot, const struct ex_online_params *params,
                        const struct ex_history *h, uint64_t seed, uint64_t index)
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix, *fprefix = o->flip.prefix;
@@ -249,31 +268,17 @@ int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_o
     o->index = index;
     o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
-    bool known = (unsigned)kind < EX_ONLINE_NKINDS && (unsigned)asked < EX_ONLINE_NKINDS;
+    bool known = (unsigned)slot->kind < EX_ONLINE_NKINDS && (unsigned)asked < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)asked : EX_ONLINE_POS;
+    o->kind = known ? slot->kind : EX_ONLINE_POS;
+    o->cycle = slot->cycle;
     o->flip.cand = -1;
-    uint64_t sweep = 0; /* the sweep's schedule count (its ordinal) */
-    if (o->asked == EX_ONLINE_PORTFOLIO) {
-        struct ex_online_slot slot = ex_online_portfolio_slot(h, index); /* online_portfolio.c */
-        o->kind = slot.kind;
-        o->cycle = slot.cycle;
-        sweep = slot.ordinal;
-    } else if (o->asked == EX_ONLINE_LANES)
-        o->kind = (uint8_t)kind, o->cycle = cycle; /* resolved by online_lanes.c */
-    else if (o->asked == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
-        o->kind = EX_ONLINE_PCT; /* run 0 as the lanes portfolio's: its flip lane starts there */
-    else
-        o->kind = (uint8_t)o->asked;
-    if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {
-        uint64_t first = ex_online_sweep_first(h);
-        sweep = index >= first ? index - first : 0;
-    }
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
-        ex_online_pct_begin(o, h);
+        ex_online_pct_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_SWEEP)
-        ex_online_sweep_begin(o, h, sweep);
+        ex_online_sweep_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_WAKE)
-        ex_online_wake_begin(o, h, o->asked == EX_ONLINE_PORTFOLIO ? sweep : index);
+        ex_online_wake_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)

@@ -47,7 +47,9 @@ void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o);
 /* Records t's nested lock step (online_nest.c): its last held word, the word it takes. */
 void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 
-void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
+/* PCT, window and nest schedule number `nth` of their kind (online_pct.c): odd ones
+ * count data races only (nest: lower by a coin). */
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h, uint64_t nth);
 /* fresh: the enabled threads seen for the first time at this cue point. */
 /* PCT's ranked list (online_pct.c): inserts t at rank pos (0 = highest) of
  * o->pct.order; moves t below every priority given so far; the highest-ranked
@@ -117,8 +119,9 @@ int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend);
 /* What a portfolio gives schedule `index` (online_portfolio.c): the strategy, its
- * ordinal (the sweep's target, wake's variant: online_sweep.c, online_wake.c), its
- * place in the cycle (0 outside it) and, for "lanes", the lane it runs in. */
+ * ordinal (its schedule number among its kind's: the sweep's target, wake's
+ * variant, PCT's data-races-only and nest's coin on odd ones), its place in the
+ * cycle (0 outside it) and, for "lanes", the lane it runs in. */
 enum { LANE_CYCLE = 0, LANE_FLIP = 1, LANE_SWEEP = 2, LANE_NEST = 3 };
 struct ex_online_slot {
     uint8_t kind;
@@ -128,10 +131,14 @@ struct ex_online_slot {
 };
 struct ex_online_slot ex_online_portfolio_slot(const struct ex_history *h, uint64_t index);
 struct ex_online_slot ex_online_lanes_slot(const struct ex_history *h, uint64_t index);
-/* ex_online_begin for schedule `index` of `kind`, reported as `asked`; cycle is
- * the lanes portfolio's place in its cycle (online_lanes.c). */
-int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
-                       uint64_t cycle, const struct ex_online_params *params,
+/* The slot of `kind` alone: ordinal `index` (the sweep's: its schedules since the
+ * first whose history knew a DATA variable). */
+struct ex_online_slot ex_online_alone(enum ex_online_kind kind, const struct ex_history *h,
+                                      uint64_t index);
+/* ex_online_begin for schedule `index` as `slot` gives it (the strategy, its ordinal
+ * and place in the cycle), reported as `asked`. */
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked,
+                       const struct ex_online_slot *slot, const struct ex_online_params *params,
                        const struct ex_history *h, uint64_t seed, uint64_t index);
 /* The lanes portfolio's ex_online_begin (online_lanes.c). */
 int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *params,

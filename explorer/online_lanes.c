@@ -25,13 +25,13 @@ int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *pa
         /* Exactly the strategy alone at its lane index: its history, its seed
          * (the sweep lane's first schedule is its own run 0, lane index 0). */
         const struct ex_history *l = h->lane[lane - 1];
-        rc = ex_online_begin_as(o, EX_ONLINE_LANES, slot.kind, 0, params, l, seed, l->runs);
+        struct ex_online_slot alone = ex_online_alone(slot.kind, l, l->runs);
+        rc = ex_online_begin_as(o, EX_ONLINE_LANES, &alone, params, l, seed, l->runs);
         o->lane_index = l->runs;
     } else {
         /* The cycle at its own count of runs, or a nest slot (cycle 0: at every
          * nested step, no coin). */
-        rc = ex_online_begin_as(o, EX_ONLINE_LANES, slot.kind, slot.cycle, params, h, seed,
-                                index);
+        rc = ex_online_begin_as(o, EX_ONLINE_LANES, &slot, params, h, seed, index);
     }
     o->index = index;
     o->lane = (uint8_t)lane;

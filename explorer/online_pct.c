@@ -3,12 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h, uint64_t nth)
 {
     /* Every other PCT schedule counts the steps at data races only: most bugs
      * are there, and libc's internal locks would otherwise take most of k. */
-    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO || o->asked == EX_ONLINE_LANES ? o->cycle / 4
-                                                                            : o->index;
     o->pct.windows = o->kind == EX_ONLINE_WINDOW;
     o->pct.nest = o->kind == EX_ONLINE_NEST;
     if (o->pct.nest) {

@@ -41,7 +41,8 @@ enum ordinal {
     O_COUNT,    /* the row's own slots before this one */
     O_WAKE,     /* `value`, or 1 - `value` when by the first wake slot a waiter's
                  * waker was older (the older half last comes first) */
-    O_CYCLE,    /* the place in the cycle: v minus the flip runs so far */
+    O_CYCLE,    /* the place in the cycle: v minus the flip runs so far; the
+                 * ordinal is its count of pct (or nest) places before */
 };
 
 #define CYCLE EX_ONLINE_NKINDS /* a row that runs the cycle's strategy */
@@ -372,6 +373,7 @@ static struct ex_online_slot interpret(const struct rule *rules, size_t n, const
         break;
     case O_CYCLE:
         s.cycle = lanes ? f->cycle_runs : v >= f->flipruns ? v - f->flipruns : v;
+        s.ordinal = s.cycle / 4; /* the cycle's pct (or nest) schedules before it */
         break;
     default:
         break;
