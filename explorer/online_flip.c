@@ -1,5 +1,10 @@
 /* Online flip: replay a parent run up to a racing access, hold its thread until
- * another thread made the access it races with, then pos (online.h, flip.h). */
+ * another thread made the access it races with, then pos (online.h, flip.h).
+ *
+ * Needs: a traced run that records each step's event (the parent's, to follow
+ * it; this run's, to learn its races); from the history, its next untried flip
+ * and that flip's parent run. Receives: nothing but (seed, index): which flip is
+ * the history's choice (ex_flips_next). */
 #include "online_impl.h"
 #include <stdlib.h>
 #include <string.h>

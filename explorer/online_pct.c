@@ -1,4 +1,10 @@
-/* Online PCT: priorities as a ranked list (online.h). */
+/* Online PCT: priorities as a ranked list (online.h; also window, nest, sweep
+ * and wake rank threads with it).
+ *
+ * Needs: a traced run (each thread's pending access at every cue point: only a
+ * racy step can change an order); from the history, its conflict variables and
+ * the mean racy steps (or windows) per run, k. Receives: its ordinal (odd ones
+ * count data races only; nest: lower at every nested step, or by a coin). */
 #include "online_impl.h"
 #include <stdlib.h>
 #include <string.h>

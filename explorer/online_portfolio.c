@@ -3,7 +3,11 @@
  * ordinal; none of them knows a slot.
  *
  * The layout is part of every seed's meaning (a dump's "seed=S index=I", the
- * corpus results): tests/unit/test_explorer_portfolio_golden.c pins it. */
+ * corpus results): tests/unit/test_explorer_portfolio_golden.c pins it.
+ *
+ * Every strategy here runs traced (each strategy's header says what it needs);
+ * the decisions-only PCT of sparse runs is sparse.h's. The rounds' portfolio, a
+ * mix of proposals over a recorded fragment, is portfolio.c's. */
 #include "online_impl.h"
 #include <stdlib.h>
 

@@ -1,5 +1,10 @@
 /* The window sweep: one preemption at a chosen window (online.h, "sweep").
  *
+ * Needs: a traced run (the window after a racy DATA access, and who opened it);
+ * from the history, its DATA variables with the run that first showed each
+ * racing, and the mean windows per run. Receives: its ordinal, the target
+ * (EX_SWEEP_PAIR_OF and EX_SWEEP_SPLIT name one directly: online_impl.h).
+ *
  * Most one-preemption bugs need one thread stopped right after its racy access
  * to a data variable (check then act, read then write, publish then fill) while
  * the others run: a window step (online.c, ex_online_window). Instead of

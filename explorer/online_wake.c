@@ -1,5 +1,10 @@
 /* The wake strategy: start orders and wakes (online.h, "wake").
  *
+ * Needs: the enabled threads at each cue point (who was woken, who created whom;
+ * pending reads only keep spinners from running first), nothing from the
+ * history: its decisions are at thread starts and wakes, not at accesses.
+ * Receives: its ordinal, the variant. Teaches the history h->woke.
+ *
  * The condition-variable bugs (a bounded buffer that waits with `if`, one
  * condition variable for two predicates, a signal to the wrong waiter) need no
  * preemption at a data access. They need the waiters to wait before the
