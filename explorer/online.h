@@ -45,8 +45,9 @@
  *            racy step (1-based) where c is a change point, the thread about
  *            to run first drops below every priority given so far (so below
  *            all initial ones; later drops go lower still) and the choice is
- *            made again: a preemption exactly there. Odd schedules (odd index
- *            for "pct", odd index / 4 in the portfolio) count racy steps at
+ *            made again: a preemption exactly there. Odd schedules (odd
+ *            ordinal: the index alone, the place in the cycle / 4 in a
+ *            portfolio) count racy steps at
  *            DATA variables only (no pending-race or SYNC ones), with
  *            k = ex_history_data_racy_estimate: most bugs are data races, and
  *            libc's internal locks would otherwise take most of k.
@@ -119,8 +120,9 @@
  *            STEP (an RMW of a SYNC variable other than those it holds, while
  *            it holds one; it holds a SYNC word from its RMW of it until its
  *            next RMW or store of it) is lowered below every priority, with at
- *            least two threads enabled: at every such step on even schedules
- *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
+ *            least two threads enabled: at every such step on even schedules,
+ *            with probability 1/2 on odd ones (the ordinal, as PCT's; 0 in a
+ *            portfolio's nest slots outside the cycle).
  *            The lowered thread keeps its first lock while the others take
  *            theirs: a cycle of n locks needs n-1 such preemptions.
  *   "sweep"  the window sweep (online_sweep.c): PCT's random priorities and one
