@@ -11,16 +11,16 @@
  *
  * What each index gets is observed through ex_online_begin only (the kind, the
  * cycle, and what the ordinal chose: the sweep's target, wake's variant, PCT's
- * racy steps and nest's coin), so
- * the expectations below were recorded from the code as it was before the
- * portfolio became one table (main at 4475ab0, this file compiled against its
- * explorer/), and they hold whatever the code looks like.
+ * racy steps and nest's coin), so the expectations below were recorded from the
+ * code as it was before the portfolio became one table (main at 4475ab0, this
+ * file compiled against its explorer/), and they hold whatever the code looks
+ * like.
  *
  * To record them again (only for a layout change meant to move slots, which
  * moves every seed's schedules: say so in the commit):
  *     JINX_GOLDEN_PRINT=1 build/tests/test_explorer_portfolio_golden
- * prints the tables in this file's syntax, and the kind strings of every
- * combination (diff two builds' output to see which slot moved). */
+ * prints the tables in this file's syntax; JINX_GOLDEN_VERBOSE=1 prints the kind
+ * letters of every combination (diff two builds' output to see which slot moved). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
