@@ -1,5 +1,5 @@
 /* Double-checked updates in a trace: the second gate of the portfolio's early
- * slot (online.h, "portfolio"; online_split.c).
+ * slot (online.h, "portfolio"; online_portfolio.c).
  *
  *   a DOUBLE CHECK of a variable X: a thread reads X holding no lock, its next
  *   access to X is a read while it holds one, and its next a store to X,
@@ -16,7 +16,7 @@
  * for dcl-singleton (from run 1), and for token-ring and bb-shared-cond, whose
  * predicate loops around a condition wait look the same (the wait gives the
  * mutex back and retakes it inside libc: RMWs of the lock word that the rule
- * cannot tell from a release): online_split.c leaves out programs with a
+ * cannot tell from a release): the early slot leaves out programs with a
  * condition wait. musl's __lock (read libc.need_locks, take the lock, store
  * it without a re-read) is no double check.
  * Pure data, no KVM; the trace is only read (any content is safe). */

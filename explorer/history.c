@@ -189,12 +189,12 @@ int ex_history_add_run(struct ex_history *h, const uint32_t *choices, size_t n,
         uint64_t var = 0;
         uint64_t dvar = 0;
         if (!h->dchecks && ex_trace_double_checks(trace, &h->conflict, &dvar) > 0) {
-            h->dchecks = true; /* the early slot's other gate (dcheck.h, online_split.c) */
+            h->dchecks = true; /* the early slot's other gate (dcheck.h, online_portfolio.c) */
             h->dcheck_from = h->runs + 1;
             h->dcheck_var = dvar;
         }
         if (!h->split_updates && ex_trace_split_updates(trace, &h->conflict, &var) > 0) {
-            h->split_updates = true; /* the early slot's gate (splitrmw.h, online_split.c) */
+            h->split_updates = true; /* the early slot's gate (splitrmw.h, online_portfolio.c) */
             h->split_from = h->runs + 1;
             h->split_var = var;
         }

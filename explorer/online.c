@@ -33,21 +33,6 @@ int ex_online_from_name(const char *name, enum ex_online_kind *out)
     return -1;
 }
 
-enum ex_online_kind ex_online_resolve(enum ex_online_kind k, uint64_t index)
-{
-    /* By what each found on the corpus (docs/explorer.md): the racy-step
-     * random walk most often, PCT (all racy steps, then data races only) and
-     * pos often, the window PCT the bugs that need a thread held inside a
-     * window, rf's mutations rarely. */
-    static const enum ex_online_kind cycle[] = {
-        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_WINDOW,
-        EX_ONLINE_PCT, EX_ONLINE_RANDOM, EX_ONLINE_POS, EX_ONLINE_RF,
-    };
-    if (k != EX_ONLINE_PORTFOLIO)
-        return k;
-    return cycle[index % (sizeof cycle / sizeof cycle[0])];
-}
-
 void ex_online_params_default(struct ex_online_params *p)
 {
     p->depth = 3;
@@ -225,52 +210,36 @@ void ex_online_free(struct ex_online *o)
     ex_online_init(o);
 }
 
-/* What the portfolio runs as schedule o->index (online.h): a sweep in the sweep
- * slots (nest instead once a lock chain was seen), else the schedule the
- * portfolio without sweeps gives its VIRTUAL index, o->index minus the sweeps
- * before it: a flip in the flip slots, the cycle (resumed where it left) in the
- * others. *sweep = the sweep's ordinal. */
-static void portfolio_kind(struct ex_online *o, const struct ex_history *h, uint64_t *sweep)
-{
-    uint64_t before = ex_online_portfolio_sweeps_before(h, o->index);
-    if (ex_online_portfolio_wake(h, o->index, &o->kind, sweep)) { /* online_wake.c */
-        o->cycle = 0;
-        return;
-    }
-    if (ex_online_portfolio_split(h, o->index, &o->kind, sweep)) { /* online_split.c */
-        o->cycle = 0;
-        return;
-    }
-    if (ex_online_portfolio_sweeps(h, o->index)) {
-        *sweep = before;
-        /* A lock-order cycle may be near: nest lowers at every nested step
-         * (cycle 0: no coin), the sweep's windows are no lock steps. */
-        o->kind = h->nest_chain ? EX_ONLINE_NEST : EX_ONLINE_SWEEP;
-        o->cycle = 0;
-        return;
-    }
-    uint64_t v = o->index - before - ex_online_portfolio_wakes_before(h, o->index) -
-                 ex_online_portfolio_splits_before(h, o->index);
-    /* The cycle goes on where the last non-flip schedule left it. */
-    o->cycle = h && v >= h->flips.flipruns ? v - h->flips.flipruns : v;
-    o->kind = (uint8_t)ex_online_resolve(EX_ONLINE_PORTFOLIO, o->cycle);
-    if (h && h->nest_chain && (o->cycle % 8 == 1 || o->cycle % 8 == 6))
-        o->kind = EX_ONLINE_NEST; /* a lock-order cycle may be near: online.h */
-    if (ex_online_portfolio_flips(h, v))
-        o->kind = EX_ONLINE_FLIP;
-}
-
 int ex_online_begin(struct ex_online *o, enum ex_online_kind kind,
                     const struct ex_online_params *params, const struct ex_history *h,
                     uint64_t seed, uint64_t index)
 {
     if (kind == EX_ONLINE_LANES)
         return ex_online_lanes_begin(o, params, h, seed, index);
-    return ex_online_begin_as(o, kind, kind, 0, params, h, seed, index);
+    struct ex_online_slot slot;
+    if (kind == EX_ONLINE_PORTFOLIO)
+        slot = ex_online_portfolio_slot(h, index); /* online_portfolio.c */
+    else if (kind == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
+        slot = ex_online_alone(EX_ONLINE_PCT, h, 0); /* run 0 as the lanes portfolio's: its
+                                                      * flip lane starts there */
+    else
+        slot = ex_online_alone(kind, h, index);
+    return ex_online_begin_as(o, kind, &slot, params, h, seed, index);
 }
 
-int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
-                       uint64_t cycle, const struct ex_online_params *params,
+struct ex_online_slot ex_online_alone(enum ex_online_kind kind, const struct ex_history *h,
+                                      uint64_t index)
+{
+    struct ex_online_slot s = { .kind = (uint8_t)kind, .ordinal = index };
+    if (kind == EX_ONLINE_SWEEP) {
+        uint64_t first = ex_online_sweep_first(h);
+        s.ordinal = index >= first ? index - first : 0;
+    }
+    return s;
+}
+
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked,
+                       const struct ex_online_slot *slot, const struct ex_online_params *params,
                        const struct ex_history *h, uint64_t seed, uint64_t index)
 {
     uint32_t *choices = o->choices, *prefix = o->rf.prefix, *fprefix = o->flip.prefix;
@@ -299,28 +268,17 @@ int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_o
     o->index = index;
     o->racy_classes = EX_CONFLICT_DATA | EX_CONFLICT_SYNC;
     ex_rng_seed(&o->rng, ex_hash2(seed, index));
-    bool known = (unsigned)kind < EX_ONLINE_NKINDS && (unsigned)asked < EX_ONLINE_NKINDS;
+    bool known = (unsigned)slot->kind < EX_ONLINE_NKINDS && (unsigned)asked < EX_ONLINE_NKINDS;
     o->asked = known ? (uint8_t)asked : EX_ONLINE_POS;
+    o->kind = known ? slot->kind : EX_ONLINE_POS;
+    o->cycle = slot->cycle;
     o->flip.cand = -1;
-    uint64_t sweep = 0; /* the sweep's schedule count (its ordinal) */
-    if (o->asked == EX_ONLINE_PORTFOLIO)
-        portfolio_kind(o, h, &sweep);
-    else if (o->asked == EX_ONLINE_LANES)
-        o->kind = (uint8_t)kind, o->cycle = cycle; /* resolved by online_lanes.c */
-    else if (o->asked == EX_ONLINE_FLIP && index == 0 && (!h || (h->runs == 0 && h->flips.n == 0)))
-        o->kind = EX_ONLINE_PCT; /* run 0 as the lanes portfolio's: its flip lane starts there */
-    else
-        o->kind = (uint8_t)o->asked;
-    if (o->kind == EX_ONLINE_SWEEP && o->asked != EX_ONLINE_PORTFOLIO) {
-        uint64_t first = ex_online_sweep_first(h);
-        sweep = index >= first ? index - first : 0;
-    }
     if (o->kind == EX_ONLINE_PCT || o->kind == EX_ONLINE_WINDOW || o->kind == EX_ONLINE_NEST)
-        ex_online_pct_begin(o, h);
+        ex_online_pct_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_SWEEP)
-        ex_online_sweep_begin(o, h, sweep);
+        ex_online_sweep_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_WAKE)
-        ex_online_wake_begin(o, h, o->asked == EX_ONLINE_PORTFOLIO ? sweep : index);
+        ex_online_wake_begin(o, h, slot->ordinal);
     if (o->kind == EX_ONLINE_RANDOM && (o->walk.data_only = ex_rng_below(&o->rng, 2) != 0))
         o->racy_classes = EX_CONFLICT_DATA;
     if (o->kind == EX_ONLINE_RF && ex_online_rf_begin(o, h) != 0)

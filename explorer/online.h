@@ -45,8 +45,9 @@
  *            racy step (1-based) where c is a change point, the thread about
  *            to run first drops below every priority given so far (so below
  *            all initial ones; later drops go lower still) and the choice is
- *            made again: a preemption exactly there. Odd schedules (odd index
- *            for "pct", odd index / 4 in the portfolio) count racy steps at
+ *            made again: a preemption exactly there. Odd schedules (odd
+ *            ordinal: the index alone, the place in the cycle / 4 in a
+ *            portfolio) count racy steps at
  *            DATA variables only (no pending-race or SYNC ones), with
  *            k = ex_history_data_racy_estimate: most bugs are data races, and
  *            libc's internal locks would otherwise take most of k.
@@ -119,8 +120,9 @@
  *            STEP (an RMW of a SYNC variable other than those it holds, while
  *            it holds one; it holds a SYNC word from its RMW of it until its
  *            next RMW or store of it) is lowered below every priority, with at
- *            least two threads enabled: at every such step on even schedules
- *            (odd index / 4 in the portfolio), with probability 1/2 on odd ones.
+ *            least two threads enabled: at every such step on even schedules,
+ *            with probability 1/2 on odd ones (the ordinal, as PCT's; 0 in a
+ *            portfolio's nest slots outside the cycle).
  *            The lowered thread keeps its first lock while the others take
  *            theirs: a cycle of n locks needs n-1 such preemptions.
  *   "sweep"  the window sweep (online_sweep.c): PCT's random priorities and one
@@ -174,7 +176,10 @@
  *            join (the waiter waits on the value it stored itself, or reloads
  *            the word after the wait and grabs it by an RMW at once), and
  *            h->cond_from = the next index.
- *   "portfolio" SWEEP SLOTS: once the history knows a DATA variable
+ *   "portfolio" one table of slot rules (online_portfolio.c): each row names
+ *            the strategy, the indexes it takes, what the history must have
+ *            learnt by then, and the ordinal it passes; an index runs the
+ *            first row that takes it. SWEEP SLOTS: once the history knows a DATA variable
  *            (index >= ex_online_sweep_first), index 4 and every index % 8 == 6
  *            are sweeps; once a run showed a LOCK CHAIN (thread A took lock Y
  *            while holding X, another thread took Z while holding Y, both by
@@ -182,7 +187,8 @@
  *            of lock), those slots and the first schedule after the chain was
  *            learnt (h->nest_chain_from) are nest instead (at every nested
  *            step). Every other index runs what the portfolio gives its
- *            VIRTUAL index v = index minus the sweep slots before it: while
+ *            VIRTUAL index v = index minus the fixed slots (sweep, nest, wake
+ *            and early slots) before it: while
  *            the history holds an untried flip, v = 1-3 and 5-7, the odd ones
  *            from 8 to 15 and v % 8 == 1 after are flips. The others use, by
  *            their place in the cycle (v minus the flip schedules so far,
@@ -190,7 +196,7 @@
  *            ones alternate all racy steps and data races only); with a lock
  *            chain, the first random slot and the second pos slot are nest.
  *            So a program without DATA variables or chains runs exactly the
- *            schedules it ran before the sweep. WAKE SLOTS (online_wake.c):
+ *            schedules it ran before the sweep. WAKE SLOTS:
  *            once a run showed a condition wait (h->cond_waits, index >=
  *            h->cond_from; never for lock waits alone), indexes 2 and 3 run
  *            "wake" with ordinals 0 and 1 (creation order with the waker rule;
@@ -206,7 +212,7 @@
  *            unless that index is a sweep slot; they too are left out of the
  *            virtual index. Indexes 0 and 1 never change, and a program whose
  *            runs show no condition wait runs the layout without wake slots.
- *            EARLY SLOT (online_split.c): index 2, unless it is a sweep or
+ *            EARLY SLOT: index 2, unless it is a sweep or
  *            wake slot, runs the sweep at a variable a run's trace named (it
  *            too is left out of the virtual index): once a trace showed a
  *            SPLIT UPDATE (splitrmw.h: two threads each read a DATA variable
@@ -223,7 +229,8 @@
  *            same), the sweep's write window at it (h->dcheck_var). Indexes
  *            0-1 never change, and a program whose runs show neither runs
  *            the layout without it.
- *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c). Index i runs
+ *   "lanes"  the portfolio with ADDITIVE slots (online_lanes.c; its rules are
+ *            the second table of online_portfolio.c). Index i runs
  *            the lane its slot letter names (EX_LANES_PREFIX for the first
  *            indexes, then EX_LANES_PERIOD over and over; index 0 is the
  *            cycle's): F the FLIP LANE, S the SWEEP LANE, C the cycle. The flip

@@ -1,5 +1,10 @@
 /* Online flip: replay a parent run up to a racing access, hold its thread until
- * another thread made the access it races with, then pos (online.h, flip.h). */
+ * another thread made the access it races with, then pos (online.h, flip.h).
+ *
+ * Needs: a traced run that records each step's event (the parent's, to follow
+ * it; this run's, to learn its races); from the history, its next untried flip
+ * and that flip's parent run. Receives: nothing but (seed, index): which flip is
+ * the history's choice (ex_flips_next). */
 #include "online_impl.h"
 #include <stdlib.h>
 #include <string.h>
@@ -259,22 +264,4 @@ long ex_online_learn_flips(struct ex_history *h, const struct ex_online *o, bool
     return ex_flips_learn_opened(&h->flips, used, used >= 0 && o->flip.reversed,
                                  ok ? ch : NULL, ok ? o->rec : NULL, ok ? n : 0,
                                  &h->conflict);
-}
-
-bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index)
-{
-    /* While untried flips remain: three in four of the first EX_FLIP_DENSE
-     * schedules, every other one up to EX_FLIP_EARLY, one in EX_FLIP_LATE_EVERY
-     * after. Index 1's flip is one of run 0's races, libc's own, but its run is
-     * the parent of the flips that found pre3-chain's chain (a random walk
-     * there instead: seed 1 not found in 60 s, after 7 schedules before). A
-     * bug one race reversal away is met by the first few flips (the
-     * newest variables come first; the first run's are musl's own, its pages
-     * not yet pre-shared); bugs that need two or three preemptions, or a start
-     * order, need the cycle's random schedules in numbers, which flips must
-     * not dilute. */
-    bool slot = index < EX_FLIP_DENSE   ? index % 4 != 0
-                : index < EX_FLIP_EARLY ? (index & 1) != 0
-                                        : index % EX_FLIP_LATE_EVERY == 1;
-    return h && slot && ex_flips_next(&h->flips) >= 0;
 }

@@ -47,7 +47,9 @@ void ex_history_learn_nested(struct ex_history *h, const struct ex_online *o);
 /* Records t's nested lock step (online_nest.c): its last held word, the word it takes. */
 void ex_online_nest_edge(struct ex_online *o, const ex_pending_table *pend, uint32_t t);
 
-void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h);
+/* PCT, window and nest schedule number `nth` of their kind (online_pct.c): odd ones
+ * count data races only (nest: lower by a coin). */
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h, uint64_t nth);
 /* fresh: the enabled threads seen for the first time at this cue point. */
 /* PCT's ranked list (online_pct.c): inserts t at rank pos (0 = highest) of
  * o->pct.order; moves t below every priority given so far; the highest-ranked
@@ -68,8 +70,8 @@ uint32_t ex_online_pct_pick(struct ex_online *o, const struct ex_tidset *enabled
 /* An ordinal of EX_SWEEP_PAIR_OF | r: the pair target of the r-th newest DATA
  * variable (the oldest if there are fewer), whatever the cycle gives. */
 #define EX_SWEEP_PAIR_OF (1ull << 63)
-/* An ordinal of EX_SWEEP_SPLIT | k: target k (0 its read window, 1 its write
- * window, 2 the pair) at h->split_var (online_split.c), whatever the cycle gives. */
+/* An ordinal of EX_SWEEP_SPLIT | k: target k (1 the write window at
+ * h->dcheck_var, 2 the pair at h->split_var), whatever the cycle gives. */
 #define EX_SWEEP_SPLIT (1ull << 62)
 /* Schedule number `ordinal` of the sweep: its target (online_sweep.c). */
 void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint64_t ordinal);
@@ -98,16 +100,6 @@ void ex_online_wake_note(struct ex_online *o, const struct ex_tidset *enabled,
                          const struct ex_tidset *fresh);
 /* After a run: whether it woke a thread other than the creator (h->woke). */
 void ex_history_learn_wakes(struct ex_history *h, const struct ex_online *o);
-/* Whether the portfolio's schedule `index` is a wake slot (online.h): then
- * *kind is wake or sweep (the pair) and *ordinal its ordinal. How many of its
- * schedules before `index` were. */
-bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
-                              uint64_t *ordinal);
-uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index);
-/* The same for the early pair slots (online_split.c): *kind is sweep. */
-bool ex_online_portfolio_split(const struct ex_history *h, uint64_t index, uint8_t *kind,
-                               uint64_t *ordinal);
-uint64_t ex_online_portfolio_splits_before(const struct ex_history *h, uint64_t index);
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh);
 uint32_t ex_online_pos_pick(struct ex_online *o, const struct ex_tidset *enabled);
@@ -126,20 +118,27 @@ uint32_t ex_online_rf_pick(struct ex_online *o, const struct ex_tidset *enabled,
 int ex_online_flip_begin(struct ex_online *o, const struct ex_history *h);
 uint32_t ex_online_flip_pick(struct ex_online *o, const struct ex_tidset *enabled,
                              const struct ex_tidset *fresh, const ex_pending_table *pend);
-#define EX_FLIP_DENSE 8u
-#define EX_FLIP_EARLY 16u
-#define EX_FLIP_LATE_EVERY 8u
-/* Whether the portfolio's schedule `index` is a sweep slot (online.h), and how
- * many of its schedules before `index` were. */
-bool ex_online_portfolio_sweeps(const struct ex_history *h, uint64_t index);
-uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t index);
-/* Whether the portfolio's schedule `index` is a flip (online.h); `index` is
- * the virtual one, without the sweep slots before it. */
-bool ex_online_portfolio_flips(const struct ex_history *h, uint64_t index);
-/* ex_online_begin for schedule `index` of `kind`, reported as `asked`; cycle is
- * the lanes portfolio's place in its cycle (online_lanes.c). */
-int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked, enum ex_online_kind kind,
-                       uint64_t cycle, const struct ex_online_params *params,
+/* What a portfolio gives schedule `index` (online_portfolio.c): the strategy, its
+ * ordinal (its schedule number among its kind's: the sweep's target, wake's
+ * variant, PCT's data-races-only and nest's coin on odd ones), its place in the
+ * cycle (0 outside it) and, for "lanes", the lane it runs in. */
+enum { LANE_CYCLE = 0, LANE_FLIP = 1, LANE_SWEEP = 2, LANE_NEST = 3 };
+struct ex_online_slot {
+    uint8_t kind;
+    uint8_t lane;
+    uint64_t ordinal;
+    uint64_t cycle;
+};
+struct ex_online_slot ex_online_portfolio_slot(const struct ex_history *h, uint64_t index);
+struct ex_online_slot ex_online_lanes_slot(const struct ex_history *h, uint64_t index);
+/* The slot of `kind` alone: ordinal `index` (the sweep's: its schedules since the
+ * first whose history knew a DATA variable). */
+struct ex_online_slot ex_online_alone(enum ex_online_kind kind, const struct ex_history *h,
+                                      uint64_t index);
+/* ex_online_begin for schedule `index` as `slot` gives it (the strategy, its ordinal
+ * and place in the cycle), reported as `asked`. */
+int ex_online_begin_as(struct ex_online *o, enum ex_online_kind asked,
+                       const struct ex_online_slot *slot, const struct ex_online_params *params,
                        const struct ex_history *h, uint64_t seed, uint64_t index);
 /* The lanes portfolio's ex_online_begin (online_lanes.c). */
 int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *params,

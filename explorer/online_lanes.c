@@ -16,79 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Which lane each index runs (C cycle, F flip, S sweep): EX_LANES_PREFIX for
- * the first indexes, then EX_LANES_PERIOD over and over. Index 0 is the
- * cycle's (pct): run 0, which every lane learns. Chosen with
- * scripts/bench/lanes-predict.py over the per-strategy columns (docs/explore.md). */
-#define EX_LANES_PREFIX "CSSSFFFS"
-#define EX_LANES_PERIOD "FSFC"
-
-enum { LANE_CYCLE = 0, LANE_FLIP = 1, LANE_SWEEP = 2, LANE_NEST = 3 };
-
-/* A sweep lane gives its slots back after this many passes over its targets. */
-#define EX_LANES_SWEEP_PASSES 2u
-
-static char slot_at(uint64_t index)
-{
-    const uint64_t np = sizeof EX_LANES_PREFIX - 1, nq = sizeof EX_LANES_PERIOD - 1;
-    return index < np ? EX_LANES_PREFIX[index] : EX_LANES_PERIOD[(index - np) % nq];
-}
-
-/* Whether the sweep lane is spent: it went EX_LANES_SWEEP_PASSES times through its
- * targets (online_sweep.c: every DATA variable twice and the n-th windows), or
- * its runs showed no DATA variable at all. */
-static bool sweep_spent(const struct ex_history *lane)
-{
-    /* Its schedules since the first that knew a DATA variable. Knowing none after
-     * its first run, it has no window to preempt at (dl-abba: three sweeps "not
-     * reached" before the flips that led to the deadlock). */
-    uint64_t first = ex_online_sweep_first(lane);
-    if (first == UINT64_MAX)
-        return lane->runs >= 1;
-    return lane->runs > first &&
-           lane->runs - first >= EX_LANES_SWEEP_PASSES * ex_online_sweep_targets(lane);
-}
-
-/* The lane schedule `index` runs in (online.h): a flip slot while the flip lane
- * has an untried flip, a sweep slot until the sweep is spent (nest once a lock
- * chain is known, and the first schedule after it), else the cycle. */
-static int lane_of(const struct ex_history *h, uint64_t index)
-{
-    if (!h)
-        return LANE_CYCLE;
-    if (h->nest_chain && index == h->nest_chain_from && index > 0)
-        return LANE_NEST;
-    char c = slot_at(index);
-    if (c == 'S' && h->nest_chain)
-        return LANE_NEST;
-    if (c == 'S' && h->lane[LANE_SWEEP - 1] && !sweep_spent(h->lane[LANE_SWEEP - 1]))
-        return LANE_SWEEP;
-    if (c == 'F' && h->lane[LANE_FLIP - 1] && ex_flips_next(&h->lane[LANE_FLIP - 1]->flips) >= 0)
-        return LANE_FLIP;
-    return LANE_CYCLE;
-}
-
 int ex_online_lanes_begin(struct ex_online *o, const struct ex_online_params *params,
                           const struct ex_history *h, uint64_t seed, uint64_t index)
 {
-    int lane = lane_of(h, index), rc;
+    struct ex_online_slot slot = ex_online_lanes_slot(h, index); /* online_portfolio.c */
+    int lane = slot.lane, rc;
     if (lane == LANE_FLIP || lane == LANE_SWEEP) {
         /* Exactly the strategy alone at its lane index: its history, its seed
          * (the sweep lane's first schedule is its own run 0, lane index 0). */
         const struct ex_history *l = h->lane[lane - 1];
-        rc = ex_online_begin_as(o, EX_ONLINE_LANES,
-                                lane == LANE_FLIP ? EX_ONLINE_FLIP : EX_ONLINE_SWEEP, 0,
-                                params, l, seed, l->runs);
+        struct ex_online_slot alone = ex_online_alone(slot.kind, l, l->runs);
+        rc = ex_online_begin_as(o, EX_ONLINE_LANES, &alone, params, l, seed, l->runs);
         o->lane_index = l->runs;
-    } else if (lane == LANE_NEST) {
-        /* A lock-order cycle may be near: every nested step (cycle 0, no coin). */
-        rc = ex_online_begin_as(o, EX_ONLINE_LANES, EX_ONLINE_NEST, 0, params, h, seed, index);
     } else {
-        uint64_t cycle = h ? h->lane_runs[LANE_CYCLE] : 0;
-        enum ex_online_kind k = ex_online_resolve(EX_ONLINE_PORTFOLIO, cycle);
-        if (h && h->nest_chain && (cycle % 8 == 1 || cycle % 8 == 6))
-            k = EX_ONLINE_NEST;
-        rc = ex_online_begin_as(o, EX_ONLINE_LANES, k, cycle, params, h, seed, index);
+        /* The cycle at its own count of runs, or a nest slot (cycle 0: at every
+         * nested step, no coin). */
+        rc = ex_online_begin_as(o, EX_ONLINE_LANES, &slot, params, h, seed, index);
     }
     o->index = index;
     o->lane = (uint8_t)lane;

@@ -1,5 +1,9 @@
 /* Nested lock steps: where the "nest" strategy lowers a thread (online.h).
  *
+ * Needs: a traced run (RMWs and stores of SYNC words, with their code); from
+ * the history, which words are SYNC. Teaches the history its lock chains (the
+ * portfolio's CHAIN fact). Receives: its ordinal, as PCT (online_pct.c).
+ *
  * A lock-order deadlock needs each thread of the cycle stopped while it holds
  * its first lock and is about to take the next one: w0 holds L0, w1 holds L1,
  * w2 takes L2 and waits for L0. PCT over all racy steps meets those steps

@@ -1,14 +1,18 @@
-/* Online PCT: priorities as a ranked list (online.h). */
+/* Online PCT: priorities as a ranked list (online.h; also window, nest, sweep
+ * and wake rank threads with it).
+ *
+ * Needs: a traced run (each thread's pending access at every cue point: only a
+ * racy step can change an order); from the history, its conflict variables and
+ * the mean racy steps (or windows) per run, k. Receives: its ordinal (odd ones
+ * count data races only; nest: lower at every nested step, or by a coin). */
 #include "online_impl.h"
 #include <stdlib.h>
 #include <string.h>
 
-void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h)
+void ex_online_pct_begin(struct ex_online *o, const struct ex_history *h, uint64_t nth)
 {
     /* Every other PCT schedule counts the steps at data races only: most bugs
      * are there, and libc's internal locks would otherwise take most of k. */
-    uint64_t nth = o->asked == EX_ONLINE_PORTFOLIO || o->asked == EX_ONLINE_LANES ? o->cycle / 4
-                                                                            : o->index;
     o->pct.windows = o->kind == EX_ONLINE_WINDOW;
     o->pct.nest = o->kind == EX_ONLINE_NEST;
     if (o->pct.nest) {

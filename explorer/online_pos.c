@@ -1,4 +1,9 @@
-/* Online POS and random walk (online.h). */
+/* Online POS and random walk (online.h).
+ *
+ * Needs: a traced run (pos redraws the priorities of the threads whose pending
+ * access races with the one just made; the walk switches at racy steps only);
+ * from the history, the walk only: its conflict variables. Receives: nothing
+ * but (seed, index). */
 #include "online_impl.h"
 
 void ex_online_pos_fresh(struct ex_online *o, const struct ex_tidset *fresh)

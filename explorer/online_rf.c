@@ -1,4 +1,8 @@
-/* Online rf: mutate a corpus entry, then pos (online.h). */
+/* Online rf: mutate a corpus entry, then pos (online.h).
+ *
+ * Needs: a traced run (its flip falls at a racy step of the parent); from the
+ * history, its corpus (the runs that showed new reads-from pairs). Receives:
+ * nothing but (seed, index). */
 #include "online_impl.h"
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,10 @@
 /* The window sweep: one preemption at a chosen window (online.h, "sweep").
  *
+ * Needs: a traced run (the window after a racy DATA access, and who opened it);
+ * from the history, its DATA variables with the run that first showed each
+ * racing, and the mean windows per run. Receives: its ordinal, the target
+ * (EX_SWEEP_PAIR_OF and EX_SWEEP_SPLIT name one directly: online_impl.h).
+ *
  * Most one-preemption bugs need one thread stopped right after its racy access
  * to a data variable (check then act, read then write, publish then fill) while
  * the others run: a window step (online.c, ex_online_window). Instead of
@@ -88,37 +93,6 @@ uint64_t ex_online_sweep_first(const struct ex_history *h)
     return oldest == UINT64_MAX ? oldest : oldest + 1;
 }
 
-/* Index 4: after the first three flips, untouched (a schedule inserted before
- * them changes their history, and the flips that found atom-pair at 3 and
- * token-ring at 4 then took 13-23 and 11); index 2 found lw-flag, atom-counter
- * and atom-lazy-init at 3 instead of 5 (docs/explore.md). */
-#define EX_SWEEP_FIRST_SLOT 4
-
-/* The slots the portfolio gives the sweep (online.h): index 4 and every 8th
- * from 6 on, once a DATA variable is known (every 16th after 6 instead left
- * bb-if, bb-shared-cond and aba-stack slower, not faster); and, once a lock
- * chain is known, the first schedule after it (a nest: a lock-order deadlock
- * is then near). */
-static bool sweep_slot(const struct ex_history *h, uint64_t first, uint64_t index)
-{
-    if (h && h->nest_chain && index == h->nest_chain_from && index > 0)
-        return true;
-    return index >= first && (index == EX_SWEEP_FIRST_SLOT || index % 8 == 6);
-}
-
-bool ex_online_portfolio_sweeps(const struct ex_history *h, uint64_t index)
-{
-    return sweep_slot(h, ex_online_sweep_first(h), index);
-}
-
-uint64_t ex_online_portfolio_sweeps_before(const struct ex_history *h, uint64_t index)
-{
-    uint64_t first = ex_online_sweep_first(h), n = 0;
-    for (uint64_t i = 0; i < index; i++)
-        n += sweep_slot(h, first, i);
-    return n;
-}
-
 static uint64_t sweep_k(const struct ex_history *h)
 {
     uint64_t k = ex_history_window_estimate(h, 1);
@@ -146,7 +120,7 @@ void ex_online_sweep_begin(struct ex_online *o, const struct ex_history *h, uint
         uint64_t rank = ordinal & ~EX_SWEEP_PAIR_OF;
         j = (rank < n ? rank : n - 1) * EX_SWEEP_PER_VAR + EX_SWEEP_PER_VAR - 1;
     }
-    if ((ordinal & EX_SWEEP_SPLIT) && h && (h->split_updates || h->dchecks)) { /* online_split.c */
+    if ((ordinal & EX_SWEEP_SPLIT) && h && (h->split_updates || h->dchecks)) { /* the early slot */
         o->sweep.var = (ordinal & 3) == 2 ? h->split_var : h->dcheck_var;
         o->sweep.write = (ordinal & 3) == 1;
         o->sweep.pair = (ordinal & 3) == 2;

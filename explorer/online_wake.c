@@ -1,5 +1,10 @@
 /* The wake strategy: start orders and wakes (online.h, "wake").
  *
+ * Needs: the enabled threads at each cue point (who was woken, who created whom;
+ * pending reads only keep spinners from running first), nothing from the
+ * history: its decisions are at thread starts and wakes, not at accesses.
+ * Receives: its ordinal, the variant. Teaches the history h->woke.
+ *
  * The condition-variable bugs (a bounded buffer that waits with `if`, one
  * condition variable for two predicates, a signal to the wrong waiter) need no
  * preemption at a data access. They need the waiters to wait before the
@@ -176,90 +181,4 @@ void ex_online_wake_describe(const struct ex_online *o, char *buf, size_t len)
         snprintf(buf, len, " start=%s lower=%s wakes=%" PRIu64 " lowered=%" PRIu64,
                  defer_names[o->wake.defer % 4], o->wake.waker ? "waker" : "woken", o->wake.wakes,
                  o->wake.lowered);
-}
-
-/* The portfolio's wake slots (online.h, "portfolio"): the wake strategy's first
- * two variants and the sweep's pair, only once a run showed a CONDITION wait
- * (condwait.h: h->cond_waits, from index h->cond_from). A program whose runs
- * only contend for locks (or wait for nothing) runs the layout without wake
- * slots. The older half last comes first when, by the first slot, a run showed
- * a condition wait whose waker is older than the waiter (h->cond_older).
- *
- * Where the two variants go: EARLY (indexes 2 and 3) when by then a run showed
- * a condition wait and no split update (splitrmw.h: h->split_updates, from
- * h->split_from), else LATE (5 and 7). A condition-variable program whose bug
- * is a lost update beside the wait (thr4-barrier: a barrier whose arrival count
- * is bumped outside the lock) is found by the early slot's pair and the third
- * flip at index 3, which earlier wake slots pushed from 4 to 8 schedules; the
- * programs whose bug is the wait itself (bb-if, bb-shared-cond,
- * lw-wrong-waiter) show no split update and are met 3 schedules sooner
- * (docs/explore.md, "The condition-wait gate"). Every test below depends only
- * on h->cond_from and h->split_from, which never change once set, so the layout
- * of the indexes already run stays what it was. */
-static const uint64_t early_slots[] = { 2, 3 };
-static const uint64_t late_slots[] = { 5, 7 };
-#define PAIR_SLOT 9u
-#define NWAKE_VARIANT_SLOTS (sizeof early_slots / sizeof early_slots[0])
-
-static bool cond_known(const struct ex_history *h, uint64_t index)
-{
-    return h && h->cond_waits && index >= h->cond_from;
-}
-
-static bool early(const struct ex_history *h, size_t i)
-{
-    uint64_t at = early_slots[i];
-    return cond_known(h, at) && !(h->split_updates && at >= h->split_from);
-}
-
-/* The index of wake slot i (0, 1: the variants; 2: the pair). */
-static uint64_t slot_at(const struct ex_history *h, size_t i)
-{
-    if (i >= NWAKE_VARIANT_SLOTS)
-        return PAIR_SLOT;
-    return early(h, i) ? early_slots[i] : late_slots[i];
-}
-
-static int wake_slot(const struct ex_history *h, uint64_t index)
-{
-    for (size_t i = 0; i <= NWAKE_VARIANT_SLOTS; i++)
-        if (index == slot_at(h, i) && cond_known(h, index) &&
-            !ex_online_portfolio_sweeps(h, index))
-            return (int)i;
-    return -1;
-}
-
-bool ex_online_portfolio_wake(const struct ex_history *h, uint64_t index, uint8_t *kind,
-                              uint64_t *ordinal)
-{
-    int i = wake_slot(h, index);
-    if (i < 0)
-        return false;
-    if (i < 2) {
-        /* A waiter woken by an older thread (a producer created before its
-         * consumers): the older half last first (wake's ordinal 1). */
-        *kind = EX_ONLINE_WAKE;
-        bool older = h->cond_older && h->cond_older_from <= slot_at(h, 0); /* the same for both */
-        *ordinal = older ? (uint64_t)(1 - i) : (uint64_t)i;
-    } else if (index >= ex_online_sweep_first(h)) {
-        /* The second newest variable's pair (the newest's is the sweep's
-         * third schedule, index 14): libc's variables race as late as the
-         * program's own (musl's need_locks, set at the first pthread_create). */
-        *kind = EX_ONLINE_SWEEP;
-        *ordinal = EX_SWEEP_PAIR_OF | 1;
-    } else {
-        *kind = EX_ONLINE_WAKE;
-        *ordinal = (uint64_t)i;
-    }
-    return true;
-}
-
-uint64_t ex_online_portfolio_wakes_before(const struct ex_history *h, uint64_t index)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i <= NWAKE_VARIANT_SLOTS; i++) {
-        uint64_t at = slot_at(h, i);
-        n += at < index && wake_slot(h, at) >= 0;
-    }
-    return n;
 }

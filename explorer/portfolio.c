@@ -1,4 +1,6 @@
-/* The default strategy: a reproducible mix of all the others.
+/* The default strategy of rounds: a reproducible mix of all the others, each
+ * proposing schedules over one recorded fragment's trace (analysis.h). Whole
+ * runs choose online instead; their portfolio is online_portfolio.c's table.
  *
  * K schedules are shared out by fixed weights (largest remainder, ties to the
  * earlier strategy):

@@ -1,5 +1,5 @@
 /* Split read-modify-writes in a trace: the first gate of the portfolio's early
- * slot (online.h, "portfolio", EARLY SLOT; online_split.c).
+ * slot (online.h, "portfolio", EARLY SLOT; online_portfolio.c).
  *
  * The sweep (online_sweep.c) preempts a thread right after its racy read of a
  * variable, and its pair target holds a second thread after its write of the

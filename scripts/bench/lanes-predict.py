@@ -43,7 +43,7 @@ CAP = 30
 
 
 def default_pattern():
-    src = os.path.join(os.path.dirname(__file__), "../../explorer/online_lanes.c")
+    src = os.path.join(os.path.dirname(__file__), "../../explorer/online_portfolio.c")
     try:
         text = open(src).read()
         pre = re.search(r'#define EX_LANES_PREFIX "([CFS]+)"', text).group(1)
