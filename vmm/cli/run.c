@@ -9,6 +9,7 @@
 #include "kvm/pin.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
+#include "linux/files.h"
 #include "linux/sanenv.h"
 #include "linux/sanreport.h"
 #include "linux/scancache.h"
@@ -88,7 +89,7 @@ static void run_vm(struct run *r, struct vm *vm)
     vm_wait(vm);
 }
 
-#define MAX_RUN_VALUES 34
+#define MAX_RUN_VALUES 36
 
 /* The plain options (lib/options.h): where each value goes, what it may be. */
 static size_t run_values(struct run *r, struct cli_value *v)
@@ -119,6 +120,9 @@ static size_t run_values(struct run *r, struct cli_value *v)
          "a duration such as 50ms or 1ms", NULL},
         {"first", CLI_DURATION, &r->rcfg.first_ns, sizeof r->rcfg.first_ns, 0,
          3600000000000ULL, 0, "a duration such as 1ms or 2s", NULL},
+        {"file-mem", CLI_SIZE, &o->file_mem, sizeof o->file_mem, 1ULL << 20, 1ULL << 40, 0,
+         "a size from 1M to 1T (e.g. 512M)", NULL},
+        {"out-dir", CLI_STRING, &o->out_dir, 0, 0, 0, 0, NULL, NULL},
         {"max-dump-size", CLI_SIZE, &o->max_dump_size, sizeof o->max_dump_size, 0, UINT64_MAX,
          0, "a size such as 512M or 2G (0: no cap)", NULL},
         {"serial", CLI_FLAG, &o->serial, 0, 0, 0, 0, NULL, NULL},
@@ -485,6 +489,9 @@ static int end_run(struct run *r, struct vm *vm)
                     (unsigned long long)(nrrec ? rrec[0].len : 0));
     }
     dumpround_free(rrec, nrrec);
+    if (r->opt.out_dir && vm->files && !interrupted &&
+        files_copy_out(vm->files, r->opt.out_dir, r->err, sizeof r->err) < 0)
+        jx_err("%s", r->err); /* the program's own files, copied at its end */
     if (r->explore) {
         struct explore_stats xst;
         char js[1536];

@@ -3,8 +3,22 @@
 #include "kvm/vm.h"
 #include "linux/files.h"
 #include "lib/util.h"
+#include "lib/sha256.h"
 #include <stdlib.h>
 #include <string.h>
+
+static void add_written(void *ctx, const char *path, const uint8_t *bytes, uint64_t size)
+{
+    struct dumpfile *d = ctx;
+    struct sha256 s;
+    uint8_t sha[SHA256_LEN];
+    sha256_init(&s);
+    if (size)
+        sha256_update(&s, bytes, (size_t)size);
+    sha256_final(&s, sha);
+    if (dumpfile_add_written(d, path, size, sha) < 0)
+        jx_err("warning: dump: %s, which the program wrote, not recorded", path);
+}
 
 void dump_fill_files(struct dumpfile *d, struct vm *vm)
 {
@@ -28,6 +42,7 @@ void dump_fill_files(struct dumpfile *d, struct vm *vm)
                     "check it)", f->path, r < 0 ? strerror(-r) : "out of memory");
     }
     pthread_mutex_unlock(&fs->lock);
+    files_each_written(fs, add_written, d); /* its own lock */
 }
 
 int dump_check_files(const struct dumpfile *d, char *err, size_t errlen)

@@ -25,7 +25,7 @@
 
 #define DUMP_MAGIC         "JINXDUMP"
 #define DUMP_VERSION_MAJOR 1
-#define DUMP_VERSION_MINOR 2
+#define DUMP_VERSION_MINOR 3
 #define DUMP_HEADER_LEN    16
 #define DUMP_REC_HDR_LEN   16
 
@@ -148,6 +148,9 @@ struct dumpfile {
     size_t nfiles;
     char **ro_dirs;                /* owned: the run's --ro-dir directories (canonical) */
     size_t nro_dirs;
+    struct dump_file *written;     /* owned: the files the program wrote, as they were at
+                                    * the dump (format 1.3; in VMM memory, never the host's) */
+    size_t nwritten;
 };
 
 
@@ -173,6 +176,8 @@ int dumpfile_add_record(struct dumpfile *d, uint32_t type, uint32_t flags, const
 int dumpfile_add_file(struct dumpfile *d, const char *path, uint64_t size,
                       const uint8_t sha256[SHA256_LEN]);
 int dumpfile_add_ro_dir(struct dumpfile *d, const char *dir);
+int dumpfile_add_written(struct dumpfile *d, const char *path, uint64_t size,
+                         const uint8_t sha256[SHA256_LEN]);
 
 const char *dump_tstate_name(uint32_t state);
 const char *dump_out_kind_name(uint32_t kind);

@@ -3,7 +3,9 @@
  * refuse to run over a file that changed.
  *
  * Payload: u32 files, u32 directories, files x (32-byte SHA-256, u64 size, str path),
- * directories x str path. Every path is absolute, at most DUMP_MAX_STR - 1 bytes. */
+ * directories x str path; from format 1.3, u32 written, written x (SHA-256, u64 size,
+ * str path): the files the program wrote (VMM memory) as they were at the dump. Every
+ * path is absolute, at most DUMP_MAX_STR - 1 bytes. */
 #include "dump/dumpfiles.h"
 #include "lib/util.h"
 #include <stdlib.h>
@@ -30,6 +32,25 @@ int dumpfile_add_file(struct dumpfile *d, const char *path, uint64_t size,
     return 0;
 }
 
+int dumpfile_add_written(struct dumpfile *d, const char *path, uint64_t size,
+                         const uint8_t sha256[SHA256_LEN])
+{
+    if (!abs_path(path) || d->nwritten >= DUMP_MAX_FILES)
+        return -1;
+    struct dump_file *x = realloc(d->written, (d->nwritten + 1) * sizeof *x);
+    if (!x)
+        return -1;
+    d->written = x;
+    struct dump_file *f = &x[d->nwritten];
+    if (!(f->path = strdup(path)))
+        return -1;
+    f->size = size;
+    memcpy(f->sha256, sha256, SHA256_LEN);
+    d->nwritten++;
+    d->has_files = true;
+    return 0;
+}
+
 int dumpfile_add_ro_dir(struct dumpfile *d, const char *dir)
 {
     if (!abs_path(dir) || d->nro_dirs >= DUMP_MAX_RO_DIRS)
@@ -51,6 +72,11 @@ void dumpfiles_free(struct dumpfile *d)
         free(d->files[i].path);
     for (size_t i = 0; i < d->nro_dirs; i++)
         free(d->ro_dirs[i]);
+    for (size_t i = 0; i < d->nwritten; i++)
+        free(d->written[i].path);
+    free(d->written);
+    d->written = NULL;
+    d->nwritten = 0;
     free(d->files);
     free(d->ro_dirs);
     d->files = NULL;
@@ -70,6 +96,12 @@ void dumpfiles_encode(const struct dumpfile *d, struct dbuf *b)
     }
     for (size_t i = 0; i < d->nro_dirs; i++)
         bput_str(b, d->ro_dirs[i], DUMP_MAX_STR);
+    bput_u32(b, (uint32_t)d->nwritten);
+    for (size_t i = 0; i < d->nwritten; i++) {
+        bput(b, d->written[i].sha256, SHA256_LEN);
+        bput_u64(b, d->written[i].size);
+        bput_str(b, d->written[i].path, DUMP_MAX_STR);
+    }
 }
 
 int dumpfiles_parse(struct bcur *c, struct dumpfile *d, char *err, size_t errlen)
@@ -97,6 +129,18 @@ int dumpfiles_parse(struct bcur *c, struct dumpfile *d, char *err, size_t errlen
                          i < nf ? "file" : "directory", i < nf ? i : i - nf);
         else if ((i < nf ? dumpfile_add_file(d, path, size, sha)
                          : dumpfile_add_ro_dir(d, path)) < 0)
+            rc = jx_fail(err, errlen, "out of memory");
+    }
+    uint32_t nw = rc == 0 && c->left ? bget_u32(c) : 0; /* absent before format 1.3 */
+    if (c->bad || nw > DUMP_MAX_FILES)
+        rc = rc ? rc : jx_fail(err, errlen, "FILES record: written files malformed");
+    for (uint32_t i = 0; i < nw && rc == 0; i++) {
+        uint8_t sha[SHA256_LEN] = {0};
+        bget(c, sha, SHA256_LEN);
+        uint64_t size = bget_u64(c);
+        if (!bget_str(c, path, DUMP_MAX_STR) || path[0] != '/')
+            rc = jx_fail(err, errlen, "FILES record: written file %u malformed", i);
+        else if (dumpfile_add_written(d, path, size, sha) < 0)
             rc = jx_fail(err, errlen, "out of memory");
     }
     free(path);

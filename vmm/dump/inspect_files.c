@@ -28,6 +28,15 @@ void inspect_files_text(const struct dumpfile *d, FILE *f)
         fprintf(f, "         %s (%llu bytes, sha256 %.16s..., %s now)\n", d->files[i].path,
                 (unsigned long long)d->files[i].size, sha, state_now(&d->files[i]));
     }
+    if (d->nwritten)
+        fprintf(f, "written: %zu file%s by the program (in the VM, not on the host)\n",
+                d->nwritten, d->nwritten == 1 ? "" : "s");
+    for (size_t i = 0; i < d->nwritten; i++) {
+        char sha[65];
+        sha256_hex(d->written[i].sha256, sha);
+        fprintf(f, "         %s (%llu bytes, sha256 %.16s...)\n", d->written[i].path,
+                (unsigned long long)d->written[i].size, sha);
+    }
 }
 
 void inspect_files_json(const struct dumpfile *d, FILE *f)
@@ -42,6 +51,15 @@ void inspect_files_json(const struct dumpfile *d, FILE *f)
         json_fput_str(f, d->files[i].path, true);
         fprintf(f, ",\"size\":%llu,\"sha256\":\"%s\",\"now\":\"%s\"}",
                 (unsigned long long)d->files[i].size, sha, state_now(&d->files[i]));
+    }
+    fprintf(f, "],\"written\":[");
+    for (size_t i = 0; i < d->nwritten; i++) {
+        char sha[65];
+        sha256_hex(d->written[i].sha256, sha);
+        fprintf(f, "%s{\"path\":", i ? "," : "");
+        json_fput_str(f, d->written[i].path, true);
+        fprintf(f, ",\"size\":%llu,\"sha256\":\"%s\"}", (unsigned long long)d->written[i].size,
+                sha);
     }
     fprintf(f, "],\"ro_dirs\":[");
     for (size_t i = 0; i < d->nro_dirs; i++) {

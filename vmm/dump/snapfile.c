@@ -151,7 +151,104 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
             }
         }
     }
+    /* The written files (format 1.3; older readers stop before it). */
+    if (s->has_ovl) {
+        bput_u64(b, s->ninodes);
+        bput_u64(b, s->nents);
+        bput_u64(b, s->next_ino);
+        bput_u64(b, s->ovl_limit);
+        for (size_t i = 0; i < s->ninodes; i++) {
+            const struct snapimg_inode *in = &s->inodes[i];
+            bput_u64(b, in->ino);
+            bput_u32(b, in->mode);
+            bput_u32(b, in->nlink);
+            bput_u64(b, in->mtime);
+            bput_u64(b, in->size);
+            if (in->size)
+                bput(b, in->bytes, (size_t)in->size);
+        }
+        for (size_t i = 0; i < s->nents; i++) {
+            bput_u64(b, s->ents[i].ino);
+            bput_u32(b, s->ents[i].opaque);
+            bput_str(b, s->ents[i].path, SNAP_MAX_PATH);
+        }
+        uint32_t nov = 0;
+        for (size_t i = 0; i < s->nfds; i++)
+            nov += (s->fds[i].flags & SNAP_FD_OVL) != 0;
+        bput_u32(b, nov);
+        for (size_t i = 0; i < s->nfds; i++)
+            if (s->fds[i].flags & SNAP_FD_OVL) {
+                bput_u32(b, s->fds[i].fd);
+                bput_u64(b, s->fds[i].ino);
+            }
+    }
     return b->oom ? -1 : 0;
+}
+
+/* The written files' section after the pipes; absent before format 1.3. */
+static int parse_ovl(struct bcur *c, struct snap_image *s, char *err, size_t errlen)
+{
+    if (c->left == 0)
+        return 0;
+    uint64_t ni = bget_u64(c), ne = bget_u64(c);
+    s->next_ino = bget_u64(c);
+    s->ovl_limit = bget_u64(c);
+    s->has_ovl = true;
+    if (c->bad || ni > SNAP_MAX_OVL_ENTS || ne > SNAP_MAX_OVL_ENTS || ni * 32 > c->left ||
+        ne * 13 > c->left)
+        return jx_fail(err, errlen, "SNAPSHOT: written files' section malformed or cut short");
+    if ((ni && !(s->inodes = calloc(ni, sizeof *s->inodes))) ||
+        (ne && !(s->ents = calloc(ne, sizeof *s->ents))))
+        return jx_fail(err, errlen, "out of memory");
+    for (uint64_t i = 0; i < ni; i++) {
+        struct snapimg_inode *in = &s->inodes[i];
+        in->ino = bget_u64(c);
+        in->mode = bget_u32(c);
+        in->nlink = bget_u32(c);
+        in->mtime = bget_u64(c);
+        in->size = bget_u64(c);
+        s->ninodes++;
+        if (c->bad || in->size > c->left)
+            return jx_fail(err, errlen, "SNAPSHOT: written file %llu cut short",
+                           (unsigned long long)i);
+        const uint8_t *p = in->size ? bget_ptr(c, (size_t)in->size) : NULL;
+        if (in->size && !(in->bytes = malloc((size_t)in->size)))
+            return jx_fail(err, errlen, "out of memory");
+        if (in->size)
+            memcpy(in->bytes, p, (size_t)in->size);
+    }
+    char *path = malloc(SNAP_MAX_PATH);
+    if (!path)
+        return jx_fail(err, errlen, "out of memory");
+    for (uint64_t i = 0; i < ne; i++) {
+        s->ents[i].ino = bget_u64(c);
+        s->ents[i].opaque = bget_u32(c);
+        if (!bget_str(c, path, SNAP_MAX_PATH)) {
+            free(path);
+            return jx_fail(err, errlen, "SNAPSHOT: written file name %llu malformed",
+                           (unsigned long long)i);
+        }
+        if (!(s->ents[i].path = strdup(path))) {
+            free(path);
+            return jx_fail(err, errlen, "out of memory");
+        }
+        s->nents++;
+    }
+    free(path);
+    uint32_t nov = bget_u32(c);
+    if (c->bad || nov > SNAP_MAX_FDS)
+        return jx_fail(err, errlen, "SNAPSHOT: written files' descriptors malformed");
+    for (uint32_t i = 0; i < nov; i++) {
+        uint32_t fd = bget_u32(c);
+        uint64_t ino = bget_u64(c);
+        size_t k = 0;
+        while (k < s->nfds && s->fds[k].fd != fd)
+            k++;
+        if (c->bad || k == s->nfds || !(s->fds[k].flags & SNAP_FD_OVL))
+            return jx_fail(err, errlen, "SNAPSHOT: written file descriptor %u unknown", fd);
+        s->fds[k].ino = ino;
+    }
+    return 0;
 }
 
 /* The pipe section after the descriptors; absent in dumps older than format 1.2. */
@@ -384,7 +481,8 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
         s->pages[i].frame = bget_u64(&c);
         s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
     }
-    if (!c.bad && (parse_fds(&c, s, err, errlen) < 0 || parse_pipes(&c, s, err, errlen) < 0))
+    if (!c.bad && (parse_fds(&c, s, err, errlen) < 0 || parse_pipes(&c, s, err, errlen) < 0 ||
+                   parse_ovl(&c, s, err, errlen) < 0))
         goto out;
     if (c.bad) {
         jx_fail(err, errlen, "SNAPSHOT record cut short");

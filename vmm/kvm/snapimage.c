@@ -23,6 +23,12 @@ void snapimg_free(struct snap_image *s)
     }
     free(s->pipes);
     free(s->cwd);
+    for (size_t i = 0; i < s->ninodes; i++)
+        free(s->inodes[i].bytes);
+    free(s->inodes);
+    for (size_t i = 0; i < s->nents; i++)
+        free(s->ents[i].path);
+    free(s->ents);
     memset(s, 0, sizeof *s);
 }
 
@@ -240,9 +246,67 @@ static int validate_pipes(const struct snap_image *s, char *err, size_t errlen)
     return 0;
 }
 
+static const struct snapimg_inode *find_inode(const struct snap_image *s, uint64_t ino)
+{
+    size_t lo = 0, hi = s->ninodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->inodes[mid].ino == ino)
+            return &s->inodes[mid];
+        if (s->inodes[mid].ino < ino)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* A canonical absolute path: '/', then names without '.', '..' or empty ones. */
+static bool canonical(const char *p)
+{
+    size_t n = p ? strlen(p) : 0;
+    if (!n || p[0] != '/' || n >= SNAP_MAX_PATH || (n > 1 && p[n - 1] == '/'))
+        return false;
+    for (const char *c = p; *c; c++)
+        if (*c == '/' && (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || !c[2] ||
+                                                         (c[2] == '.' && (c[3] == '/' || !c[3]))))))
+            return false;
+    return true;
+}
+
+/* The written files: inodes ascending and bounded, names canonical, sorted, naming
+ * inodes of the image. */
+static int validate_ovl(const struct snap_image *s, char *err, size_t errlen)
+{
+    if (s->ninodes > SNAP_MAX_OVL_ENTS || s->nents > SNAP_MAX_OVL_ENTS ||
+        (s->ninodes && !s->inodes) || (s->nents && !s->ents))
+        return jx_fail(err, errlen, "%zu written files' inodes, %zu names (at most %u)",
+                       s->ninodes, s->nents, SNAP_MAX_OVL_ENTS);
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->ninodes; i++) {
+        const struct snapimg_inode *in = &s->inodes[i];
+        uint32_t type = in->mode & 0170000;
+        if (!in->ino || in->ino >= s->next_ino || (i && in->ino <= s->inodes[i - 1].ino) ||
+            (type != 0100000 && type != 0040000) || (in->mode & ~0177777u) ||
+            (type == 0040000 && in->size) || in->size > SNAP_MAX_OVL_BYTES ||
+            (in->size && !in->bytes) || (total += in->size) > SNAP_MAX_OVL_BYTES)
+            return jx_fail(err, errlen, "written file inode %zu invalid (number %llu, mode 0%o, "
+                           "%llu bytes)", i, (unsigned long long)in->ino, in->mode,
+                           (unsigned long long)in->size);
+    }
+    for (size_t i = 0; i < s->nents; i++) {
+        const struct snapimg_ent *e = &s->ents[i];
+        if (!canonical(e->path) || (i && strcmp(e->path, s->ents[i - 1].path) <= 0) ||
+            (e->ino && !find_inode(s, e->ino)) || e->opaque > 1)
+            return jx_fail(err, errlen, "written file name %zu invalid (not canonical, "
+                           "unsorted, or naming no inode)", i);
+    }
+    return 0;
+}
+
 int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen)
 {
-    if (validate_pipes(s, err, errlen) < 0)
+    if (validate_pipes(s, err, errlen) < 0 || validate_ovl(s, err, errlen) < 0)
         return -1;
     if (s->cwd && (s->cwd[0] != '/' || strlen(s->cwd) >= SNAP_MAX_PATH))
         return jx_fail(err, errlen, "working directory is not an absolute path");
@@ -264,6 +328,10 @@ int snapimg_validate_fds(const struct snap_image *s, char *err, size_t errlen)
                            f->fd);
         if (f->off > (1ULL << 62))
             return jx_fail(err, errlen, "descriptor %u: offset out of range", f->fd);
+        if ((f->flags & SNAP_FD_OVL) ? !find_inode(s, f->ino) : f->ino != 0)
+            return jx_fail(err, errlen, "descriptor %u: names no written file", f->fd);
+        if ((f->flags & SNAP_FD_WRONLY) && (f->flags & SNAP_FD_RDWR))
+            return jx_fail(err, errlen, "descriptor %u: two access modes", f->fd);
     }
     return 0;
 }

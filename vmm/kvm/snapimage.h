@@ -58,7 +58,11 @@ struct snapimg_page {
 #define SNAP_FD_CLOEXEC 1u
 #define SNAP_FD_PIPE 2u        /* a pipe end or an eventfd: pipe and end, no path */
 #define SNAP_FD_NONBLOCK 4u    /* O_NONBLOCK (pipe ends and eventfds) */
-#define SNAP_FD_ALL_ 7u
+#define SNAP_FD_WRONLY 8u      /* opened O_WRONLY (format 1.3) */
+#define SNAP_FD_RDWR 16u       /* opened O_RDWR */
+#define SNAP_FD_APPEND 32u     /* O_APPEND */
+#define SNAP_FD_OVL 64u        /* a file the program wrote: ino, no path (format 1.3) */
+#define SNAP_FD_ALL_ 127u
 enum { SNAP_END_READ = 0, SNAP_END_WRITE = 1, SNAP_END_EVENT = 2, SNAP_END_EPOLL = 3,
        SNAP_END_SOCK = 4 }; /* == linux/pipes_int.h's END_* */
 struct snapimg_fd {
@@ -70,6 +74,22 @@ struct snapimg_fd {
                                 * an epoll instance, only; SOCK: a socketpair end reading
                                 * pipe and writing tx, two plain pipes) */
     uint32_t tx;               /* SNAP_END_SOCK: index in snap_image.pipes */
+    uint64_t ino;              /* SNAP_FD_OVL: an inode of snap_image.inodes */
+};
+
+/* The files the program wrote (linux/ovl.h, format 1.3): inodes with their bytes, and
+ * the names (canonical absolute paths, unique; ino 0: a whiteout) over the host's. */
+#define SNAP_MAX_OVL_ENTS (1u << 20)
+#define SNAP_MAX_OVL_BYTES (1ULL << 40)
+struct snapimg_inode {
+    uint64_t ino, size, mtime;  /* ino unique, nonzero */
+    uint32_t mode, nlink;       /* mode: S_IFREG or S_IFDIR and permissions */
+    uint8_t *bytes;             /* owned; size bytes (NULL when 0; none for a directory) */
+};
+struct snapimg_ent {
+    char *path;                 /* owned */
+    uint64_t ino;
+    uint32_t opaque;
 };
 
 /* A pipe or eventfd the descriptors name (linux/pipes.h): its id (the key of its waits),
@@ -119,6 +139,12 @@ struct snap_image {
     struct snapimg_pipe *pipes;   /* owned: the pipes and eventfds fds name */
     size_t npipes;
     uint32_t next_pipe;           /* the id the program's next pipe or eventfd gets, less 1 */
+    bool has_ovl;                 /* the written files' section (format 1.3) */
+    struct snapimg_inode *inodes; /* owned */
+    size_t ninodes;
+    struct snapimg_ent *ents;     /* owned */
+    size_t nents;
+    uint64_t next_ino, ovl_limit; /* the next inode number; the run's --file-mem */
 };
 
 void snapimg_free(struct snap_image *s);

@@ -121,6 +121,8 @@ struct vm_options {
     uint64_t max_dump_size;     /* --max-dump-size: larger dumps are refused; 0: no cap */
     const char *ro_dirs[VM_MAX_RO_DIRS]; /* --ro-dir: host directories the guest may read */
     int n_ro_dirs;
+    uint64_t file_mem;          /* --file-mem: bytes of files the program may write (0: 256M) */
+    const char *out_dir;        /* --out-dir: the written files copied there at exit */
     const char *cpu_model;      /* --cpu-model: a libvirt model or "host"; NULL: the default */
     const struct kvm_cpuid2 *cpuid_exact; /* replay, workers: exactly this CPUID table
                                  * (cpu_model then only names it); refused if the host

@@ -3,6 +3,7 @@
 #include "linux/files_int.h"
 #include "linux/procself.h"
 #include "linux/pipes.h"
+#include "linux/futex.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -52,12 +53,14 @@ void gfile_put(struct gfile *f)
     }
 }
 
-int files_init(struct files *fs, const char *exe, char *err, size_t errlen)
+int files_init(struct files *fs, const char *exe, uint64_t file_mem, char *err, size_t errlen)
 {
     memset(fs, 0, sizeof *fs);
     pthread_mutex_init(&fs->lock, NULL);
+    ovl_init(&fs->ovl, file_mem ? file_mem : OVL_DEFAULT_LIMIT);
     if (!getcwd(fs->cwd, sizeof fs->cwd))
         return jx_fail(err, errlen, "cannot read the current directory: %s", strerror(errno));
+    memcpy(fs->cwd0, fs->cwd, sizeof fs->cwd0);
     char *rp = realpath(exe, NULL);
     snprintf(fs->exe, sizeof fs->exe, "%s", rp ? rp : exe);
     free(rp);
@@ -71,6 +74,7 @@ void files_destroy(struct files *fs)
     for (size_t i = 0; i < fs->nopened; i++)
         free(fs->opened[i].path);
     free(fs->opened);
+    ovl_free(&fs->ovl);
     grants_free(&fs->grants);
     pthread_mutex_destroy(&fs->lock);
     memset(fs->fd, 0, sizeof fs->fd);
@@ -86,24 +90,73 @@ int files_open_path(const char *p, bool follow_last)
     return fd < 0 ? -errno : fd;
 }
 
+/* /tmp, and the cwd when no grant shows it: the program's own directories. Their
+ * ancestors hidden by one of them (a cwd below /tmp) are made too. */
+static bool grant_below(const struct files *fs, const char *p)
+{
+    size_t n = strlen(p);
+    for (int i = 0; i < fs->grants.n; i++)
+        if (!strncmp(fs->grants.g[i].path, p, n) && (fs->grants.g[i].path[n] == '/' || n == 1))
+            return true;
+    return false;
+}
+
+static int seed_dir(struct files *fs, const char *p, uint32_t mode)
+{
+    if (grants_allow(&fs->grants, p))
+        return 0;
+    char a[PATHCONF_MAX];
+    size_t n = strlen(p);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0)
+            continue;
+        memcpy(a, p, i);
+        a[i] = 0;
+        uint64_t ino;
+        int k = ovl_lookup(&fs->ovl, a, &ino);
+        if (k > 0)
+            continue;
+        if (k == 0 && i < n)
+            continue; /* a host directory on the way: traversed, as before */
+        int64_t r = ovl_create(&fs->ovl, a, S_IFDIR | (i == n ? mode : 0755), !grant_below(fs, a),
+                               VTIME_EPOCH_NS);
+        if (r < 0)
+            return (int)r;
+    }
+    return 0;
+}
+
+int files_seed(struct files *fs, char *err, size_t errlen)
+{
+    if (seed_dir(fs, "/tmp", 01777) < 0 || (strcmp(fs->cwd0, "/") && seed_dir(fs, fs->cwd0, 0755) < 0))
+        return jx_fail(err, errlen, "out of memory");
+    return 0;
+}
+
 /* The base directory of a relative guest path: the cwd or directory descriptor dirfd. */
-static int base_dir(struct files *fs, int64_t dirfd, const char *path, char *base)
+int files_base_dir(struct files *fs, int64_t dirfd, const char *path, char *base)
 {
     if (path[0] == '/' || dirfd == AT_FDCWD_G) {
+        pthread_mutex_lock(&fs->lock);
         memcpy(base, fs->cwd, strlen(fs->cwd) + 1);
+        pthread_mutex_unlock(&fs->lock);
         return 0;
     }
-    if (dirfd < 0 || dirfd >= FILES_MAX || !fs->fd[dirfd].f)
+    if (dirfd < 0 || dirfd >= FILES_MAX)
         return -EBADF;
-    if (!fs->fd[dirfd].f->dir)
-        return -ENOTDIR;
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fs->fd[dirfd].f->hostfd);
-    ssize_t n = readlink(proc, base, PATHCONF_MAX - 1);
-    if (n <= 0)
-        return -EBADF;
-    base[n] = 0;
-    return 0;
+    struct gfile *f = fd_get(fs, dirfd, NULL);
+    int r = !f ? -EBADF : !f->dir || f->pipe ? -ENOTDIR : !f->path ? -EBADF : 0;
+    if (r == 0)
+        memcpy(base, f->path, strnlen(f->path, PATHCONF_MAX - 1) + 1);
+    base[PATHCONF_MAX - 1] = 0;
+    gfile_put(f);
+    return r;
+}
+
+static int ovl_hook(void *ctx, const char *p)
+{
+    uint64_t ino;
+    return files_ovl_kind(ctx, p, &ino);
 }
 
 /* Reads a guest path and resolves it (dirfd-relative) into canon. 0 or -errno. */
@@ -120,10 +173,11 @@ int files_guest_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow_la
         memcpy(canon, vm->files->exe, strlen(vm->files->exe) + 1);
         return grants_allow(&vm->files->grants, canon) ? 0 : -ENOENT;
     }
-    int b = base_dir(vm->files, dirfd, path, base);
+    int b = files_base_dir(vm->files, dirfd, path, base);
     if (b)
         return b;
-    return path_resolve(&vm->files->grants, base, path, follow_last, canon);
+    struct path_overlay hook = {ovl_hook, vm->files};
+    return path_resolve_ovl(&vm->files->grants, base, path, follow_last, canon, &hook);
 }
 
 /* The calls that would create or change something: EROFS inside a grant (or in a granted
@@ -142,11 +196,12 @@ int64_t files_write_path(struct vm *vm, int64_t dirfd, uint64_t uptr, bool creat
     char *slash = strrchr(path, '/');
     const char *dir = slash ? (slash == path ? "/" : (*slash = 0, path)) : ".";
     char base[PATHCONF_MAX];
-    if (base_dir(vm->files, dirfd, dir, base))
+    if (files_base_dir(vm->files, dirfd, dir, base))
         return r;
     /* A directory outside the grants that exists: Linux would perhaps have created the
      * name there, jinx refuses (EACCES, a jinx limit: files_refuse.c). */
-    int pr = path_resolve(&vm->files->grants, base, dir, true, parent);
+    struct path_overlay hook = {ovl_hook, vm->files};
+    int pr = path_resolve_ovl(&vm->files->grants, base, dir, true, parent, &hook);
     return pr == 0 ? -EROFS : pr == -EACCES ? -EACCES : r;
 }
 
@@ -273,7 +328,7 @@ int files_open_canon(const char *canon, int flags, struct gfile **out)
 }
 
 /* open/openat; *why: what kind of refusal an EROFS or EACCES answer is (files_refuse.c). */
-static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
+static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, uint32_t mode,
                        enum files_refusal *why)
 {
     char canon[PATHCONF_MAX];
@@ -296,7 +351,26 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
             goto install;
         }
     }
+    if (writes) { /* the writable layer (files_ovl.c), where the program may write */
+        int w = files_ovl_open(vm, dirfd, uptr, flags, mode, &f, canon);
+        if (w == 0) {
+            synthetic = f->ino != 0; /* not a host file: a dump does not hash it */
+            goto install;
+        }
+        if (w < 0)
+            return w;
+    }
     int r = files_guest_path(vm, dirfd, uptr, !(flags & G_O_NOFOLLOW), canon);
+    uint64_t ino;
+    int k = r == 0 ? files_ovl_kind(fs, canon, &ino) : 0;
+    if (k > 0) { /* a file or directory the program made */
+        if ((flags & G_O_DIRECTORY) && k != 1)
+            return -ENOTDIR;
+        if ((r = files_ovl_gfile(fs, canon, ino, k == 1, &f)) < 0)
+            return r;
+        synthetic = true;
+        goto install;
+    }
     if (r == -ENOENT && (flags & G_O_CREAT))
         return files_write_path(vm, dirfd, uptr, true);
     /* O_CREAT|O_EXCL on a name that exists: EEXIST, as Linux checks before the write. */
@@ -312,11 +386,17 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags,
             *why = REFUSED_KIND;
         return r;
     }
+    if (f->dir && (r = files_merge_dents(fs, f)) < 0) {
+        gfile_put(f);
+        return r;
+    }
 install:
     pthread_mutex_lock(&fs->lock);
     int fd = lowest_free(fs, 3);
     if (fd >= 0) {
-        files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0, false});
+        files_set_fd(fs, fd, (struct fdent){f, 0, (flags & G_O_CLOEXEC) != 0, false,
+                                            (uint8_t)(flags & G_O_ACCMODE),
+                                            (flags & G_O_APPEND) != 0});
         if (!f->dir && !synthetic)
             files_remember(fs, canon);
     }
@@ -326,10 +406,11 @@ install:
     return fd;
 }
 
-static int64_t do_open(struct vm *vm, uint64_t nr, int64_t dirfd, uint64_t uptr, int flags)
+static int64_t do_open(struct vm *vm, uint64_t nr, int64_t dirfd, uint64_t uptr, int flags,
+                       uint32_t mode)
 {
     enum files_refusal why;
-    int64_t r = open_at(vm, dirfd, uptr, flags, &why);
+    int64_t r = open_at(vm, dirfd, uptr, flags, mode, &why);
     files_note_refused(vm, nr, uptr, -1, flags, why, r);
     return r;
 }
@@ -356,6 +437,8 @@ static int64_t read_at(struct vm *vm, struct gfile *f, uint64_t buf, uint64_t le
         len = MAX_IO;
     if (off > (uint64_t)INT64_MAX)
         return -EINVAL;
+    if (f->ino)
+        return files_ovl_read(vm, f, buf, len, off);
     return files_pread_user(vm, f->hostfd, buf, len, off);
 }
 
@@ -368,7 +451,9 @@ static int64_t do_read(struct vm *vm, int64_t fd, uint64_t buf, uint64_t len, bo
     if (!f)
         return -EBADF;
     int64_t total = 0;
-    if (!vec) {
+    if (fs->fd[fd].acc == 1) {
+        total = -EBADF; /* opened O_WRONLY */
+    } else if (!vec) {
         total = read_at(vm, f, buf, len, off);
     } else if (len > MAX_IOV) {
         total = -EINVAL;
@@ -415,6 +500,8 @@ static int64_t do_lseek(struct files *fs, int64_t fd, int64_t off, int whence)
         base = 0;
     else if (whence == 1)
         base = (int64_t)cur;
+    else if (whence == 2 && !f->dir && f->ino)
+        base = (int64_t)files_ovl_size(fs, f->ino);
     else if (whence == 2 && !f->dir && fstat(f->hostfd, &st) == 0)
         base = st.st_size;
     else {
@@ -480,6 +567,9 @@ static int64_t do_close(struct vm *vm, int64_t fd)
     struct gfile *f = fs->fd[fd].f;
     bool pipe = f && f->pipe;
     fs->fd[fd] = (struct fdent){0};
+    const struct ovl_inode *in = f && f->ino ? ovl_inode(&fs->ovl, f->ino) : NULL;
+    if (in && in->nlink == 0) /* the last name went before: its bytes go now */
+        files_ovl_gc(fs);
     pthread_mutex_unlock(&fs->lock);
     gfile_put(f);
     if (pipe) /* its other end's waiters may see EOF or EPIPE now */
@@ -503,9 +593,10 @@ static int64_t do_dup(struct files *fs, int64_t oldfd, int64_t newfd, int64_t mi
         r = newfd >= 0 ? newfd : lowest_free(fs, (int)min);
         if (r >= 0 && r != oldfd) {
             old = fs->fd[r].f;
-            files_set_fd(fs, (int)r,
-                         (struct fdent){gfile_get(fs->fd[oldfd].f), fs->fd[oldfd].off, cloexec,
-                                        fs->fd[oldfd].nonblock});
+            struct fdent e = fs->fd[oldfd];
+            e.f = gfile_get(e.f);
+            e.cloexec = cloexec;
+            files_set_fd(fs, (int)r, e);
         }
     }
     pthread_mutex_unlock(&fs->lock);
@@ -529,7 +620,9 @@ static int64_t do_fcntl(struct files *fs, int64_t fd, int cmd, uint64_t arg)
         return arg >= FILES_MAX ? -EINVAL : do_dup(fs, fd, -1, (int64_t)arg, cmd == F_DUPFD_CLOEXEC);
     case F_GETFD: return fs->fd[fd].cloexec ? FD_CLOEXEC : 0;
     case F_SETFD: fs->fd[fd].cloexec = arg & FD_CLOEXEC; return 0;
-    case F_GETFL: return O_RDONLY | (fs->fd[fd].f->dir ? O_DIRECTORY : 0);
+    case F_GETFL:
+        return fs->fd[fd].acc | (fs->fd[fd].append ? O_APPEND : 0) |
+               (fs->fd[fd].f->dir ? O_DIRECTORY : 0);
     case F_SETFL: return 0;
     case F_GETLK: case F_SETLK: case F_SETLKW: return 0;
     default: return -EINVAL;
@@ -553,6 +646,9 @@ static int64_t write_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bo
 {
     int64_t r, fd = (int64_t)(int)a[0];
     uint64_t up = 0; /* the path refused, for the note */
+    r = files_ovl_change(vm, nr, a, handled); /* inside the writable area */
+    if (*handled)
+        return r;
     *handled = true;
     switch (nr) {
     case SYS_mkdir: case SYS_mknod:
@@ -612,9 +708,18 @@ int64_t files_syscall(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *han
     bool std = fd >= 0 && fd < 3;
     *handled = true;
     switch (nr) {
-    case SYS_open: return do_open(vm, nr, AT_FDCWD_G, a[0], (int)a[1]);
-    case SYS_openat: return do_open(vm, nr, fd, a[1], (int)a[2]);
-    case SYS_creat: return do_open(vm, nr, AT_FDCWD_G, a[0], G_O_CREAT | 1 | G_O_TRUNC);
+    case SYS_open: return do_open(vm, nr, AT_FDCWD_G, a[0], (int)a[1], (uint32_t)a[2]);
+    case SYS_openat: return do_open(vm, nr, fd, a[1], (int)a[2], (uint32_t)a[3]);
+    case SYS_creat: return do_open(vm, nr, AT_FDCWD_G, a[0], G_O_CREAT | 1 | G_O_TRUNC, (uint32_t)a[1]);
+    case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev: {
+        if (std)
+            break;
+        int64_t r = files_ovl_write_call(vm, nr, a, handled);
+        if (*handled)
+            return r;
+        *handled = true;
+        return nr == SYS_pwrite64 || nr == SYS_pwritev ? r : -EBADF;
+    }
     case SYS_read: if (std) break; return do_read(vm, fd, a[1], a[2], false);
     case SYS_readv: if (std) break; return do_read(vm, fd, a[1], a[2], true);
     case SYS_pread64: {

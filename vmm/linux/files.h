@@ -12,6 +12,7 @@
 #ifndef JINX_FILES_H
 #define JINX_FILES_H
 #include "linux/pathconf.h"
+#include "linux/ovl.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +29,8 @@ struct fdent {
     uint64_t off;
     bool cloexec;
     bool nonblock;         /* O_NONBLOCK (pipes and eventfds: pipes.h) */
+    uint8_t acc;           /* files: O_RDONLY 0, O_WRONLY 1, O_RDWR 2 */
+    bool append;           /* O_APPEND */
 };
 
 /* A file the program opened, for dumps (files_hash fills sha256). */
@@ -47,6 +50,9 @@ struct files {
     struct opened_file *opened;
     size_t nopened;
     uint32_t next_pipe;                /* the next pipe's or eventfd's id (pipes.h) */
+    struct ovl ovl;                    /* what the program wrote (ovl.h; under lock) */
+    char cwd0[PATHCONF_MAX];           /* the starting cwd: writable, with /tmp and grants */
+    struct vm *vm;                     /* its VM (virtual time for files' times) */
 };
 
 /* Puts e at descriptor fd (0 <= fd < FILES_MAX) and keeps hi above it: every
@@ -68,11 +74,16 @@ struct files_state {
     struct fdent fd[FILES_MAX];
     int hi;                            /* fd[hi..] are free */
     char cwd[PATHCONF_MAX];
+    struct ovl ovl;                    /* the written files (shares their bytes) */
 };
 
-/* cwd: the guest's starting directory (jinx-vmm's); exe: the program's path. 0, or -1
- * with a message. */
-int files_init(struct files *fs, const char *exe, char *err, size_t errlen);
+/* cwd: the guest's starting directory (jinx-vmm's); exe: the program's path; file_mem:
+ * the most bytes of files the program may write (0: OVL_DEFAULT_LIMIT). 0, or -1 with a
+ * message. */
+int files_init(struct files *fs, const char *exe, uint64_t file_mem, char *err, size_t errlen);
+/* After the grants are in: /tmp, and the cwd when no grant shows it, become the
+ * program's own directories (empty, private). */
+int files_seed(struct files *fs, char *err, size_t errlen);
 void files_destroy(struct files *fs);
 
 /* Handles syscall nr if it is a file syscall (*handled set); the result or -errno. */
@@ -102,6 +113,14 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
 /* SHA-256 of every file opened so far (into fs->opened). 0, or -1 with a message (a
  * file became unreadable). */
 int files_hash(struct files *fs, char *err, size_t errlen);
+/* Copies every file the program wrote into host directory dir (made if missing), at
+ * dir/<its absolute path>, never following a symlink. Prints what it did on stderr.
+ * 0, or -1 with a message. */
+int files_copy_out(struct files *fs, const char *dir, char *err, size_t errlen);
+/* Calls fn for each regular file the program wrote (path, bytes, size), sorted. */
+void files_each_written(struct files *fs, void (*fn)(void *ctx, const char *path,
+                        const uint8_t *bytes, uint64_t size), void *ctx);
+
 /* SHA-256 of host file path; 0 or -errno. */
 int file_sha256(const char *path, uint8_t out[32], uint64_t *size);
 

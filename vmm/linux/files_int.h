@@ -18,6 +18,8 @@ struct gfile {
                               * pipe (pipes.h; hostfd -1), else NULL */
     struct gpipe *tx;        /* a socket's sending pipe (its peer's receiving one) */
     uint8_t end;             /* 0 read end, 1 write end, 2 eventfd, 3 epoll, 4 socket */
+    uint64_t ino;            /* a file or directory of the writable layer (ovl.h; hostfd
+                              * -1), else 0 */
 };
 
 struct gfile *gfile_get(struct gfile *f);
@@ -70,6 +72,38 @@ enum files_refusal {
 };
 void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, int flags,
                         enum files_refusal why, int64_t err);
+
+/* files_ovl.c: the private writable layer over the grants. */
+/* Is canonical p where the program may write (its starting cwd, /tmp, a grant)? */
+bool files_writable(const struct files *fs, const char *p);
+/* The overlay's say over canonical p (ovl_lookup, taking fs->lock): 1 dir, 2 file, -1
+ * nothing there, 0 the host's. *ino its inode. */
+int files_ovl_kind(struct files *fs, const char *p, uint64_t *ino);
+/* A gfile of overlay inode ino at canonical path p (a directory's entries merged). */
+int files_ovl_gfile(struct files *fs, const char *p, uint64_t ino, bool dir, struct gfile **out);
+/* A host directory's entries (f->dents) with the overlay's names over them. */
+int files_merge_dents(struct files *fs, struct gfile *f);
+/* open/openat with a write access, O_CREAT or O_TRUNC: 0 and *out, 1 when the layer
+ * leaves it to the read-only path (outside the writable area, a read of a host file),
+ * or -errno. */
+int files_ovl_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, uint32_t mode,
+                   struct gfile **out, char *canon);
+int64_t files_ovl_read(struct vm *vm, struct gfile *f, uint64_t buf, uint64_t len, uint64_t off);
+/* write/writev/pwrite64/pwritev: handled (*handled) for a descriptor of a file. */
+int64_t files_ovl_write_call(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *handled);
+uint64_t files_ovl_size(struct files *fs, uint64_t ino);
+/* The calls that change names and sizes, inside the writable area; *handled false for
+ * paths outside it (write_syscall refuses them). */
+int64_t files_ovl_change(struct vm *vm, uint64_t nr, const uint64_t a[6], bool *handled);
+/* struct stat / struct statx of overlay inode ino into guest buf. */
+int64_t files_ovl_stat(struct vm *vm, uint64_t ino, uint64_t buf);
+int64_t files_ovl_statx(struct vm *vm, uint64_t ino, uint64_t buf);
+/* A memfd holding inode ino's bytes (for mmap), or -errno. */
+int files_ovl_memfd(struct files *fs, uint64_t ino);
+/* Drops unlinked inodes no descriptor names. Caller holds fs->lock. */
+void files_ovl_gc(struct files *fs);
+/* The base directory of a relative guest path (cwd or dirfd's path). */
+int files_base_dir(struct files *fs, int64_t dirfd, const char *path, char *base);
 
 /* files_stat.c */
 int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf);

@@ -95,7 +95,8 @@ void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, i
     const char *because, *option = NULL;
     switch (why) {
     case REFUSED_WRITE:
-        because = "jinx's file layer is read-only (issue 28)";
+        because = "jinx lets the program write only below its working directory, /tmp and "
+                  "the --ro-dir directories, and makes no links or special files";
         break;
     case REFUSED_OUTSIDE:
         because = "the path lies outside what jinx lets the guest read";

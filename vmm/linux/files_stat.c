@@ -27,18 +27,21 @@ int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf)
     struct gfile *f = fd_get(vm->files, fd, NULL);
     if (!f)
         return -EBADF;
-    int64_t r = put_stat(vm, f->hostfd, statbuf);
+    int64_t r = f->ino ? files_ovl_stat(vm, f->ino, statbuf) : put_stat(vm, f->hostfd, statbuf);
     gfile_put(f);
     return r;
 }
 
-/* The O_PATH descriptor of guest path uptr (dirfd-relative), or -errno. */
-static int open_guest(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow)
+/* The O_PATH descriptor of guest path uptr (dirfd-relative), or -errno; a file of the
+ * writable layer: -EEXIST and *ino. */
+static int open_guest(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow, uint64_t *ino)
 {
     char canon[PATHCONF_MAX];
     int r = files_guest_path(vm, dirfd, uptr, follow, canon);
     if (r)
         return r;
+    if (files_ovl_kind(vm->files, canon, ino) > 0)
+        return -EEXIST;
     r = files_open_path(canon, follow);
     return r == -EXDEV ? -ELOOP : r;
 }
@@ -65,7 +68,10 @@ int64_t files_stat_path(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t st
             return -ENOENT;
         return dirfd == -100 ? -ENOENT : files_fstat(vm, dirfd, statbuf);
     }
-    int pfd = open_guest(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW));
+    uint64_t ino;
+    int pfd = open_guest(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW), &ino);
+    if (pfd == -EEXIST)
+        return files_ovl_stat(vm, ino, statbuf);
     if (pfd < 0)
         return pfd;
     int64_t r = put_stat(vm, pfd, statbuf);
@@ -91,9 +97,17 @@ int64_t files_statx(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t flags,
         f = fd_get(vm->files, dirfd, NULL);
         if (!f)
             return -EBADF;
+        if (f->ino) {
+            int64_t r = files_ovl_statx(vm, f->ino, buf);
+            gfile_put(f);
+            return r;
+        }
         hfd = f->hostfd;
     } else {
-        hfd = open_guest(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW));
+        uint64_t ino;
+        hfd = open_guest(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW), &ino);
+        if (hfd == -EEXIST)
+            return files_ovl_statx(vm, ino, buf);
         if (hfd < 0)
             return hfd;
         own = 1;
@@ -112,15 +126,22 @@ int64_t files_access(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t mode,
 {
     if (mode & ~7ULL)
         return -EINVAL;
-    int pfd = open_guest(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW));
+    char canon[PATHCONF_MAX];
+    int cr = files_guest_path(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW), canon);
+    if (cr)
+        return cr;
+    uint64_t ino;
+    if (files_ovl_kind(vm->files, canon, &ino) > 0)
+        return 0; /* the program's own: read, write, and search or run as root may */
+    int pfd = files_open_path(canon, !(flags & G_AT_SYMLINK_NOFOLLOW));
     if (pfd < 0)
-        return pfd;
+        return pfd == -EXDEV ? -ELOOP : pfd;
     struct stat st;
     int64_t r = fstat(pfd, &st) < 0 ? -errno : 0;
     close(pfd);
     if (r)
         return r;
-    if (mode & 2) /* W_OK */
+    if ((mode & 2) && !files_writable(vm->files, canon)) /* W_OK */
         return -EROFS;
     if ((mode & 1) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) /* X_OK, as for root */
         return -EACCES;
@@ -143,6 +164,9 @@ int64_t files_readlink(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t buf
         n = (ssize_t)strlen(canon);
         memcpy(target, canon, (size_t)n);
     } else {
+        uint64_t ino;
+        if (files_ovl_kind(vm->files, canon, &ino) > 0)
+            return -EINVAL; /* the program's files are no symlinks */
         int pfd = files_open_path(canon, false);
         if (pfd < 0)
             return pfd;
@@ -173,9 +197,13 @@ int64_t files_chdir(struct vm *vm, uint64_t uptr)
     if (r)
         return r;
     struct stat st;
-    if (stat(canon, &st) < 0)
+    uint64_t ino;
+    int k = files_ovl_kind(vm->files, canon, &ino);
+    if (k == 2)
+        return -ENOTDIR;
+    if (k == 0 && stat(canon, &st) < 0)
         return -errno;
-    if (!S_ISDIR(st.st_mode))
+    if (k == 0 && !S_ISDIR(st.st_mode))
         return -ENOTDIR;
     pthread_mutex_lock(&vm->files->lock);
     memcpy(vm->files->cwd, canon, strlen(canon) + 1);

@@ -42,6 +42,9 @@ int64_t files_pread_user(struct vm *vm, int hostfd, uint64_t va, uint64_t len, u
     return (int64_t)done;
 }
 
+static int64_t map_file(struct vm *vm, struct gfile *f, int hostfd, uint64_t addr, uint64_t len,
+                        int prot, int flags, uint64_t off);
+
 int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int flags, int fd,
                    uint64_t off)
 {
@@ -63,14 +66,29 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
         gfile_put(f);
         return -EACCES;
     }
+    /* A file the program wrote: its bytes as they are now, through a memfd. */
+    int hostfd = f->hostfd;
+    if (f->ino && (hostfd = files_ovl_memfd(vm->files, f->ino)) < 0) {
+        gfile_put(f);
+        return hostfd;
+    }
+    int64_t r = map_file(vm, f, hostfd, addr, len, prot, flags, off);
+    if (hostfd != f->hostfd)
+        close(hostfd);
+    gfile_put(f);
+    return r;
+}
+
+static int64_t map_file(struct vm *vm, struct gfile *f, int hostfd, uint64_t addr, uint64_t len,
+                        int prot, int flags, uint64_t off)
+{
     enum mm_mode mode = (flags & 0x100000) ? MM_FIXED_NOREPLACE : (flags & 0x10) ? MM_FIXED
                                                                                 : MM_HINT;
     uint64_t want = (len + PAGE_SIZE - 1) & PAGE_MASK;
-    if (mode == MM_FIXED && files_map_over_same(vm, f->hostfd, addr, want, prot, off) == 0) {
+    if (mode == MM_FIXED && files_map_over_same(vm, hostfd, addr, want, prot, off) == 0) {
         /* The same bytes, now perhaps executable (ld.so maps a library read-only whole,
          * then its text again): its CPUID sites are patched like a new mapping's. */
-        cpuidload_file_map(vm, f->path, f->hostfd, addr, off, len, prot);
-        gfile_put(f);
+        cpuidload_file_map(vm, f->path, hostfd, addr, off, len, prot);
         return (int64_t)addr;
     }
     /* Made with its final protection and filled through the frames (files_map.c): no
@@ -78,19 +96,17 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     int mprot = prot ? prot : 3;
     int64_t at = mm_map_mode(&vm->mm, addr, len, mprot, mode);
     if (at < 0) {
-        gfile_put(f);
         return at;
     }
     /* The file's bytes; past its end the pages stay zero (Linux would raise SIGBUS on
      * whole pages past the end: a program that touches them is already wrong). */
-    int64_t ret = files_fill_frames(vm, f->hostfd, (uint64_t)at, want, off);
+    int64_t ret = files_fill_frames(vm, hostfd, (uint64_t)at, want, off);
     if (ret >= 0)
         ret = at;
     else if (ret == -EFAULT)
         ret = -ENOMEM; /* guest memory ran out while filling the mapping */
     if (ret >= 0) /* written through the frames: the guest's protection does not matter */
-        cpuidload_file_map(vm, f->path, f->hostfd, (uint64_t)at, off, len, prot);
-    gfile_put(f);
+        cpuidload_file_map(vm, f->path, hostfd, (uint64_t)at, off, len, prot);
     if (ret < 0) {
         mm_unmap(&vm->mm, (uint64_t)at, len);
         return ret;
@@ -136,6 +152,8 @@ void files_save(struct files *fs, struct files_state *st)
         pipes_save(&st->pipes, &st->npipes, pipes, np);
     st->next_pipe = fs->next_pipe; /* ids are guest state: a key of each wait */
     st->owner = fs;
+    if (ovl_copy(&st->ovl, &fs->ovl) < 0) /* what the program wrote: its bytes shared */
+        st->ovl.gen = 0;
     pthread_mutex_unlock(&fs->lock);
 }
 
@@ -239,12 +257,15 @@ int files_restore(struct files *fs, const struct files_state *st)
     fs->hi = n;
     memcpy(fs->cwd, st->cwd, strnlen(st->cwd, sizeof st->cwd - 1) + 1);
     fs->next_pipe = st->next_pipe;
+    if (ovl_copy(&fs->ovl, &st->ovl) < 0)
+        rc = -1;
     pthread_mutex_unlock(&fs->lock);
     return rc;
 }
 
 void files_state_free(struct files_state *st)
 {
+    ovl_free(&st->ovl);
     pipes_saved_free(&st->pipes, &st->npipes);
     for (int i = 0; i < FILES_MAX; i++) {
         gfile_put(st->fd[i].f);
@@ -332,8 +353,101 @@ static int saved_index(const struct files_state *st, const struct gpipe *p)
     return -1;
 }
 
+/* The written files into the image (bytes copied). */
+static int export_ovl(const struct ovl *o, struct snap_image *img)
+{
+    img->has_ovl = true;
+    img->next_ino = o->next_ino;
+    img->ovl_limit = o->limit;
+    if (o->ninodes && !(img->inodes = calloc(o->ninodes, sizeof *img->inodes)))
+        return -1;
+    if (o->nents && !(img->ents = calloc(o->nents, sizeof *img->ents)))
+        return -1;
+    for (size_t i = 0; i < o->ninodes; i++) {
+        const struct ovl_inode *in = &o->inodes[i];
+        struct snapimg_inode *x = &img->inodes[img->ninodes++];
+        *x = (struct snapimg_inode){.ino = in->ino, .size = S_ISDIR(in->mode) ? 0 : in->size,
+                                    .mtime = in->mtime, .mode = in->mode, .nlink = in->nlink};
+        if (x->size && !(x->bytes = malloc(x->size)))
+            return -1;
+        if (x->size)
+            memcpy(x->bytes, in->data->bytes, x->size);
+    }
+    for (size_t i = 0; i < o->nents; i++) {
+        img->ents[i] = (struct snapimg_ent){strdup(o->ents[i].path), o->ents[i].ino,
+                                            o->ents[i].opaque};
+        if (!img->ents[i].path)
+            return -1;
+        img->nents++;
+    }
+    return 0;
+}
+
+/* The image's written files into fs->ovl (validated: snapimg_validate_fds). */
+static int import_ovl(struct files *fs, const struct snap_image *img, char *err, size_t errlen)
+{
+    if (!img->has_ovl)
+        return 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < img->ninodes; i++)
+        total += img->inodes[i].size;
+    if (total > fs->ovl.limit)
+        return jx_fail(err, errlen, "the snapshot holds %llu MiB of files the program wrote, "
+                       "more than this run's --file-mem (%llu MiB): raise it",
+                       (unsigned long long)(total >> 20), (unsigned long long)(fs->ovl.limit >> 20));
+    struct ovl o;
+    ovl_init(&o, fs->ovl.limit + (uint64_t)(img->ninodes + img->nents) * (OVL_ENT_COST + SNAP_MAX_PATH));
+    o.inodes = calloc(img->ninodes + 1, sizeof *o.inodes);
+    o.ents = calloc(img->nents + 1, sizeof *o.ents);
+    int rc = o.inodes && o.ents ? 0 : -1;
+    o.capinodes = img->ninodes + 1;
+    o.capents = img->nents + 1;
+    for (size_t i = 0; rc == 0 && i < img->ninodes; i++) {
+        const struct snapimg_inode *x = &img->inodes[i];
+        struct ovl_inode *in = &o.inodes[o.ninodes];
+        *in = (struct ovl_inode){.ino = x->ino, .mode = x->mode, .nlink = x->nlink,
+                                 .size = x->size, .mtime = x->mtime};
+        if (x->size) {
+            in->data = calloc(1, sizeof *in->data);
+            if (!in->data || !(in->data->bytes = malloc(x->size))) {
+                free(in->data);
+                rc = -1;
+                break;
+            }
+            atomic_init(&in->data->refs, 1);
+            in->data->cap = x->size;
+            memcpy(in->data->bytes, x->bytes, x->size);
+            o.bytes += x->size;
+        }
+        o.bytes += OVL_ENT_COST;
+        o.ninodes++;
+    }
+    for (size_t i = 0; rc == 0 && i < img->nents; i++) {
+        o.ents[i] = (struct ovl_ent){strdup(img->ents[i].path), img->ents[i].ino,
+                                     img->ents[i].opaque != 0};
+        if (!o.ents[i].path)
+            rc = -1;
+        else {
+            o.bytes += OVL_ENT_COST + strlen(o.ents[i].path);
+            o.nents++;
+        }
+    }
+    o.next_ino = img->next_ino;
+    o.gen = 0;
+    pthread_mutex_lock(&fs->lock);
+    uint64_t limit = fs->ovl.limit;
+    if (rc == 0)
+        rc = ovl_copy(&fs->ovl, &o) < 0 ? -1 : 0;
+    fs->ovl.limit = limit;
+    pthread_mutex_unlock(&fs->lock);
+    ovl_free(&o);
+    return rc < 0 ? jx_fail(err, errlen, "out of memory") : 0;
+}
+
 int files_state_export(const struct files_state *st, struct snap_image *img)
 {
+    if (export_ovl(&st->ovl, img) < 0)
+        return -1;
     size_t n = 0;
     for (int i = 3; i < FILES_MAX; i++)
         n += st->fd[i].f != NULL;
@@ -361,6 +475,10 @@ int files_state_export(const struct files_state *st, struct snap_image *img)
             o->off = 0;
         } else if (!(o->path = strdup(e->f->path ? e->f->path : ""))) {
             return -1;
+        } else {
+            o->flags |= (e->acc == 1 ? SNAP_FD_WRONLY : e->acc == 2 ? SNAP_FD_RDWR : 0) |
+                        (e->append ? SNAP_FD_APPEND : 0) | (e->f->ino ? SNAP_FD_OVL : 0);
+            o->ino = e->f->ino;
         }
         img->nfds++;
     }
@@ -393,6 +511,14 @@ static int import_fds(struct files *fs, const struct snap_image *img, struct gpi
                                         : gpipe_end(made[d->pipe], (int)d->end);
             if (!f)
                 return jx_fail(err, errlen, "out of memory");
+        } else if (d->flags & SNAP_FD_OVL) {
+            pthread_mutex_lock(&fs->lock);
+            const struct ovl_inode *in = ovl_inode(&fs->ovl, d->ino);
+            bool dir = in && S_ISDIR(in->mode);
+            pthread_mutex_unlock(&fs->lock);
+            int r = in ? files_ovl_gfile(fs, d->path, d->ino, dir, &f) : -ENOENT;
+            if (r < 0)
+                return jx_fail(err, errlen, "descriptor %u: %s", d->fd, strerror(-r));
         } else {
             if (!grants_allow(&fs->grants, d->path))
                 return jx_fail(err, errlen, "descriptor %u names %s, which this run does not "
@@ -406,8 +532,11 @@ static int import_fds(struct files *fs, const struct snap_image *img, struct gpi
         pthread_mutex_lock(&fs->lock);
         gfile_put(fs->fd[d->fd].f);
         files_set_fd(fs, (int)d->fd, (struct fdent){f, d->off, (d->flags & SNAP_FD_CLOEXEC) != 0,
-                                                    (d->flags & SNAP_FD_NONBLOCK) != 0});
-        if (!f->dir && !f->pipe)
+                                                    (d->flags & SNAP_FD_NONBLOCK) != 0,
+                                                    (d->flags & SNAP_FD_WRONLY) ? 1
+                                                    : (d->flags & SNAP_FD_RDWR) ? 2 : 0,
+                                                    (d->flags & SNAP_FD_APPEND) != 0});
+        if (!f->dir && !f->pipe && !f->ino)
             files_remember(fs, d->path);
         pthread_mutex_unlock(&fs->lock);
     }
@@ -452,6 +581,8 @@ int files_import(struct files *fs, const struct snap_image *img, char *err, size
         memcpy(fs->cwd, img->cwd, strlen(img->cwd) + 1);
     struct gpipe **made = calloc(img->npipes + 1, sizeof *made);
     int rc = made ? 0 : jx_fail(err, errlen, "out of memory");
+    if (rc == 0)
+        rc = import_ovl(fs, img, err, errlen); /* before the descriptors that name it */
     if (rc == 0)
         rc = import_pipes(img, made, err, errlen);
     if (rc == 0)

@@ -116,8 +116,9 @@ static int set_up_files(struct vm *vm, const char *path, int envc, char **envp, 
     vm->files = calloc(1, sizeof *vm->files);
     if (!vm->files)
         return jx_fail(err, errlen, "out of memory");
-    if (files_init(vm->files, path, err, errlen) < 0)
+    if (files_init(vm->files, path, vm->opt.file_mem, err, errlen) < 0)
         return -1;
+    vm->files->vm = vm;
     struct grants *g = &vm->files->grants;
     char gerr[PATHCONF_MAX + 128];
     for (int i = 0; i < vm->opt.n_ro_dirs; i++)
@@ -126,7 +127,7 @@ static int set_up_files(struct vm *vm, const char *path, int envc, char **envp, 
     if (grants_add(g, path, false, gerr, sizeof gerr) < 0)
         return jx_fail(err, errlen, "%s", gerr);
     if (!vm->img.interp[0])
-        return 0;
+        return files_seed(vm->files, err, errlen);
     if (grants_add(g, vm->img.interp, false, gerr, sizeof gerr) < 0)
         return jx_fail(err, errlen, "the program's interpreter (PT_INTERP) %s", gerr);
     if (access("/etc/ld.so.cache", R_OK) == 0 &&
@@ -138,7 +139,7 @@ static int set_up_files(struct vm *vm, const char *path, int envc, char **envp, 
             llp = envp[i] + 16;
     if (libdeps_grant(g, path, llp, gerr, sizeof gerr) < 0)
         return jx_fail(err, errlen, "finding the program's libraries: %s", gerr);
-    return 0;
+    return files_seed(vm->files, err, errlen); /* after every grant: /tmp and the cwd */
 }
 
 /* The interpreter (ld-linux) goes where an mmap would put it, as the kernel does. */

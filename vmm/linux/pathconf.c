@@ -121,7 +121,7 @@ struct walk {
 };
 
 static int resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
-                   char *out, struct walk *w)
+                   char *out, struct walk *w, const struct path_overlay *ov)
 {
     char *cur = w->cur, *prefix = w->prefix, *next = w->next, *target = w->target;
     int rc = path_normalize(cwd, path, cur, PATHCONF_MAX);
@@ -137,6 +137,15 @@ again:;
         memcpy(prefix, cur, j);
         prefix[j] = 0;
         bool last = cur[j] == 0;
+        int o = ov ? ov->lookup(ov->ctx, prefix) : 0;
+        if (o < 0) /* removed, or below a directory the program made */
+            return -ENOENT;
+        if (o > 0) {
+            if (!last && o != 1)
+                return -ENOTDIR;
+            i = last ? j : j + 1;
+            continue;
+        }
         struct stat st;
         if (lstat(prefix, &st) < 0)
             return walk_error(g, prefix, errno);
@@ -162,16 +171,22 @@ again:;
         i = last ? j : j + 1;
     }
     memcpy(out, cur, strlen(cur) + 1);
-    return grants_allow(g, out) ? 0 : -EACCES;
+    return grants_allow(g, out) || (ov && ov->lookup(ov->ctx, out) > 0) ? 0 : -EACCES;
 }
 
 int path_resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
                  char *out)
 {
+    return path_resolve_ovl(g, cwd, path, follow_last, out, NULL);
+}
+
+int path_resolve_ovl(const struct grants *g, const char *cwd, const char *path,
+                     bool follow_last, char *out, const struct path_overlay *ov)
+{
     struct walk *w = malloc(sizeof *w);
     if (!w)
         return -ENOMEM;
-    int r = resolve(g, cwd, path, follow_last, out, w);
+    int r = resolve(g, cwd, path, follow_last, out, w, ov);
     free(w);
     return r;
 }

@@ -53,4 +53,16 @@ int path_normalize(const char *cwd, const char *path, char *out, size_t outlen);
 int path_resolve(const struct grants *g, const char *cwd, const char *path, bool follow_last,
                  char *out);
 
+/* The private writable layer's say over a canonical path (linux/ovl.h: ovl_lookup): 1 a
+ * directory of its own, 2 another object of its own, -1 nothing there (removed, or below
+ * a directory it made), 0 the host decides. */
+struct path_overlay {
+    int (*lookup)(void *ctx, const char *p);
+    void *ctx;
+};
+/* path_resolve, asking ov first at every step (ov NULL: the host alone). An object of the
+ * overlay is allowed wherever it is. */
+int path_resolve_ovl(const struct grants *g, const char *cwd, const char *path,
+                     bool follow_last, char *out, const struct path_overlay *ov);
+
 #endif

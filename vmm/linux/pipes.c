@@ -356,8 +356,9 @@ int64_t pipes_install(struct vm *vm, struct gfile **f, int n, int flags, int *ou
             out[got++] = i;
     if (got == n)
         for (int i = 0; i < n; i++)
-            files_set_fd(fs, out[i], (struct fdent){f[i], 0, (flags & G_O_CLOEXEC) != 0,
-                                                    (flags & G_O_NONBLOCK) != 0});
+            files_set_fd(fs, out[i], (struct fdent){.f = f[i],
+                                                    .cloexec = (flags & G_O_CLOEXEC) != 0,
+                                                    .nonblock = (flags & G_O_NONBLOCK) != 0});
     pthread_mutex_unlock(&fs->lock);
     if (got == n)
         return 0;
