@@ -1,12 +1,14 @@
-/* Programs whose fate follows what jinx's read-only file layer refuses (issue 28):
- *   write   writes output.txt in its cwd as a PARSEC-style program does; it cannot, says
- *           "error opening output.txt" and exits 1 (a failure that is jinx's, not its own)
- *   assert  the same with assert(fout != NULL): SIGABRT
- *   probe   asks for what it may not have (a write in its cwd, a path outside the grants,
- *           mkdir, unlink, rename, access(W_OK)), copes with every refusal and ends well;
- *           also checks the answers Linux gives (EEXIST before EROFS, ...)
- *   threads two threads count under a lock (so rounds and whole-run schedules explore
- *           it), then the write of output.txt fails: exit 1, jinx's failure again
+/* Programs whose fate follows what jinx's file layer refuses (issue 28): it writes only
+ * below the program's cwd, /tmp and the grants (in the VM), so OUT (default output.txt,
+ * which works) outside them (/etc/output.txt) is refused:
+ *   write [OUT]   writes OUT as a PARSEC-style program does; refused, it says "error
+ *           opening OUT" and exits 1 (a failure that is jinx's, not its own)
+ *   assert [OUT]  the same with assert(fout != NULL): SIGABRT
+ *   probe DIR [FILE]  asks for what it may not have (a write and a mkdir in DIR, outside
+ *           the writable area; FILE: a path outside the grants), copes with every refusal
+ *           and ends well; also checks the answers Linux gives (EEXIST before EROFS, ...)
+ *   threads [OUT] two threads count under a lock (so rounds and whole-run schedules
+ *           explore it), then the write of OUT: refused, exit 1, jinx's failure again
  *   sysprobe  reads /proc and /sys as libc does, then aborts: a bug of its own (libc's
  *           probes are no jinx limit)
  * Nothing here may ever reach the host's disk: tests/integration/fileverdict.sh checks. */
@@ -21,14 +23,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int probe(const char *outside)
+static const char *out = "output.txt";
+
+static int probe(const char *dir, const char *outside)
 {
-    FILE *f = fopen("output.txt", "w");
+    char p[512];
+    snprintf(p, sizeof p, "%s/output.txt", dir);
+    FILE *f = fopen(p, "w");
     CHECK(f == NULL && (errno == EROFS || errno == EACCES));
     /* O_CREAT|O_EXCL and mkdir of a name that exists: EEXIST, as Linux answers first. */
     CHECK(open(".", O_WRONLY | O_CREAT | O_EXCL, 0644) == -1 && errno == EEXIST);
     CHECK(mkdir(".", 0755) == -1 && errno == EEXIST);
-    CHECK(mkdir("newdir", 0755) == -1 && (errno == EROFS || errno == EACCES));
+    snprintf(p, sizeof p, "%s/newdir", dir);
+    CHECK(mkdir(p, 0755) == -1 && (errno == EROFS || errno == EACCES));
     CHECK(unlink("output.txt") == -1 && errno == ENOENT);
     CHECK(rename("fileout-nothing", "b") == -1 && errno == ENOENT);
     CHECK(syscall(SYS_open, (void *)0x10, O_RDONLY) == -1 && errno == EFAULT);
@@ -57,9 +64,9 @@ static void *counting(void *arg)
 
 static int write_output(void)
 {
-    FILE *fout = fopen("output.txt", "w");
+    FILE *fout = fopen(out, "w");
     if (!fout) {
-        fprintf(stderr, "error opening output.txt\n");
+        fprintf(stderr, "error opening %s\n", out);
         return 1;
     }
     fprintf(fout, "clusters %ld\n", counter);
@@ -81,6 +88,8 @@ static void sysprobe(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "write";
+    if (argc > 2 && strcmp(mode, "probe"))
+        out = argv[2];
     if (!strcmp(mode, "write"))
         return write_output();
     if (!strcmp(mode, "threads")) {
@@ -93,15 +102,15 @@ int main(int argc, char **argv)
         return write_output();
     }
     if (!strcmp(mode, "assert")) {
-        FILE *fout = fopen("output.txt", "w");
+        FILE *fout = fopen(out, "w");
         assert(fout != NULL);
         fclose(fout);
         return 0;
     }
     if (!strcmp(mode, "probe"))
-        return probe(argc > 2 ? argv[2] : NULL);
+        return probe(argc > 2 ? argv[2] : "/etc", argc > 3 ? argv[3] : NULL);
     if (!strcmp(mode, "sysprobe"))
         sysprobe();
-    fprintf(stderr, "usage: fileout write|assert|threads|probe [PATH]|sysprobe\n");
+    fprintf(stderr, "usage: fileout write|assert|threads [OUT] | probe DIR [FILE] | sysprobe\n");
     return 2;
 }

@@ -9,6 +9,9 @@
  *   crash   writes files before and after making threads, prints their digest, then
  *           dereferences NULL (a bug: jinx test dumps it, the dump replays with the
  *           same files)
+ *   counters N  two threads each keep a count in a file of its own (read, add one, write
+ *           back) and append to a shared log under a lock, N times: the counts and the log
+ *           must come out exact (under --attach, simulations that wrote must leave nothing)
  *   big N   writes N MiB to a file (the --file-mem limit) */
 #define _GNU_SOURCE
 #include "check.h"
@@ -221,7 +224,7 @@ static uint32_t digest(const char *path)
 static void *crash_writer(void *arg)
 {
     char name[32], text[64];
-    snprintf(name, sizeof name, "/tmp/part%ld.txt", (long)arg);
+    snprintf(name, sizeof name, "/tmp/jinx-files-part%ld.txt", (long)arg);
     snprintf(text, sizeof text, "part %ld written by its thread\n", (long)arg);
     put(name, text);
     return NULL;
@@ -236,11 +239,62 @@ static int crash(void)
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     put("after.txt", "written after the threads\n");
-    printf("digest %08x %08x %08x %08x\n", digest("before.txt"), digest("/tmp/part0.txt"),
-           digest("/tmp/part1.txt"), digest("after.txt"));
+    printf("digest %08x %08x %08x %08x\n", digest("before.txt"), digest("/tmp/jinx-files-part0.txt"),
+           digest("/tmp/jinx-files-part1.txt"), digest("after.txt"));
     fflush(stdout);
     volatile int *p = NULL;
     return *p;
+}
+
+static pthread_mutex_t loglock = PTHREAD_MUTEX_INITIALIZER;
+static long rounds_n;
+
+static void *counter(void *arg)
+{
+    char name[32], buf[32];
+    snprintf(name, sizeof name, "/tmp/jinx-files-count%ld", (long)arg);
+    for (long i = 0; i < rounds_n; i++) {
+        int fd = open(name, O_RDWR | O_CREAT, 0644);
+        CHECK(fd >= 0);
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        CHECK(n >= 0);
+        buf[n] = 0;
+        long v = n ? atol(buf) : 0;
+        CHECK(v == i);
+        int len = snprintf(buf, sizeof buf, "%ld\n", v + 1);
+        CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)len, 0) == len && close(fd) == 0);
+        pthread_mutex_lock(&loglock);
+        FILE *f = fopen("shared.log", "a");
+        CHECK(f != NULL);
+        fprintf(f, "%ld %ld\n", (long)arg, i);
+        CHECK(fclose(f) == 0);
+        pthread_mutex_unlock(&loglock);
+        if (i % 64 == 0)
+            usleep(500);
+    }
+    return NULL;
+}
+
+static int counters(long n)
+{
+    rounds_n = n;
+    pthread_t t[2];
+    for (long i = 0; i < 2; i++)
+        CHECK(pthread_create(&t[i], NULL, counter, (void *)i) == 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("counts: %s", get("/tmp/jinx-files-count0"));
+    printf("counts: %s", get("/tmp/jinx-files-count1"));
+    FILE *f = fopen("shared.log", "r");
+    CHECK(f != NULL);
+    long lines = 0, a, b;
+    while (fscanf(f, "%ld %ld", &a, &b) == 2)
+        lines++;
+    fclose(f);
+    printf("shared.log: %ld lines, %lld bytes\n", lines, (long long)size_of("shared.log"));
+    CHECK(unlink("shared.log") == 0 && unlink("/tmp/jinx-files-count0") == 0 && unlink("/tmp/jinx-files-count1") == 0);
+    printf("files counters ok\n");
+    return 0;
 }
 
 static int big(long mib)
@@ -274,8 +328,10 @@ int main(int argc, char **argv)
         return logtest();
     if (!strcmp(mode, "crash"))
         return crash();
+    if (!strcmp(mode, "counters"))
+        return counters(argc > 2 ? atol(argv[2]) : 2000);
     if (!strcmp(mode, "big"))
         return big(argc > 2 ? atol(argv[2]) : 1);
-    fprintf(stderr, "usage: files basic|log|crash|big N\n");
+    fprintf(stderr, "usage: files basic|log|crash|counters N|big N\n");
     return 2;
 }

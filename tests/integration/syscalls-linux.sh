@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What real programs ask of the Linux layer (issue 28), kept short (< 60 s):
-#  - Verdict trust: a program whose failure follows a file operation jinx refused (its
-#    read-only file layer: a write, create, mkdir ...; an open outside the grants) gets
-#    "could not test" (jinx test exit 2) naming the call and the path, never BUG FOUND:
-#    fopen("output.txt","w") then exit 1, assert(fout != NULL), and the same after two
-#    threads ran; a program that probes and copes ends well (the refusals only noted);
+#  - Verdict trust: a program whose failure follows a file operation jinx refused (a
+#    write, create, mkdir ... outside its cwd, /tmp and the grants; an open outside the
+#    grants) gets "could not test" (jinx test exit 2) naming the call and the path, never
+#    BUG FOUND: fopen("/etc/output.txt","w") then exit 1, assert(fout != NULL), and the
+#    same after two threads ran (output.txt in the cwd works: files.sh); a program that probes and copes ends well (the refusals only noted);
 #    libc's own probes of /proc and /sys are no limit (a crash after them is a bug).
 #    Nothing is written on the host.
 #  - Scheduling and resource syscalls (tests/guest/schedres.c, musl static and glibc
@@ -49,20 +49,23 @@ jt() {
 
 echo "-- refused file operations: could not test, never a bug"
 F="$G/fileout"
-LIM='open\("output.txt", O_WRONLY\|O_CREAT\|O_TRUNC\) was refused'
-vmm "write refused outside the grants: EACCES, listed as a jinx limit" 1 \
-  "jinx limit: the program's $LIM \(EACCES\): jinx's file layer is read-only" -- run --no-control "$F" write
-vmm "inside a grant: EROFS" 1 "jinx limit: the program's $LIM \(EROFS\)" -- run --no-control --ro-dir . "$F" write
+# The program writes in its cwd, /tmp and the grants (in the VM: tests/integration/files.sh);
+# elsewhere (/etc) a write is refused.
+LIM='open\("/etc/output.txt", O_WRONLY\|O_CREAT\|O_TRUNC\) was refused'
+vmm "write refused outside the writable area: EACCES, listed as a jinx limit" 1 \
+  "jinx limit: the program's $LIM \(EACCES\): jinx lets the program write only below" -- run --no-control "$F" write /etc/output.txt
+vmm "output.txt in the cwd (a grant or not): written, in the VM" 0 "" -- run --no-control --ro-dir . "$F" write
 jt "output.txt: exit 1 after the refused write is could not test" 2 \
-  "could not test: the program's $LIM \(EACCES\).*" -- --budget 10s "$F" write
-grep -Eq "stderr: +error opening output.txt" "$tmp/err" && ok "... and shows the program's message" || bad "no stderr line"
-jt "assert(fout != NULL) in a granted cwd: could not test" 2 "could not test: the program's $LIM \(EROFS\)" \
-  -- --budget 10s --ro-dir . "$F" assert
+  "could not test: the program's $LIM \(EACCES\).*" -- --budget 10s "$F" write /etc/output.txt
+grep -Eq "stderr: +error opening /etc/output.txt" "$tmp/err" && ok "... and shows the program's message" || bad "no stderr line"
+jt "assert(fout != NULL) after a refused write: could not test" 2 "could not test: the program's $LIM \(EACCES\)" \
+  -- --budget 10s --ro-dir . "$F" assert /etc/output.txt
 grep -q "BUG FOUND" "$tmp/err" && bad "a bug reported after a refused write"
 jt "two threads, then the refused write: could not test" 2 "could not test: the program's $LIM" \
-  -- --budget 10s "$F" threads
+  -- --budget 10s "$F" threads /etc/output.txt
+jt "two threads, then output.txt in the cwd: nothing found" 0 "nothing found" -- --budget 5s "$F" threads
 jt "a program that probes and copes: nothing found, refusals noted" 0 \
-  "note: .*mkdir\(\"newdir\"\) was refused" -- --seeds 1-2 "$F" probe /etc/hostname
+  "note: .*mkdir\(\"/etc/newdir\"\) was refused" -- --seeds 1-2 "$F" probe /etc /etc/hostname
 grep -q 'open("/etc/hostname", O_RDONLY) was refused (EACCES): the path lies outside what jinx lets the guest read; grant its directory with --ro-dir DIR' "$tmp/err" \
   && ok "... an open outside the grants is noted with --ro-dir" || bad "no note for the open outside the grants"
 jt "libc's /proc and /sys probes are no limit: a crash after them is a bug" 1 "BUG FOUND" \

@@ -84,6 +84,8 @@ static void usage(FILE *f)
         "  --json          print the result as one JSON object on stdout\n"
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
+        "  --file-mem SIZE the most each run's program may write in files (jinx-vmm run\n"
+        "                  --file-mem; default 256M)\n"
         "  --ro-dir DIR    let the program read DIR and below, read-only (jinx-vmm run\n"
         "                  --ro-dir; repeatable)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
@@ -126,6 +128,7 @@ static const char *vmm_path(char *buf, size_t len)
 struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
     const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
+    const char *file_mem;       /* --file-mem (NULL: jinx-vmm's default) */
     const char *cpu_model;      /* NULL: jinx-vmm's default */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
@@ -179,6 +182,10 @@ char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms
     if (ro->mem) {
         argv[k++] = "--mem";
         argv[k++] = (char *)ro->mem;
+    }
+    if (ro->file_mem) {
+        argv[k++] = "--file-mem";
+        argv[k++] = (char *)ro->file_mem;
     }
     if (ro->vcpus) {
         argv[k++] = "--vcpus";
@@ -546,7 +553,7 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
 struct test_opts {
     const char *strategy, *depth;       /* whole-run strategy and PCT depth (NULL: defaults) */
     uint64_t first_seed, last_seed, budget;
-    const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall, *cpu_model;
+    const char *rate, *junit, *dir, *mem, *vcpus, *fragment_wall, *cpu_model, *file_mem;
     const char *ro_dirs[VM_MAX_RO_DIRS];
     int n_ro_dirs;
     int jobs;                           /* runs at once (cli/jinx_test_jobs.h) */
@@ -566,6 +573,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
         {"cpu-model", required_argument, 0, 'c'}, {"jobs", required_argument, 0, 'J'},
         {"no-pin", no_argument, 0, 'P'}, {"timers", required_argument, 0, 'T'},
+        {"file-mem", required_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
@@ -664,6 +672,13 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
             }
             t->mem = optarg;
             break;
+        case 'F':
+            if (!parse_size(optarg, &n) || n < (1ULL << 20) || n > (1ULL << 40)) {
+                jx_err("--file-mem %s: expected a size from 1M to 1T (e.g. 512M)", optarg);
+                return -1;
+            }
+            t->file_mem = optarg;
+            break;
         case 'v':
             if (!parse_u64(optarg, &n) || n < 1 || n > MAX_VCPUS) {
                 jx_err("--vcpus %s: expected a number from 1 to %d", optarg, MAX_VCPUS);
@@ -729,7 +744,7 @@ static int cmd_test(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct run_opts ro = {.vmm = vmm, .image = image, .rate = t.rate, .dir = dir,
-                          .mem = t.mem, .vcpus = t.vcpus,
+                          .mem = t.mem, .vcpus = t.vcpus, .file_mem = t.file_mem,
                           .fragment_wall = t.fragment_wall, .strategy = t.strategy,
                           .depth = t.depth, .timers_strict = t.timers_strict,
                           .cpu_model = t.cpu_model, .ro_dirs = t.ro_dirs,
