@@ -4,8 +4,8 @@
  *   basic   create, write, read back, pwrite, writev, lseek, O_APPEND, O_EXCL, stat and
  *           fstat sizes, readdir, rename over a file, unlink (open file still readable),
  *           ftruncate, truncate, mkstemp, mkdir/rmdir, private mmap of a written file
- *   log     four threads append lines to one log file (O_APPEND) under a lock-free
- *           write each; then the log is read back and every line checked
+ *   log [N] four threads append N lines each (default 200) to one log file (O_APPEND),
+ *           a write each, no lock; then the log is read back and every line checked
  *   crash   writes files before and after making threads, prints their digest, then
  *           dereferences NULL (a bug: jinx test dumps it, the dump replays with the
  *           same files)
@@ -165,7 +165,7 @@ static int basic(void)
 }
 
 #define THREADS 4
-#define LINES 200
+static int LINES = 200;
 static int logfd;
 
 static void *logger(void *arg)
@@ -324,14 +324,17 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "basic";
     if (!strcmp(mode, "basic"))
         return basic();
-    if (!strcmp(mode, "log"))
+    if (!strcmp(mode, "log")) {
+        if (argc > 2)
+            LINES = atoi(argv[2]);
         return logtest();
+    }
     if (!strcmp(mode, "crash"))
         return crash();
     if (!strcmp(mode, "counters"))
         return counters(argc > 2 ? atol(argv[2]) : 2000);
     if (!strcmp(mode, "big"))
         return big(argc > 2 ? atol(argv[2]) : 1);
-    fprintf(stderr, "usage: files basic|log|crash|counters N|big N\n");
+    fprintf(stderr, "usage: files basic|log [N]|crash|counters N|big N\n");
     return 2;
 }
