@@ -1,0 +1,229 @@
+/* Unit tests for the private writable file layer's tables (vmm/linux/ovl.c): create,
+ * write (holes, growth), read, truncate, lookups with whiteouts and opaque directories,
+ * children, rename of files and of directories with what is below them, remove with and
+ * without a host object below, the memory limit (ENOSPC, limit_hit, nothing changed),
+ * garbage collection of unlinked inodes, and snapshots: a copy shares the bytes, a write
+ * after it copies them (the copy keeps its own), restoring an unchanged table is free.
+ * Also path_resolve_ovl's use of the overlay (pathconf.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "linux/ovl.h"
+#include "linux/pathconf.h"
+
+static void test_create_write_read(void **state)
+{
+    (void)state;
+    struct ovl o;
+    ovl_init(&o, 1 << 20);
+    int64_t ino = ovl_create(&o, "/tmp/a", S_IFREG | 0644, false, 5);
+    assert_true(ino > 0);
+    assert_int_equal(ovl_create(&o, "/tmp/a", S_IFREG | 0644, false, 5), -EEXIST);
+    assert_int_equal(ovl_write(&o, (uint64_t)ino, 0, "hello", 5, 6), 5);
+    assert_int_equal(ovl_write(&o, (uint64_t)ino, 8, "XY", 2, 7), 2); /* a hole */
+    char buf[16] = {0};
+    assert_int_equal(ovl_read(&o, (uint64_t)ino, 0, buf, sizeof buf), 10);
+    assert_memory_equal(buf, "hello\0\0\0XY", 10);
+    assert_int_equal(ovl_read(&o, (uint64_t)ino, 10, buf, 4), 0);
+    assert_int_equal(ovl_inode(&o, (uint64_t)ino)->mtime, 7);
+    assert_int_equal(ovl_truncate(&o, (uint64_t)ino, 3, 8), 0);
+    assert_int_equal(ovl_read(&o, (uint64_t)ino, 0, buf, sizeof buf), 3);
+    assert_int_equal(ovl_truncate(&o, (uint64_t)ino, 6, 8), 0); /* grows with zeroes */
+    assert_int_equal(ovl_read(&o, (uint64_t)ino, 0, buf, sizeof buf), 6);
+    assert_memory_equal(buf, "hel\0\0\0", 6);
+    assert_int_equal(ovl_write(&o, (uint64_t)ino, OVL_MAX_FILE, "x", 1, 9), -EFBIG);
+    assert_int_equal(ovl_write(&o, 999, 0, "x", 1, 9), -EBADF);
+    int64_t d = ovl_create(&o, "/tmp/d", S_IFDIR | 0755, true, 1);
+    assert_int_equal(ovl_write(&o, (uint64_t)d, 0, "x", 1, 9), -EISDIR);
+    ovl_free(&o);
+}
+
+static void test_lookup(void **state)
+{
+    (void)state;
+    struct ovl o;
+    uint64_t ino;
+    ovl_init(&o, 1 << 20);
+    assert_int_equal(ovl_lookup(&o, "/etc/passwd", &ino), 0);
+    assert_true(ovl_create(&o, "/tmp", S_IFDIR | 01777, true, 0) > 0);
+    assert_true(ovl_create(&o, "/w", S_IFDIR | 0755, false, 0) > 0); /* not opaque */
+    int64_t f = ovl_create(&o, "/tmp/f", S_IFREG | 0644, false, 0);
+    assert_int_equal(ovl_lookup(&o, "/tmp", &ino), 1);
+    assert_int_equal(ovl_lookup(&o, "/tmp/f", &ino), 2);
+    assert_int_equal((int64_t)ino, f);
+    assert_int_equal(ovl_lookup(&o, "/tmp/missing", &ino), -1); /* below an opaque dir */
+    assert_int_equal(ovl_lookup(&o, "/tmp/x/y", &ino), -1);
+    assert_int_equal(ovl_lookup(&o, "/w/host", &ino), 0);       /* the host decides */
+    assert_int_equal(ovl_lookup(&o, "/tmpx", &ino), 0);
+    assert_int_equal(ovl_remove(&o, "/w/host", true), 0);       /* a whiteout */
+    assert_int_equal(ovl_lookup(&o, "/w/host", &ino), -1);
+    assert_int_equal(ovl_lookup(&o, "/w/host/below", &ino), -1);
+    assert_false(ovl_has_children(&o, "/w"));                   /* whiteouts are no children */
+    assert_true(ovl_has_children(&o, "/tmp"));
+    assert_int_equal(ovl_remove(&o, "/tmp/f", false), 0);
+    assert_int_equal(ovl_lookup(&o, "/tmp/f", &ino), -1);
+    assert_int_equal(ovl_inode(&o, (uint64_t)f)->nlink, 0);
+    ovl_gc(&o, NULL, NULL);
+    assert_null(ovl_inode(&o, (uint64_t)f));
+    ovl_free(&o);
+}
+
+static void count(void *ctx, const struct ovl_ent *e)
+{
+    (void)e;
+    ++*(int *)ctx;
+}
+
+static void test_rename(void **state)
+{
+    (void)state;
+    struct ovl o;
+    uint64_t ino;
+    ovl_init(&o, 1 << 20);
+    ovl_create(&o, "/t", S_IFDIR | 0755, true, 0);
+    ovl_create(&o, "/t/d", S_IFDIR | 0755, true, 0);
+    int64_t a = ovl_create(&o, "/t/d/a", S_IFREG | 0644, false, 0);
+    ovl_create(&o, "/t/d/sub", S_IFDIR | 0755, true, 0);
+    int64_t b = ovl_create(&o, "/t/d/sub/b", S_IFREG | 0644, false, 0);
+    int64_t c = ovl_create(&o, "/t/c", S_IFREG | 0644, false, 0);
+    assert_int_equal(ovl_rename(&o, "/t/d", "/t/d/sub/x", false), -EINVAL); /* into itself */
+    assert_int_equal(ovl_rename(&o, "/t/d", "/t/e", false), 0);
+    assert_int_equal(ovl_lookup(&o, "/t/d/a", &ino), -1);
+    assert_int_equal(ovl_lookup(&o, "/t/e/a", &ino), 2);
+    assert_int_equal((int64_t)ino, a);
+    assert_int_equal(ovl_lookup(&o, "/t/e/sub/b", &ino), 2);
+    assert_int_equal((int64_t)ino, b);
+    int n = 0;
+    ovl_children(&o, "/t", count, &n);
+    assert_int_equal(n, 2); /* c, e */
+    /* Over an existing file: it loses its name; with a host object at the old name. */
+    assert_int_equal(ovl_rename(&o, "/t/e/a", "/t/c", true), 0);
+    assert_int_equal(ovl_lookup(&o, "/t/c", &ino), 2);
+    assert_int_equal((int64_t)ino, a);
+    assert_int_equal(ovl_inode(&o, (uint64_t)c)->nlink, 0);
+    assert_int_equal(ovl_lookup(&o, "/t/e/a", &ino), -1);
+    assert_non_null(ovl_find(&o, "/t/e/a")); /* a whiteout */
+    ovl_free(&o);
+}
+
+static void test_limit(void **state)
+{
+    (void)state;
+    struct ovl o;
+    ovl_init(&o, 64 << 10);
+    int64_t ino = ovl_create(&o, "/f", S_IFREG | 0644, false, 0);
+    char *big = calloc(1, 128 << 10);
+    assert_int_equal(ovl_write(&o, (uint64_t)ino, 0, big, 32 << 10, 0), 32 << 10);
+    assert_false(o.limit_hit);
+    assert_int_equal(ovl_write(&o, (uint64_t)ino, 0, big, 128 << 10, 0), -ENOSPC);
+    assert_true(o.limit_hit);
+    assert_int_equal(ovl_inode(&o, (uint64_t)ino)->size, 32 << 10); /* unchanged */
+    assert_true(o.bytes <= o.limit);
+    /* Appends that fill up to the limit exactly, not past it. */
+    o.limit_hit = false;
+    int64_t w;
+    uint64_t off = 32 << 10;
+    while ((w = ovl_write(&o, (uint64_t)ino, off, big, 1000, 0)) > 0)
+        off += (uint64_t)w;
+    assert_int_equal(w, -ENOSPC);
+    assert_true(o.bytes <= o.limit && o.bytes > o.limit - 2000 - 2 * OVL_ENT_COST);
+    /* Removing and collecting gives the memory back. */
+    assert_int_equal(ovl_remove(&o, "/f", false), 0);
+    ovl_gc(&o, NULL, NULL);
+    assert_int_equal(o.bytes, 0);
+    free(big);
+    ovl_free(&o);
+}
+
+static bool keep_all(void *ctx, uint64_t ino)
+{
+    (void)ctx, (void)ino;
+    return true;
+}
+
+static void test_snapshot(void **state)
+{
+    (void)state;
+    struct ovl o, snap = {0};
+    char buf[8];
+    ovl_init(&o, 1 << 20);
+    int64_t ino = ovl_create(&o, "/f", S_IFREG | 0644, false, 0);
+    ovl_write(&o, (uint64_t)ino, 0, "before", 6, 0);
+    assert_int_equal(ovl_copy(&snap, &o), 0);
+    assert_ptr_equal(ovl_inode(&snap, (uint64_t)ino)->data, ovl_inode(&o, (uint64_t)ino)->data);
+    /* A write after the snapshot copies the bytes: the snapshot keeps its own. */
+    ovl_write(&o, (uint64_t)ino, 0, "AFTER!", 6, 1);
+    ovl_create(&o, "/g", S_IFREG | 0644, false, 1);
+    ovl_remove(&o, "/f", false);
+    ovl_gc(&o, keep_all, NULL); /* an open descriptor keeps it */
+    assert_int_equal(ovl_read(&snap, (uint64_t)ino, 0, buf, 6), 6);
+    assert_memory_equal(buf, "before", 6);
+    /* Restore: what was written after is gone. */
+    assert_int_equal(ovl_copy(&o, &snap), 0);
+    uint64_t k;
+    assert_int_equal(ovl_lookup(&o, "/g", &k), 0);
+    assert_int_equal(ovl_lookup(&o, "/f", &k), 2);
+    assert_int_equal(ovl_read(&o, (uint64_t)ino, 0, buf, 6), 6);
+    assert_memory_equal(buf, "before", 6);
+    /* Unchanged since: nothing to do (the same generation). */
+    uint64_t gen = o.gen;
+    struct ovl_ent *ents = o.ents;
+    assert_int_equal(ovl_copy(&o, &snap), 0);
+    assert_ptr_equal(o.ents, ents);
+    assert_int_equal(o.gen, gen);
+    /* A truncate after the snapshot does not cut the snapshot's bytes. */
+    assert_int_equal(ovl_truncate(&o, (uint64_t)ino, 2, 3), 0);
+    assert_int_equal(ovl_read(&snap, (uint64_t)ino, 0, buf, 8), 6);
+    ovl_free(&snap);
+    ovl_free(&o);
+}
+
+/* path_resolve_ovl over a fake overlay: /ovl is a directory of its own, /ovl/f a file,
+ * /gone removed. */
+static int fake(void *ctx, const char *p)
+{
+    (void)ctx;
+    if (!strcmp(p, "/ovl"))
+        return 1;
+    if (!strcmp(p, "/ovl/f"))
+        return 2;
+    if (!strncmp(p, "/ovl/", 5) || !strcmp(p, "/gone"))
+        return -1;
+    return 0;
+}
+
+static void test_resolve_hook(void **state)
+{
+    (void)state;
+    struct grants g = {.n = 0};
+    char err[256], out[PATHCONF_MAX];
+    assert_int_equal(grants_add(&g, "/etc", true, err, sizeof err), 0);
+    struct path_overlay ov = {fake, NULL};
+    assert_int_equal(path_resolve_ovl(&g, "/", "/ovl/f", true, out, &ov), 0);
+    assert_string_equal(out, "/ovl/f");
+    assert_int_equal(path_resolve_ovl(&g, "/ovl", "f", true, out, &ov), 0);
+    assert_int_equal(path_resolve_ovl(&g, "/", "/ovl/f/x", true, out, &ov), -ENOTDIR);
+    assert_int_equal(path_resolve_ovl(&g, "/", "/ovl/none", true, out, &ov), -ENOENT);
+    assert_int_equal(path_resolve_ovl(&g, "/", "/ovl/../etc", true, out, &ov), 0);
+    assert_int_equal(path_resolve_ovl(&g, "/", "/gone", true, out, &ov), -ENOENT);
+    assert_int_equal(path_resolve(&g, "/", "/ovl/f", true, out), -ENOENT); /* no overlay */
+    grants_free(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_write_read), cmocka_unit_test(test_lookup),
+        cmocka_unit_test(test_rename), cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_snapshot), cmocka_unit_test(test_resolve_hook),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
