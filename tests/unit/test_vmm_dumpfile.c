@@ -56,6 +56,7 @@ static void sample(struct dumpfile *d)
     sha[0] = 1;
     assert_int_equal(dumpfile_add_file(d, "/usr/lib/libc.so.6", 99, sha), 0);
     assert_int_equal(dumpfile_add_ro_dir(d, "/data"), 0);
+    assert_int_equal(dumpfile_add_written(d, "/tmp/out.txt", 42, sha), 0);
 }
 
 static void encode(const struct dumpfile *d, struct dbuf *b)
@@ -93,6 +94,9 @@ static void test_round_trip(void **state)
     assert_int_equal(e.files[0].size, 1234);
     assert_memory_equal(e.files[1].sha256, d.files[1].sha256, SHA256_LEN);
     assert_int_equal(e.nro_dirs, 1);
+    assert_int_equal(e.nwritten, 1); /* format 1.3: what the program wrote */
+    assert_string_equal(e.written[0].path, "/tmp/out.txt");
+    assert_int_equal(e.written[0].size, 42);
     assert_string_equal(e.ro_dirs[0], "/data");
     /* Encoding what was parsed gives the same bytes. */
     struct dbuf b2;

@@ -450,6 +450,88 @@ static void test_snapshot_pipes(void **state)
     snapimg_free(&x.s);
 }
 
+/* The files the program wrote (format 1.3) follow the pipes: they round trip with their
+ * bytes, names and whiteouts, a descriptor names its inode, a cut anywhere inside is
+ * refused, and hostile ones too. */
+static void test_snapshot_ovl(void **state)
+{
+    (void)state;
+    static struct sample x;
+    sample_image(&x);
+    char err[256];
+    x.s.fds = calloc(1, sizeof *x.s.fds);
+    x.s.fds[0] = (struct snapimg_fd){.fd = 4, .flags = SNAP_FD_OVL | SNAP_FD_RDWR | SNAP_FD_APPEND,
+                                     .off = 3, .path = strdup("/tmp/a"), .ino = 2};
+    x.s.nfds = 1;
+    x.s.has_ovl = true;
+    x.s.next_ino = 3;
+    x.s.ovl_limit = 1 << 20;
+    x.s.inodes = calloc(2, sizeof *x.s.inodes);
+    x.s.inodes[0] = (struct snapimg_inode){.ino = 1, .mode = 040755};
+    x.s.inodes[1] = (struct snapimg_inode){.ino = 2, .mode = 0100644, .nlink = 1, .size = 5,
+                                           .mtime = 77, .bytes = (uint8_t *)strdup("hello")};
+    x.s.ninodes = 2;
+    x.s.ents = calloc(3, sizeof *x.s.ents);
+    x.s.ents[0] = (struct snapimg_ent){strdup("/data/gone"), 0, 0};
+    x.s.ents[1] = (struct snapimg_ent){strdup("/tmp"), 1, 1};
+    x.s.ents[2] = (struct snapimg_ent){strdup("/tmp/a"), 2, 0};
+    x.s.nents = 3;
+    struct dbuf b;
+    encode_ok(&x.s, &b);
+    struct snap_image p;
+    assert_int_equal(snapfile_parse(b.p, b.len, &p, err, sizeof err), 0);
+    assert_true(p.has_ovl);
+    assert_int_equal(p.ninodes, 2);
+    assert_int_equal(p.nents, 3);
+    assert_int_equal(p.next_ino, 3);
+    assert_int_equal(p.inodes[1].size, 5);
+    assert_int_equal(p.inodes[1].mtime, 77);
+    assert_memory_equal(p.inodes[1].bytes, "hello", 5);
+    assert_string_equal(p.ents[0].path, "/data/gone");
+    assert_int_equal(p.ents[0].ino, 0);
+    assert_int_equal(p.ents[1].opaque, 1);
+    assert_int_equal(p.fds[0].ino, 2);
+    assert_int_equal(p.fds[0].flags, SNAP_FD_OVL | SNAP_FD_RDWR | SNAP_FD_APPEND);
+    assert_string_equal(p.fds[0].path, "/tmp/a");
+    snapimg_free(&p);
+    for (size_t n = b.len - 120; n < b.len; n++) /* cut inside the section */
+        assert_int_equal(snapfile_parse(b.p, n, &p, err, sizeof err), -1);
+    dbuf_free(&b);
+    /* Hostile: unsorted names, a name of no inode, not canonical, a directory with bytes,
+     * inode 0, inodes unsorted, a descriptor of no inode, a number past next_ino, two
+     * access modes, a trailing slash. */
+    for (int k = 0; k < 10; k++) {
+        struct snap_image *s = &x.s;
+        struct snapimg_ent e0 = s->ents[0], e1 = s->ents[1], e2 = s->ents[2];
+        struct snapimg_inode i0 = s->inodes[0], i1 = s->inodes[1];
+        struct snapimg_fd f0 = s->fds[0];
+        char *bad = NULL;
+        switch (k) {
+        case 0: s->ents[0] = e2; s->ents[2] = e0; break;
+        case 1: s->ents[2].ino = 9; break;
+        case 2: s->ents[2].path = bad = strdup("/tmp/../a"); break;
+        case 3: s->inodes[0].size = 1; s->inodes[0].bytes = i1.bytes; break;
+        case 4: s->inodes[0].ino = 0; break;
+        case 5: s->inodes[0] = i1; s->inodes[1] = i0; break;
+        case 6: s->fds[0].ino = 7; break;
+        case 7: s->next_ino = 2; break;
+        case 8: s->fds[0].flags |= SNAP_FD_WRONLY; break;
+        case 9: s->ents[2].path = bad = strdup("/tmp/a/"); break;
+        }
+        assert_int_equal(snapimg_validate(s, err, sizeof err), -1);
+        free(bad);
+        s->ents[0] = e0;
+        s->ents[1] = e1;
+        s->ents[2] = e2;
+        s->inodes[0] = i0;
+        s->inodes[1] = i1;
+        s->fds[0] = f0;
+        s->next_ino = 3;
+    }
+    assert_int_equal(snapimg_validate(&x.s, err, sizeof err), 0);
+    snapimg_free(&x.s);
+}
+
 /* A whole dump with every round record: dump_round_parse finds and checks them all. */
 static void test_dump_round(void **state)
 {
@@ -513,7 +595,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_snapshot_hostile),
         cmocka_unit_test(test_snapshot_fds),
-        cmocka_unit_test(test_snapshot_pipes),
+        cmocka_unit_test(test_snapshot_pipes), cmocka_unit_test(test_snapshot_ovl),
         cmocka_unit_test(test_trace_round_trip),
         cmocka_unit_test(test_other_records),
         cmocka_unit_test(test_dump_round),
