@@ -388,12 +388,18 @@ static int import_ovl(struct files *fs, const struct snap_image *img, char *err,
 {
     if (!img->has_ovl)
         return 0;
+    /* The run's own bound: a replay meets the limit where the run did. */
+    if (img->ovl_limit >= (1ULL << 20) && img->ovl_limit <= (1ULL << 40)) {
+        pthread_mutex_lock(&fs->lock);
+        fs->ovl.limit = img->ovl_limit;
+        pthread_mutex_unlock(&fs->lock);
+    }
     uint64_t total = 0;
     for (size_t i = 0; i < img->ninodes; i++)
         total += img->inodes[i].size;
     if (total > fs->ovl.limit)
         return jx_fail(err, errlen, "the snapshot holds %llu MiB of files the program wrote, "
-                       "more than this run's --file-mem (%llu MiB): raise it",
+                       "more than its --file-mem (%llu MiB)",
                        (unsigned long long)(total >> 20), (unsigned long long)(fs->ovl.limit >> 20));
     struct ovl o;
     ovl_init(&o, fs->ovl.limit + (uint64_t)(img->ninodes + img->nents) * (OVL_ENT_COST + SNAP_MAX_PATH));
