@@ -90,16 +90,10 @@ int files_open_path(const char *p, bool follow_last)
     return fd < 0 ? -errno : fd;
 }
 
-/* /tmp, and the cwd when no grant shows it: the program's own directories. Their
- * ancestors hidden by one of them (a cwd below /tmp) are made too. */
-static bool grant_below(const struct files *fs, const char *p)
-{
-    size_t n = strlen(p);
-    for (int i = 0; i < fs->grants.n; i++)
-        if (!strncmp(fs->grants.g[i].path, p, n) && (fs->grants.g[i].path[n] == '/' || n == 1))
-            return true;
-    return false;
-}
+/* /tmp, and the cwd when no grant shows it: directories of the program's own, not
+ * opaque: a host object below them stays what it was (EACCES outside the grants, a jinx
+ * limit noted when opened), a new name is the program's. Their ancestors hidden by one of
+ * them are made too. */
 
 static int seed_dir(struct files *fs, const char *p, uint32_t mode)
 {
@@ -118,7 +112,7 @@ static int seed_dir(struct files *fs, const char *p, uint32_t mode)
             continue;
         if (k == 0 && i < n)
             continue; /* a host directory on the way: traversed, as before */
-        int64_t r = ovl_create(&fs->ovl, a, S_IFDIR | (i == n ? mode : 0755), !grant_below(fs, a),
+        int64_t r = ovl_create(&fs->ovl, a, S_IFDIR | (i == n ? mode : 0755), false,
                                VTIME_EPOCH_NS);
         if (r < 0)
             return (int)r;

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #define SHOWN_PATH 64 /* bytes of the guest's path a limit's text shows */
 
@@ -95,8 +96,14 @@ void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, i
     const char *because, *option = NULL;
     switch (why) {
     case REFUSED_WRITE:
-        because = "jinx lets the program write only below its working directory, /tmp and "
-                  "the --ro-dir directories, and makes no links or special files";
+        if (nr == SYS_link || nr == SYS_linkat || nr == SYS_symlink || nr == SYS_symlinkat ||
+            nr == SYS_mknod || nr == SYS_mknodat) {
+            because = "jinx makes no links, FIFOs or device files";
+        } else {
+            because = "jinx lets the program write only below its cwd, /tmp and the --ro-dir "
+                      "directories";
+            option = "grant its directory with --ro-dir DIR";
+        }
         break;
     case REFUSED_OUTSIDE:
         because = "the path lies outside what jinx lets the guest read";
