@@ -3,7 +3,8 @@
  * (run it in a scratch directory): tests/integration/files.sh compares them.
  *   basic   create, write, read back, pwrite, writev, lseek, O_APPEND, O_EXCL, stat and
  *           fstat sizes, readdir, rename over a file, unlink (open file still readable),
- *           ftruncate, truncate, mkstemp, mkdir/rmdir, private mmap of a written file
+ *           ftruncate, truncate, mkstemp, tmpfile, mkdir/rmdir, private mmap of a
+ *           written file
  *   log [N] four threads append N lines each (default 200) to one log file (O_APPEND),
  *           a write each, no lock; then the log is read back and every line checked
  *   crash   writes files before and after making threads, prints their digest, then
@@ -149,6 +150,15 @@ static int basic(void)
     CHECK(fstat(fd, &st) == 0 && st.st_size == 4);
     CHECK(close(fd) == 0 && unlink(tmpl) == 0);
     printf("mkstemp ok\n");
+    /* tmpfile: musl's is mkstemp and unlink, glibc's O_TMPFILE */
+    FILE *t = tmpfile();
+    CHECK(t != NULL);
+    CHECK(fputs("scratch\n", t) >= 0);
+    rewind(t);
+    char line[16];
+    CHECK(fgets(line, sizeof line, t) != NULL);
+    printf("tmpfile: %s", line);
+    CHECK(fclose(t) == 0);
     /* a private mapping of a written file sees its bytes */
     fd = open("output.txt", O_RDONLY);
     CHECK(fd >= 0);

@@ -329,12 +329,19 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, u
     struct files *fs = vm->files;
     bool writes = (flags & G_O_ACCMODE) != 0 || (flags & (G_O_CREAT | G_O_TRUNC));
     *why = REFUSED_WRITE;
+    struct gfile *f;
+    bool synthetic = false; /* a /proc/self file made from the guest's state */
     if ((flags & G_O_TMPFILE) == G_O_TMPFILE) {
+        int t = files_ovl_open(vm, dirfd, uptr, flags, mode, &f, canon);
+        if (t == 0) {
+            synthetic = true;
+            goto install;
+        }
+        if (t < 0)
+            return t;
         int64_t w = files_write_path(vm, dirfd, uptr, true);
         return w == -EROFS || w == -EACCES ? w : -EOPNOTSUPP;
     }
-    struct gfile *f;
-    bool synthetic = false; /* a /proc/self file made from the guest's state */
     char given[32]; /* the /proc/self names are short (vCPU threads' stacks are not deep) */
     if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) == 0 && !strncmp(given, "/proc/", 6)) {
         int ps = procself_open(vm, given, writes, (flags & G_O_DIRECTORY) != 0, &f);

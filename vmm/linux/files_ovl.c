@@ -329,6 +329,8 @@ static int resolve_w(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow_la
     const char *dir = slash ? (slash == path ? "/" : (*slash = 0, path)) : ".";
     if (!strcmp(name, ".") || !strcmp(name, "..") || !name[0])
         return r;
+    if (strlen(name) > 255) /* NAME_MAX */
+        return -ENAMETOOLONG;
     int pr = path_resolve_ovl(&fs->grants, base, dir, true, parent, &hook);
     if (pr < 0)
         return pr;
@@ -406,9 +408,45 @@ static int64_t copy_up(struct files *fs, const char *canon, uint64_t max)
     return ino;
 }
 
+/* O_TMPFILE: an unnamed file in directory uptr. */
+static int tmpfile_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, uint32_t mode,
+                        struct gfile **out, char *canon)
+{
+    struct files *fs = vm->files;
+    struct wres *w = malloc(sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    int64_t r = resolve_w(vm, dirfd, uptr, true, w);
+    if (r == 0 && !w->writable)
+        r = 1;
+    else if (r == 0 && w->kind == W_NONE)
+        r = -ENOENT;
+    else if (r == 0 && w->kind != W_ODIR && w->kind != W_HDIR)
+        r = -ENOTDIR;
+    else if (r == 0 && (flags & 3) == 0)
+        r = -EINVAL;
+    if (r == 0) {
+        pthread_mutex_lock(&fs->lock);
+        int64_t ino = ovl_create_unnamed(&fs->ovl, S_IFREG | (mode & 07777 & ~UMASK), now_ns(fs));
+        pthread_mutex_unlock(&fs->lock);
+        if (ino < 0)
+            r = ino;
+        else {
+            memcpy(canon, w->canon, strlen(w->canon) + 1);
+            r = files_ovl_gfile(fs, w->canon, (uint64_t)ino, false, out);
+        }
+    } else if (r == -EACCES) {
+        r = 1;
+    }
+    free(w);
+    return (int)checked(vm, r);
+}
+
 int files_ovl_open(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, uint32_t mode,
                    struct gfile **out, char *canon)
 {
+    if ((flags & 020000000) == 020000000) /* O_TMPFILE (with O_DIRECTORY) */
+        return tmpfile_open(vm, dirfd, uptr, flags, mode, out, canon);
     struct files *fs = vm->files;
     struct wres *w = malloc(sizeof *w);
     if (!w)

@@ -197,6 +197,16 @@ int64_t ovl_create(struct ovl *o, const char *p, uint32_t mode, bool opaque, uin
     return (int64_t)ino;
 }
 
+int64_t ovl_create_unnamed(struct ovl *o, uint32_t mode, uint64_t now)
+{
+    struct ovl_inode *in = new_inode(o, mode, now);
+    if (!in)
+        return -ENOSPC;
+    in->nlink = 0;
+    changed(o);
+    return (int64_t)in->ino;
+}
+
 int64_t ovl_create_with(struct ovl *o, const char *p, uint32_t mode, const void *bytes,
                         uint64_t len, uint64_t now)
 {

@@ -73,6 +73,9 @@ int ovl_lookup(const struct ovl *o, const char *p, uint64_t *ino);
 /* A new inode (mode: S_IFREG/S_IFDIR | perms) named p (replacing a whiteout or nothing;
  * p must have no live entry). ino or -errno (-ENOSPC: the limit). */
 int64_t ovl_create(struct ovl *o, const char *p, uint32_t mode, bool opaque, uint64_t now);
+/* A new inode with no name (O_TMPFILE): it lives while a descriptor names it. ino or
+ * -errno. */
+int64_t ovl_create_unnamed(struct ovl *o, uint32_t mode, uint64_t now);
 /* A new inode holding len bytes (a host file copied up), named p. ino or -errno. */
 int64_t ovl_create_with(struct ovl *o, const char *p, uint32_t mode, const void *bytes,
                         uint64_t len, uint64_t now);
