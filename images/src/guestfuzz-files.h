@@ -15,7 +15,8 @@
  * are mapped past their end and with huge offsets. Whatever is read (read, pread, mmap) is
  * searched for "OUTSIDE-SECRET", the content the test puts outside DIR.
  *
- * Then, in one thread, the checks with an expected answer: DIR/data mapped over 3 pages
+ * Then, in one thread, the checks with an expected answer, on a data file written fresh
+ * (the workers may have changed DIR's: the guest writes privately): mapped over 3 pages
  * (the bytes past its end must read as zero; Linux would raise SIGBUS on the whole pages
  * past it, jinx gives zeros: docs/contract.md), a private writable mapping of it written to
  * (must stay private), a shared writable one refused. Prints
@@ -231,8 +232,16 @@ static void *files_worker(void *p)
 static const char *files_checks(void)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/data", files_dir);
-    int fd = (int)raw6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY, 0, 0, 0);
+    /* The workers may have changed DIR/data (the guest writes privately, in jinx-vmm's
+     * memory): the checks' own file, made fresh. */
+    snprintf(path, sizeof path, "/tmp/guestfuzz-checks-%llu", (unsigned long long)seed);
+    raw6(SYS_mkdir, (long)path, 0755, 0, 0, 0, 0);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/data");
+    int fd = (int)raw6(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CREAT | O_TRUNC, 0644, 0, 0);
+    if (fd < 0 || raw6(SYS_write, fd, (long)"inside data\n", 12, 0, 0, 0) != 12)
+        return "create the checks' data file";
+    raw6(SYS_close, fd, 0, 0, 0, 0, 0);
+    fd = (int)raw6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY, 0, 0, 0);
     if (fd < 0)
         return "open DIR/data";
     struct stat st;
@@ -255,7 +264,7 @@ static const char *files_checks(void)
     raw6(SYS_munmap, p, 4096, 0, 0, 0, 0);
     p = raw6(SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p >= 0 || p <= -4096)
-        return "a shared writable mapping of a read-only file was allowed";
+        return "a shared writable mapping of a file was allowed";
     p = raw6(SYS_mmap, 0, 4096, PROT_READ, MAP_PRIVATE, fd, 1L << 40);
     if (!(p < 0 && p > -4096))
         for (int i = 0; i < 4096; i++)

@@ -353,7 +353,7 @@ static int read_host(struct files *fs, const char *canon, uint64_t max, uint8_t 
                      uint64_t *len, uint32_t *mode)
 {
     struct gfile *h;
-    int r = files_open_canon(canon, 0, &h);
+    int r = files_open_canon(canon, G_O_NOFOLLOW, &h) /* a symlink: ELOOP, never followed */;
     if (r < 0)
         return r;
     struct stat st;
