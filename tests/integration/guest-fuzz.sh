@@ -135,7 +135,7 @@ grep -q "all 254 live threads are blocked" "$tmp/err" && grep -q "dump written" 
 run "mem --mem 32M" 0 --mem 32M -- mem 1 500
 run "mem --mem 64M" 0 --mem 64M -- mem 2 500
 
-# The read-only file layer (guestfuzz files, guestfuzz-files.h): a granted directory with a
+# The file layer (guestfuzz files, guestfuzz-files.h; writes stay in the VM): a granted directory with a
 # file, a subdirectory and symlinks out of it (relative, absolute, "..", a loop), a secret
 # beside it. Wild paths, huge lengths, bad flags, other threads' descriptors, files mapped
 # past their end: exit 0 (the in-guest checks pass), the secret never read, and the host
