@@ -69,6 +69,7 @@ enum files_refusal {
     REFUSED_WRITE,      /* would write, create, remove or rename: the layer is read-only */
     REFUSED_OUTSIDE,    /* an open for reading of an existing path outside the grants */
     REFUSED_KIND,       /* a FIFO, device or socket inside a grant: never opened */
+    REFUSED_SHARED_MAP, /* a shared writable mapping of a file (mmap) */
 };
 void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, int flags,
                         enum files_refusal why, int64_t err);

@@ -109,6 +109,10 @@ void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, i
         because = "the path lies outside what jinx lets the guest read";
         option = "grant its directory with --ro-dir DIR";
         break;
+    case REFUSED_SHARED_MAP:
+        because = "jinx maps files privately only (a shared writable mapping is not kept "
+                  "in step with the file)";
+        break;
     default:
         because = "jinx opens only regular files and directories";
         break;

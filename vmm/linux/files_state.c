@@ -64,6 +64,7 @@ int64_t files_mmap(struct vm *vm, uint64_t addr, uint64_t len, int prot, int fla
     }
     if (type != 2 && (prot & 2)) { /* a shared writable mapping would write the host file */
         gfile_put(f);
+        files_note_refused(vm, 9 /* SYS_mmap */, 0, fd, -1, REFUSED_SHARED_MAP, -EACCES);
         return -EACCES;
     }
     /* A file the program wrote: its bytes as they are now, through a memfd. */
