@@ -13,6 +13,9 @@
  *   counters N  two threads each keep a count in a file of its own (read, add one, write
  *           back) and append to a shared log under a lock, N times: the counts and the log
  *           must come out exact (under --attach, simulations that wrote must leave nothing)
+ *   host    over host files (run in a granted cwd holding a.txt "host a\n", b.txt, c.txt
+ *           and sub/d.txt): appends to a.txt (copied in first), renames b.txt, unlinks
+ *           c.txt and sub/d.txt, removes sub, reads and lists what it sees
  *   big N   writes N MiB to a file (the --file-mem limit) */
 #define _GNU_SOURCE
 #include "check.h"
@@ -307,6 +310,29 @@ static int counters(long n)
     return 0;
 }
 
+static int host(void)
+{
+    printf("a.txt: %s", get("a.txt"));
+    int fd = open("a.txt", O_WRONLY | O_APPEND);
+    CHECK(fd >= 0 && write(fd, "appended\n", 9) == 9 && close(fd) == 0);
+    printf("a.txt now: %s", get("a.txt"));
+    printf("size a.txt: %lld\n", (long long)size_of("a.txt"));
+    CHECK(rename("b.txt", "b2.txt") == 0);
+    CHECK(get("b.txt") == NULL && errno == ENOENT);
+    printf("b2.txt: %s", get("b2.txt"));
+    CHECK(unlink("c.txt") == 0 && size_of("c.txt") == -1 && errno == ENOENT);
+    CHECK(unlink("c.txt") == -1 && errno == ENOENT);
+    CHECK(rmdir("sub") == -1 && errno == ENOTEMPTY);
+    CHECK(unlink("sub/d.txt") == 0 && rmdir("sub") == 0);
+    CHECK(mkdir("sub", 0755) == 0); /* a new one, empty: the host's is not below it */
+    list("sub");
+    put("c.txt", "new c\n");
+    list(".");
+    printf("c.txt: %s", get("c.txt"));
+    printf("files host ok\n");
+    return 0;
+}
+
 static int big(long mib)
 {
     char *buf = calloc(1, 1 << 20);
@@ -343,8 +369,10 @@ int main(int argc, char **argv)
         return crash();
     if (!strcmp(mode, "counters"))
         return counters(argc > 2 ? atol(argv[2]) : 2000);
+    if (!strcmp(mode, "host"))
+        return host();
     if (!strcmp(mode, "big"))
         return big(argc > 2 ? atol(argv[2]) : 1);
-    fprintf(stderr, "usage: files basic|log [N]|crash|counters N|big N\n");
+    fprintf(stderr, "usage: files basic|log [N]|crash|counters N|host|big N\n");
     return 2;
 }

@@ -5,6 +5,8 @@
 #    open file, ftruncate/truncate, mkstemp in /tmp, mkdir/rmdir, a private mmap of a
 #    written file; four threads appending to one log: the output is byte-identical to the
 #    native run's under jinx-vmm run, --serial and --attach 5/s;
+#  - over host files in a granted cwd (files host): appended to, renamed, unlinked, a
+#    directory removed and made again, as natively, and the host files unchanged;
 #  - simulations that write files leave nothing behind (counters under --attach 5/s with
 #    worker VMs checked: exact counts, no divergence);
 #  - a program that writes files and crashes: jinx test dumps it, the dump lists what was
@@ -67,6 +69,21 @@ vmm "counters --attach 5/s, worker VMs checked" 0 "" -- run --no-control --quiet
 same "counters --attach: simulations' writes vanished at every restore"
 grep -Eq "diverged|gave another result" "$tmp/err" && bad "counters --attach: a replay or a worker diverged" \
   || ok "counters --attach: no divergence, workers agree"
+
+echo "-- over host files in a granted cwd: copied in, renamed, removed; the host unchanged"
+mk_host() { rm -rf "$1"; mkdir -p "$1/sub"; for f in a b c; do echo "host $f" >"$1/$f.txt"; done; echo "host d" >"$1/sub/d.txt"; }
+mk_host "$tmp/hnative"; (cd "$tmp/hnative" && "$G/files" host >"$tmp/native.out" 2>&1)
+mk_host "$tmp/hgrant"
+state() { (cd "$tmp/hgrant" && find . -printf '%p %y %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+hbefore=$(state)
+cd "$tmp/hgrant" || exit 1
+for mode in "" --serial "--attach 5/s"; do
+  # shellcheck disable=SC2086
+  vmm "files host ${mode:-free}" 0 "" -- run --no-control --quiet --ro-dir . $mode "$G/files" host
+  same "files host ${mode:-free}"
+done
+cd "$tmp/cwd" || exit 1
+[ "$(state)" = "$hbefore" ] && ok "the granted host files are unchanged" || bad "the granted host directory changed"
 
 echo "-- a crash after writing files: the dump lists them, its replay sees them"
 native "$G/files" crash 2>/dev/null
