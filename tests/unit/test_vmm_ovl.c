@@ -135,6 +135,13 @@ static void test_limit(void **state)
         off += (uint64_t)w;
     assert_int_equal(w, -ENOSPC);
     assert_true(o.bytes <= o.limit && o.bytes > o.limit - 2000 - 2 * OVL_ENT_COST);
+    /* A copy-in that does not fit leaves nothing, and takes no other unlinked inode. */
+    int64_t u = ovl_create(&o, "/u", S_IFREG | 0644, false, 0);
+    assert_int_equal(ovl_remove(&o, "/u", false), 0); /* unlinked, still open */
+    uint64_t k;
+    assert_int_equal(ovl_create_with(&o, "/host", S_IFREG | 0644, big, 128 << 10, 0), -ENOSPC);
+    assert_int_equal(ovl_lookup(&o, "/host", &k), 0);
+    assert_non_null(ovl_inode(&o, (uint64_t)u));
     /* Removing and collecting gives the memory back. */
     assert_int_equal(ovl_remove(&o, "/f", false), 0);
     ovl_gc(&o, NULL, NULL);

@@ -214,9 +214,14 @@ int64_t ovl_create_with(struct ovl *o, const char *p, uint32_t mode, const void 
     if (ino < 0 || !len)
         return ino;
     int64_t w = ovl_write(o, (uint64_t)ino, 0, bytes, len, now);
-    if (w < 0) {
+    if (w < 0) { /* the new inode and its name go; nothing else */
         ovl_remove(o, p, false);
-        ovl_gc(o, NULL, NULL);
+        size_t i = ino_pos(o, (uint64_t)ino);
+        struct ovl_inode *in = &o->inodes[i];
+        o->bytes -= OVL_ENT_COST + (in->data ? in->data->cap : 0);
+        data_put(in->data);
+        memmove(in, in + 1, (o->ninodes - i - 1) * sizeof *in);
+        o->ninodes--;
         return w;
     }
     return ino;
