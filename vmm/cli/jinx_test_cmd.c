@@ -84,8 +84,7 @@ static void usage(FILE *f)
         "  --json          print the result as one JSON object on stdout\n"
         "  --junit FILE    also write the result as a JUnit XML file\n"
         "  --mem SIZE      guest memory of each run (jinx-vmm run --mem; default 512M)\n"
-        "  --file-mem SIZE the most each run's program may write in files (jinx-vmm run\n"
-        "                  --file-mem; default 256M)\n"
+        "  --file-mem SIZE files each run's program may write (jinx-vmm run; 256M)\n"
         "  --ro-dir DIR    let the program read DIR and below, read-only (jinx-vmm run\n"
         "                  --ro-dir; repeatable)\n"
         "  --vcpus N       most threads at once (jinx-vmm run --vcpus; default and max %d)\n"
@@ -127,8 +126,7 @@ static const char *vmm_path(char *buf, size_t len)
 /* What every run gets besides its seed and time. */
 struct run_opts {
     const char *vmm, *image, *rate, *dir, *log, *report;
-    const char *mem, *vcpus;    /* NULL: jinx-vmm's defaults */
-    const char *file_mem;       /* --file-mem (NULL: jinx-vmm's default) */
+    const char *mem, *vcpus, *file_mem; /* NULL: jinx-vmm's defaults */
     const char *cpu_model;      /* NULL: jinx-vmm's default */
     const char *fragment_wall;  /* NULL: alternate FRAGMENT_WALL_SHORT and _LONG by seed */
     const char *strategy, *depth; /* whole-run strategy and PCT depth (NULL: defaults) */
@@ -573,8 +571,7 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         {"seeds", required_argument, 0, 'e'}, {"ro-dir", required_argument, 0, 'R'},
         {"cpu-model", required_argument, 0, 'c'}, {"jobs", required_argument, 0, 'J'},
         {"no-pin", no_argument, 0, 'P'}, {"timers", required_argument, 0, 'T'},
-        {"file-mem", required_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"file-mem", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     uint64_t n;
     *t = (struct test_opts){.first_seed = 1, .last_seed = UINT64_MAX, .budget = 60000000000ULL,
                             .rate = "5/s", .dir = "jinx-dumps", .jobs = jt_default_jobs()};

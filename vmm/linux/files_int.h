@@ -106,6 +106,26 @@ void files_ovl_gc(struct files *fs);
 /* The base directory of a relative guest path (cwd or dirfd's path). */
 int files_base_dir(struct files *fs, int64_t dirfd, const char *path, char *base);
 
+/* Shared by files_ovl*.c: what a path to change names (files_resolve_w). */
+enum { W_NONE, W_ODIR, W_OFILE, W_HDIR, W_HFILE };
+struct wres {
+    char canon[PATHCONF_MAX];
+    int kind;
+    uint64_t ino;     /* W_O*: the inode */
+    bool host;        /* a host object the program can see is at canon */
+    bool slash;       /* the path ended in '/' */
+    bool writable;
+};
+/* Resolves guest path uptr (dirfd-relative) to what it names, or where a new name would
+ * go (its parent must exist). 0 or -errno (-EACCES: outside what the program sees). */
+int files_resolve_w(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow_last, struct wres *w);
+/* Host file canon copied into the overlay (its first max bytes). ino or -errno. */
+int64_t files_copy_up(struct files *fs, const char *canon, uint64_t max);
+/* r, noting the --file-mem limit when r is the ENOSPC it caused. */
+int64_t files_ovl_checked(struct vm *vm, int64_t r);
+uint64_t files_ovl_now(struct files *fs);   /* a file's time: virtual, in ns */
+bool files_under(const char *p, const char *dir);
+
 /* files_stat.c */
 int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf);
 int64_t files_stat_path(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t statbuf,
