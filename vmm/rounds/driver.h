@@ -43,6 +43,16 @@ static inline bool vm_over(struct vm *vm) { return atomic_load(&vm->stopping); }
 void round_notable(struct round_driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* "crashed (SIGSEGV in thread 2)", "deadlocked (3 threads blocked)" or "ended"
+ * (round_retired.c). */
+void round_describe_outcome(const struct sim_result *r, char *buf, size_t len);
+/* The retired simulation's live replay ended the program with its bug: keeps what the
+ * crash dump needs in d->retired (round_retired.c). in_tail: the bug came in the tail. */
+void round_keep_retired(struct round_driver *d, const struct round_config *cfg,
+                        uint64_t round_no, int best, int nsim, const struct ex_schedule *sched,
+                        const struct ex_trace *recorded, const struct sim_result *live,
+                        const struct sim_result *w, uint64_t limit, bool in_tail);
+
 /* A round's sparse simulations: n of them (after the strategy's schedules, within K),
  * planned from model with the round's seed, each with a budget of wall ns. */
 struct round_sparse {

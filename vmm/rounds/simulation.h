@@ -12,7 +12,6 @@
 #define JINX_SIM_H
 #include "linux/outcome.h"
 #include "explorer/explorer.h"
-#include "explorer/sparse.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
