@@ -52,7 +52,7 @@ struct run {
     struct vm_options opt;
     char *envp[MAX_ENV];
     int envc;
-    char asan_env[1024];        /* ASAN_OPTIONS as the guest gets it (linux/sanenv.h) */
+    char asan_env[1024];        /* ASAN_/LSAN_OPTIONS as the guest gets it (linux/sanenv.h) */
     bool no_control, attach, seed_given;
     const char *round_opt;      /* a round option given (it needs --attach) */
     struct round_config rcfg;   /* --attach and its round options (round.h) */
@@ -334,18 +334,27 @@ static int set_up(struct run *r, struct vm *vm)
         jx_err("%s", r->err);
         return -1;
     }
-    /* An ASan build: LeakSanitizer's fork at exit cannot work in the guest (sanenv.h). */
-    if (sanenv_uses_asan(&probe)) {
+    /* An ASan or LSan build: LeakSanitizer's fork at exit cannot work in the guest
+     * (sanenv.h): it is turned off, and the user told. */
+    const char *leak_var = sanenv_leak_var(&probe);
+    if (leak_var) {
+        size_t vl = strlen(leak_var);
         int at = -1;
         for (int i = 0; i < r->envc; i++)
-            if (!strncmp(r->envp[i], "ASAN_OPTIONS=", 13))
+            if (!strncmp(r->envp[i], leak_var, vl) && r->envp[i][vl] == '=')
                 at = i;
-        if (sanenv_asan_options(at >= 0 ? r->envp[at] : NULL, r->asan_env, sizeof r->asan_env)) {
+        bool own = at >= 0 && strstr(r->envp[at], "detect_leaks");
+        if (sanenv_leak_options(leak_var, at >= 0 ? r->envp[at] : NULL, r->asan_env,
+                                sizeof r->asan_env)) {
             if (at >= 0)
                 r->envp[at] = r->asan_env;
             else if (r->envc < MAX_ENV)
                 r->envp[r->envc++] = r->asan_env;
         }
+        if (!own && !r->opt.quiet)
+            fprintf(stderr, "jinx-vmm: LeakSanitizer off (detect_leaks=0 added to %s): its leak "
+                    "check at exit needs a fork, which a jinx guest cannot do; leaks are not "
+                    "reported\n", leak_var);
     }
     elf_free(&probe);
 
