@@ -32,6 +32,26 @@ void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm)
         ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
 }
 
+/* Whether most of t's memory cue points (EXPLORE_SPARSE_RUNTIME_MIN or more) were made by
+ * the code sparse runs skip (the sanitizer runtimes': ex_sparse_skip_code). */
+static bool runtime_bound(const struct explore_sparse *es, const struct ex_trace *t)
+{
+    const struct ex_sparse_model *m = &es->model;
+    uint64_t mem = 0, rt = 0;
+    for (size_t i = 0; m->nskip && i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!ex_is_access(e))
+            continue;
+        mem++;
+        for (uint32_t k = 0; k < m->nskip; k++)
+            if (e->rip >= m->skip[k][0] && e->rip < m->skip[k][1]) {
+                rt++;
+                break;
+            }
+    }
+    return mem >= EXPLORE_SPARSE_RUNTIME_MIN && 2 * rt >= mem;
+}
+
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
                                  bool ended, uint64_t cues, const struct ex_u64map *shared)
 {
@@ -48,6 +68,11 @@ void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trac
     }
     if (es->on || es->off)
         return;
+    if (runtime_bound(es, t)) {
+        es->on = es->runtime_bound = true; /* the runtime's bookkeeping: sparse runs skip it */
+        es->probe = false;
+        return;
+    }
     if (es->long_runs >= EXPLORE_SPARSE_LONG)
         es->on = true;
     else if (!ended && !es->probed) {

@@ -15,7 +15,11 @@
  *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
  *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
- *     or more without finding anything.
+ *     or more without finding anything;
+ *   - after a traced run of EXPLORE_SPARSE_RUNTIME_MIN memory cue points or more, at least
+ *     half of them made by a sanitizer runtime's code (the code sparse runs skip): its
+ *     bookkeeping, not the program, makes the traced runs long (an ASan build's allocator
+ *     and thread registry, TSan's per-thread state: docs/sanitizers.md).
  * Their points are drawn over what the traced runs showed (the learnt racy sites), and
  * they cost their decisions only. their points are drawn over what the traced runs showed (the
  * learnt racy sites), and they cost their decisions only. The two kinds then share the
@@ -46,6 +50,7 @@ struct vm;
 
 #define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long is a long one */
 #define EXPLORE_SPARSE_LONG 4u          /* so many long traced runs: sparse runs join */
+#define EXPLORE_SPARSE_RUNTIME_MIN 1000u /* a traced run this long, mostly a runtime's: join */
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
@@ -60,6 +65,7 @@ struct vm;
 struct explore_sparse {
     struct ex_sparse_model model;
     bool skip_set;              /* the sanitizer runtimes' code is skipped (explore_sparse.c) */
+    bool runtime_bound;         /* sparse runs joined: a traced run was mostly a runtime's */
     struct ex_sparse_run run;
     struct ex_schedule plan;    /* the current sparse run's points */
     bool on;                    /* sparse runs are part of the exploration */
