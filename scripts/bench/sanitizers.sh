@@ -90,7 +90,7 @@ for prog in "${progs[@]}"; do
   if [ -n "$first_dump" ] && [ -f "$first_dump" ]; then
     for _ in $(seq 1 "$replays"); do
       timeout 120 "$BIN/jinx-vmm" replay "$first_dump" >/dev/null 2>"$tmp/rep" || true
-      grep -q "replay reproduced the dump's outcome" "$tmp/rep" || continue
+      grep -qE "replay reproduced the dump's (outcome|crash)" "$tmp/rep" || continue
       if [ "$want" != "-" ]; then
         grep -q "replay printed the dump's sanitizer report: ${want%%:*} ${want#*:}" "$tmp/rep" || continue
       fi
