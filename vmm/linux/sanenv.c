@@ -36,6 +36,23 @@ bool sanenv_uses_lsan(struct elf_image *img)
            (elf_lookup(img, "__lsan_init") != 0 && elf_lookup(img, "__asan_init") == 0);
 }
 
+bool sanenv_uses_sanitizer(struct elf_image *img)
+{
+    static const char *const libs[] = {"libasan.so", "libubsan.so", "libtsan.so",
+                                       "liblsan.so", "libmsan.so", "libhwasan.so"};
+    static const char *const syms[] = {"__asan_init", "__tsan_init", "__msan_init",
+                                       "__lsan_init", "__hwasan_init",
+                                       "__ubsan_handle_add_overflow",
+                                       "__ubsan_handle_add_overflow_abort"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (needs_lib(img, libs[i]))
+            return true;
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+        if (elf_lookup(img, syms[i]) != 0)
+            return true;
+    return false;
+}
+
 const char *sanenv_leak_var(struct elf_image *img)
 {
     if (sanenv_uses_asan(img))

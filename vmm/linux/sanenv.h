@@ -19,6 +19,9 @@ bool sanenv_uses_asan(struct elf_image *img);
 /* Whether img links standalone LeakSanitizer (-fsanitize=leak): DT_NEEDED liblsan.so*, or
  * (clang's, static) defines __lsan_init and not __asan_init. */
 bool sanenv_uses_lsan(struct elf_image *img);
+/* Whether img links any sanitizer runtime (ASan, UBSan, TSan, LSan, MSan, HWASan):
+ * DT_NEEDED lib*san.so*, or (linked in: clang's, -static-lib*san) its init or handler. */
+bool sanenv_uses_sanitizer(struct elf_image *img);
 /* The option variable that turns img's LeakSanitizer off: "ASAN_OPTIONS" (ASan),
  * "LSAN_OPTIONS" (standalone LSan), NULL when img has no LeakSanitizer. */
 const char *sanenv_leak_var(struct elf_image *img);
