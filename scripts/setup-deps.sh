@@ -6,7 +6,8 @@ set -u
 # gcc/libc6-dev build the glibc images (static glibc: libc.a is in libc6-dev), g++ and
 # libstdc++-12-dev the C++ images (static libstdc++).
 PKGS="linux-libc-dev libcapstone-dev libcmocka-dev musl-tools gcc libc6-dev g++ libstdc++-12-dev binutils make clang gdb python3 valgrind libvirt-dev libvirt0"
-# libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it).
+# libFuzzer and the sanitizer runtimes for clang: `make fuzz-smoke` (CI runs it) and the
+# clang TSan and MSan guest tests (tests/guest/guest.mk, `make guest-tests`).
 OPTIONAL="libclang-rt-14-dev"
 # Benchmark plots (scripts/bench/*.sh draw PNGs with gnuplot). Installed as root like the
 # rest; otherwise only a note: the benchmarks still run and say that the plot is missing.

@@ -71,6 +71,34 @@ $(GUEST_BIN)/san_%_ubsan_ok: tests/guest/san_%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(SAN_UBSAN) -DFIXED -o $@ $<
 
+# TSan builds (PIE, as TSan requires): gcc's (libtsan.so.2, dynamic) and clang's (its
+# runtime linked into the program), each with its bug-free twin (-DFIXED, _ok).
+SAN_TSAN := -O2 -g -fno-omit-frame-pointer -pthread -fsanitize=thread -pie -fPIE -Wall -Wextra -Werror
+SAN_TESTS += san_race_tsan san_race_tsan_ok san_race_tsan_clang san_race_tsan_clang_ok
+$(GUEST_BIN)/san_%_tsan: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_TSAN) -o $@ $<
+$(GUEST_BIN)/san_%_tsan_ok: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(SAN_TSAN) -DFIXED -o $@ $<
+$(GUEST_BIN)/san_%_tsan_clang: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	clang $(SAN_TSAN) -o $@ $<
+$(GUEST_BIN)/san_%_tsan_clang_ok: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	clang $(SAN_TSAN) -DFIXED -o $@ $<
+
+# MSan (clang only; its runtime linked into the program): san_direct's uninit and clean,
+# san_uninit and its twin.
+SAN_MSAN := -O2 -g -fno-omit-frame-pointer -pthread -fsanitize=memory -pie -fPIE -Wall -Wextra -Werror
+SAN_TESTS += san_direct_msan san_uninit_msan san_uninit_msan_ok
+$(GUEST_BIN)/san_%_msan: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	clang $(SAN_MSAN) -o $@ $<
+$(GUEST_BIN)/san_%_msan_ok: tests/guest/san_%.c | deps
+	@mkdir -p $(dir $@)
+	clang $(SAN_MSAN) -DFIXED -o $@ $<
+
 # pipefds_glibc: dup/fcntl, select, epoll, socketpair through glibc's wrappers (its
 # select is pselect6, its send/recv sendto/recvfrom), dynamically linked.
 $(GUEST_BIN)/pipefds_glibc: tests/guest/pipefds.c tests/guest/check.h | deps

@@ -1,8 +1,9 @@
 /* Sanitizer reports without a race, one thread, so that jinx-vmm's run, --serial run and a
  * native run can be compared byte for byte where they must agree (tests/integration/
- * sanitizers.sh): argv[1] picks the error. Built with ASan (uaf, dfree, clean) and with
- * UBSan -fno-sanitize-recover (overflow, clean). "clean" prints and exits 0: with ASan it
- * also needs jinx-vmm to keep LeakSanitizer from forking at exit (linux/sanenv.h). */
+ * sanitizers.sh): argv[1] picks the error. Built with ASan (uaf, dfree, clean), with UBSan
+ * -fno-sanitize-recover (overflow, clean) and with clang's MSan (uninit, clean). "clean"
+ * prints and exits 0: with ASan it also needs jinx-vmm to keep LeakSanitizer from forking
+ * at exit (linux/sanenv.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,15 @@ int main(int argc, char **argv)
     if (!strcmp(what, "overflow")) {
         volatile int big = INT_MAX - argc;
         sink = big + p[5]; /* signed integer overflow */
+        free(p);
+        return 0;
+    }
+    if (!strcmp(what, "uninit")) {
+        int *u = malloc(4 * sizeof *u);
+        int *volatile uq = u;
+        if (uq[argc & 3] > 0) /* use-of-uninitialized-value (MSan) */
+            sink = 1;
+        free(u);
         free(p);
         return 0;
     }

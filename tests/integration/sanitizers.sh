@@ -9,6 +9,14 @@
 #    and --json; the dump replays to the same report; jinxctl inspect (text, --json,
 #    --html) shows it. The bug-free twins: nothing found.
 #  - A sanitizer failing for jinx's reasons (guest memory) is "could not test" (exit 2).
+#  - TSan (gcc's, PIE): a clean build runs as natively; the race that needs a schedule
+#    (san_race: the worker's racy write happens only when it takes the lock before main)
+#    is found with report tsan data-race, its dump replays to it, its twin is clean.
+#    clang's TSan build too with JINX_LONG=1.
+#  - MSan (clang's): its report and a clean run as natively, free and --serial
+#    (MSAN_OPTIONS=symbolize=0 on both sides: clang's runtimes symbolize with an external
+#    llvm-symbolizer process, which a guest cannot start).
+#  - LeakSanitizer: jinx-vmm and jinx test say that it is off.
 # JINX_LONG=1 (make check-long): seeds 1..10 for each bug (make test: seed 1, and not the
 # double free, the slowest to find), 5 replays of each dump, 20 s for each twin.
 # Guest programs: tests/guest/san_*.c (guest.mk). Without /dev/kvm this fails.
@@ -21,7 +29,8 @@ REPLAYS=${REPLAYS:-$([ "$LONG" = 1 ] && echo 5 || echo 1)}
 BUDGET=${BUDGET:-60s}
 TWIN_BUDGET=${TWIN_BUDGET:-$([ "$LONG" = 1 ] && echo 20s || echo 4s)}
 for p in san_direct_asan san_direct_asan_static san_direct_ubsan san_uaf_asan san_uaf_asan_ok \
-         san_dfree_asan san_dfree_asan_ok san_overflow_ubsan san_overflow_ubsan_ok; do
+         san_dfree_asan san_dfree_asan_ok san_overflow_ubsan san_overflow_ubsan_ok \
+         san_race_tsan san_race_tsan_ok san_race_tsan_clang san_race_tsan_clang_ok san_direct_msan; do
   [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }
 done
 command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
@@ -36,12 +45,14 @@ norm() { grep -v '^jinx-vmm' "$1" | sed -E 's/==[0-9]+==/==P==/g; s/0x[0-9a-f]+/
 DEBUG_DIR=(); [ -d /usr/lib/debug ] && DEBUG_DIR=(--ro-dir /usr/lib/debug)
 
 # 1. The same output and status as natively, free and serialized.
+# MODES (default "run serial"), ENV (K=V for both sides) may be set for one call.
 same() {
-  local prog=$1 arg=$2
-  "$G/$prog" "$arg" >"$tmp/n.out" 2>"$tmp/n.err"; local nst=$?
-  for mode in run serial; do
+  local prog=$1 arg=$2 env=() genv=()
+  [ -n "${ENV:-}" ] && { env=("$ENV"); genv=(--env "$ENV"); }
+  env "${env[@]}" "$G/$prog" "$arg" >"$tmp/n.out" 2>"$tmp/n.err"; local nst=$?
+  for mode in ${MODES:-run serial}; do
     local extra=(); [ "$mode" = serial ] && extra=(--serial)
-    timeout 120 "$VMM" run --quiet --no-control "${extra[@]}" "${DEBUG_DIR[@]}" "$G/$prog" "$arg" \
+    timeout 120 "$VMM" run --quiet --no-control "${extra[@]}" "${genv[@]}" "${DEBUG_DIR[@]}" "$G/$prog" "$arg" \
       >"$tmp/j.out" 2>"$tmp/err"; local st=$?
     if [ "$st" = "$nst" ] && cmp -s "$tmp/n.out" "$tmp/j.out" &&
        diff <(norm "$tmp/n.err") <(norm "$tmp/err") >"$tmp/diff"; then
@@ -59,6 +70,17 @@ same san_direct_asan_static uaf
 same san_direct_ubsan overflow
 same san_direct_ubsan clean
 same san_uaf_asan_ok -
+# TSan from boot under --serial takes 40 s (its runtime's start-up on pages the threads
+# share, docs/sanitizers.md): free execution only.
+MODES=run same san_race_tsan_ok -
+ENV=MSAN_OPTIONS=symbolize=0 same san_direct_msan uninit
+ENV=MSAN_OPTIONS=symbolize=0 same san_direct_msan clean
+
+# LeakSanitizer is off, and said so.
+timeout 60 "$VMM" run --no-control "$G/san_direct_asan" clean >/dev/null 2>"$tmp/err"
+if grep -q "^jinx-vmm: LeakSanitizer off (detect_leaks=0 added to ASAN_OPTIONS)" "$tmp/err"; then
+  ok "jinx-vmm says LeakSanitizer is off"
+else bad "jinx-vmm does not say that LeakSanitizer is off"; fi
 
 # The guest's memory: a sanitizer's reservations are backed at first touch (demand_pages).
 timeout 60 "$VMM" run --quiet --no-control --report "$tmp/r.json" "$G/san_direct_asan" clean \
@@ -85,6 +107,10 @@ find_bug() {
       --json "$G/$prog" >"$tmp/j.json" 2>"$tmp/err"; local st=$?
     local got; got=$(jget "$tmp/j.json" "d['report']['tool'] + ' ' + d['report']['kind']")
     local dump; dump=$(jget "$tmp/j.json" "d['dump']")
+    local leak; leak=$(jget "$tmp/j.json" "d['leak_check']")
+    if [ "$seed" = 1 ] && { [ "$tool" = asan ] && [ "$leak" != off ] || [ "$tool" != asan ] && [ "$leak" != none ]; }; then
+      bad "$prog: --json leak_check '$leak' (ASan: off, else none)"
+    fi
     if [ "$st" = 1 ] && [ "$got" = "$tool $kind" ] && [ -f "$dump" ]; then
       ok "$prog seed $seed: BUG FOUND, report $got ($((SECONDS - t0)) s, $(jget "$tmp/j.json" "d['seconds']") s to bug)"
     else
@@ -115,9 +141,15 @@ find_bug san_uaf_asan asan heap-use-after-free
 # san_dfree takes 20-45 s to find on a shared 2-core host: make check-long's (or DFREE=1).
 if [ "$LONG" = 1 ] || [ "${DFREE:-0}" = 1 ]; then find_bug san_dfree_asan asan double-free; fi
 find_bug san_overflow_ubsan ubsan signed-integer-overflow
+find_bug san_race_tsan tsan data-race
+TWINS="san_uaf_asan_ok san_dfree_asan_ok san_overflow_ubsan_ok san_race_tsan_ok"
+if [ "$LONG" = 1 ]; then
+  find_bug san_race_tsan_clang tsan data-race
+  TWINS="$TWINS san_race_tsan_clang_ok"
+fi
 
 # The bug-free twins: nothing found.
-for twin in san_uaf_asan_ok san_dfree_asan_ok san_overflow_ubsan_ok; do
+for twin in $TWINS; do
   timeout 120 "$JINX" test --budget "$TWIN_BUDGET" --dump-dir "$tmp/twin" "$G/$twin" >"$tmp/err" 2>&1
   st=$?
   if [ "$st" = 0 ]; then ok "$twin: nothing found in $TWIN_BUDGET"

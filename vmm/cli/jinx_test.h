@@ -58,6 +58,7 @@ struct result {
     /* A bug first met in free execution (no snapshot: its dump cannot replay) is looked
      * for again from snapshots before it is reported (jinx_test_cmd.c). */
     bool searched, search_found;
+    bool leaks_off;             /* an ASan/LSan build: LeakSanitizer turned off (linux/sanenv.h) */
     int search_runs;            /* runs the search took */
     uint64_t first_seed;        /* the seed whose run met it in free execution */
     char first_dump[PATH_MAX];  /* that run's dump (no replay) */

@@ -168,6 +168,7 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
             r->sparse ? r->sparse_fired / (double)r->sparse : 0.0);
     fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d,\"timers_early_all\":%llu", r->jobs, r->stopped,
             (unsigned long long)r->timers_early);
+    fprintf(f, ",\"leak_check\":\"%s\"", r->leaks_off ? "off" : "none");
     if (r->could_not_test) {
         fprintf(f, ",\"reason\":");
         json_fput_str(f, r->reason, true);

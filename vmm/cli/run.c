@@ -53,7 +53,7 @@ struct run {
     struct vm_options opt;
     char *envp[MAX_ENV];
     int envc;
-    char asan_env[1024];        /* ASAN_OPTIONS as the guest gets it (linux/sanenv.h) */
+    char asan_env[1024];        /* ASAN_/LSAN_OPTIONS as the guest gets it (linux/sanenv.h) */
     bool no_control, attach, seed_given;
     const char *round_opt;      /* a round option given (it needs --attach) */
     struct round_config rcfg;   /* --attach and its round options (round.h) */
@@ -338,18 +338,42 @@ static int set_up(struct run *r, struct vm *vm)
         jx_err("%s", r->err);
         return -1;
     }
-    /* An ASan build: LeakSanitizer's fork at exit cannot work in the guest (sanenv.h). */
-    if (sanenv_uses_asan(&probe)) {
+    /* An ASan or LSan build: LeakSanitizer's fork at exit cannot work in the guest
+     * (sanenv.h): it is turned off, and the user told. */
+    const char *leak_var = sanenv_leak_var(&probe);
+    if (leak_var) {
+        size_t vl = strlen(leak_var);
         int at = -1;
         for (int i = 0; i < r->envc; i++)
-            if (!strncmp(r->envp[i], "ASAN_OPTIONS=", 13))
+            if (!strncmp(r->envp[i], leak_var, vl) && r->envp[i][vl] == '=')
                 at = i;
-        if (sanenv_asan_options(at >= 0 ? r->envp[at] : NULL, r->asan_env, sizeof r->asan_env)) {
+        bool own = at >= 0 && strstr(r->envp[at], "detect_leaks");
+        if (sanenv_leak_options(leak_var, at >= 0 ? r->envp[at] : NULL, r->asan_env,
+                                sizeof r->asan_env)) {
             if (at >= 0)
                 r->envp[at] = r->asan_env;
             else if (r->envc < MAX_ENV)
                 r->envp[r->envc++] = r->asan_env;
         }
+        if (!own && !r->opt.quiet)
+            fprintf(stderr, "jinx-vmm: LeakSanitizer off (detect_leaks=0 added to %s): its leak "
+                    "check at exit needs a fork, which a jinx guest cannot do; leaks are not "
+                    "reported\n", leak_var);
+    }
+    /* A dynamically linked sanitizer build resolves its symbols at load time
+     * (LD_BIND_NOW), in free execution before its first thread starts, instead of lazily
+     * at each first call: lazy binding's writes to the GOT and ld.so's state, on pages
+     * every thread shares, were a third of a small UBSan build's cue points after its
+     * first clone (1239 -> 771, docs/sanitizers.md). Only sanitizer builds, where it was
+     * measured with the rest of their exploration: the dynamic corpus's cxx-race, found
+     * by flip at schedule 3 with lazy binding, was not found in 109-417 schedules with
+     * it. The user's own --env LD_BIND_NOW=... is kept. */
+    if (probe.interp[0] && sanenv_uses_sanitizer(&probe)) {
+        bool own = false;
+        for (int i = 0; i < r->envc; i++)
+            own |= !strncmp(r->envp[i], "LD_BIND_NOW=", 12);
+        if (!own && r->envc < MAX_ENV)
+            r->envp[r->envc++] = "LD_BIND_NOW=1";
     }
     elf_free(&probe);
 

@@ -103,6 +103,22 @@ size_t vmlibs_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max)
     return libmap_text_of(&map, sanitizer_runtime, ranges, max);
 }
 
+static bool c_library(const char *name)
+{
+    static const char *const libs[] = {"libc.so", "ld-linux", "libpthread.so"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (!strncmp(name, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
+size_t vmlibs_c_library_text(struct vm *vm, uint64_t (*ranges)[2], size_t max)
+{
+    struct libmap map;
+    map_libs(vm, &map);
+    return libmap_text_of(&map, c_library, ranges, max);
+}
+
 void vmlibs_free(struct vm *vm)
 {
     libsyms_free(vm->libsyms);

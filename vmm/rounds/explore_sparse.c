@@ -30,6 +30,35 @@ void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm)
     size_t n = vmlibs_sanitizer_text(vm, r, EX_SPARSE_MAX_SKIP);
     for (size_t i = 0; i < n; i++)
         ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
+    /* ... and with it the C library's (libc, ld.so): in a sanitizer build those are
+     * nearly all of the racy variables left (san_dfree_asan: 377 -> 8), the C library's
+     * own synchronized state (its locks, thread start-up, the TCB), where a point shows
+     * nothing the program can get wrong, and they drowned the program's own few. */
+    if (n) {
+        size_t k = vmlibs_c_library_text(vm, r, EX_SPARSE_MAX_SKIP - n);
+        for (size_t i = 0; i < k; i++)
+            ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
+    }
+}
+
+/* Whether most of t's memory cue points (EXPLORE_SPARSE_RUNTIME_MIN or more) were made by
+ * the code sparse runs skip (the sanitizer runtimes': ex_sparse_skip_code). */
+static bool runtime_bound(const struct explore_sparse *es, const struct ex_trace *t)
+{
+    const struct ex_sparse_model *m = &es->model;
+    uint64_t mem = 0, rt = 0;
+    for (size_t i = 0; m->nskip && i < t->n; i++) {
+        const struct ex_event *e = &t->ev[i];
+        if (!ex_is_access(e))
+            continue;
+        mem++;
+        for (uint32_t k = 0; k < m->nskip; k++)
+            if (e->rip >= m->skip[k][0] && e->rip < m->skip[k][1]) {
+                rt++;
+                break;
+            }
+    }
+    return mem >= EXPLORE_SPARSE_RUNTIME_MIN && 2 * rt >= mem;
 }
 
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
@@ -48,6 +77,11 @@ void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trac
     }
     if (es->on || es->off)
         return;
+    if (runtime_bound(es, t) && ++es->runtime_runs >= EXPLORE_SPARSE_RUNTIME_RUNS) {
+        es->on = es->runtime_bound = true; /* the runtime's bookkeeping: sparse runs skip it */
+        es->probe = false;
+        return;
+    }
     if (es->long_runs >= EXPLORE_SPARSE_LONG)
         es->on = true;
     else if (!ended && !es->probed) {

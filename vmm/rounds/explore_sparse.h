@@ -15,7 +15,14 @@
  *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
  *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
- *     or more without finding anything.
+ *     or more without finding anything;
+ *   - after EXPLORE_SPARSE_RUNTIME_RUNS traced runs of EXPLORE_SPARSE_RUNTIME_MIN memory
+ *     cue points or more, at least half of them made by a sanitizer runtime's code (the
+ *     code sparse runs skip): its bookkeeping, not the program, makes the traced runs
+ *     long (an ASan build's allocator and thread registry, TSan's per-thread state:
+ *     docs/sanitizers.md). Two, not one: one run shows one order of the threads, the
+ *     second (a flip) the other, and points drawn from the first alone missed the second
+ *     thread's sites (san_dfree_asan: ~350 sparse runs to the bug, against 3-20).
  * Their points are drawn over what the traced runs showed (the learnt racy sites), and
  * they cost their decisions only. their points are drawn over what the traced runs showed (the
  * learnt racy sites), and they cost their decisions only. The two kinds then share the
@@ -46,6 +53,8 @@ struct vm;
 
 #define EXPLORE_SPARSE_CUES 5000u       /* a traced run this long is a long one */
 #define EXPLORE_SPARSE_LONG 4u          /* so many long traced runs: sparse runs join */
+#define EXPLORE_SPARSE_RUNTIME_MIN 1000u /* a traced run this long, mostly a runtime's, */
+#define EXPLORE_SPARSE_RUNTIME_RUNS 2u  /* ... so many of them: sparse runs join */
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
@@ -60,6 +69,8 @@ struct vm;
 struct explore_sparse {
     struct ex_sparse_model model;
     bool skip_set;              /* the sanitizer runtimes' code is skipped (explore_sparse.c) */
+    bool runtime_bound;         /* sparse runs joined: traced runs were mostly a runtime's */
+    uint32_t runtime_runs;      /* traced runs mostly a runtime's (runtime_bound) */
     struct ex_sparse_run run;
     struct ex_schedule plan;    /* the current sparse run's points */
     bool on;                    /* sparse runs are part of the exploration */
@@ -85,7 +96,8 @@ void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns);
 void explore_sparse_free(struct explore_sparse *es);
 /* Once, before the first learnt run: the code of the sanitizer runtimes vm loaded (ASan,
  * UBSan, TSan...) is never a change point; their bookkeeping's races (hundreds of
- * variables in an ASan build) would drown the program's own (docs/sanitizers.md). */
+ * variables in an ASan build) would drown the program's own (docs/sanitizers.md). When
+ * there is such a runtime, the C library's code (libc, ld.so) is skipped too. */
 void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm);
 /* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
