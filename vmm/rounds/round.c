@@ -319,6 +319,15 @@ static void round_replay_retired(struct round_driver *d, struct round_work *rw)
         }
         rw->tail_cues = live.cues > w->cues ? live.cues - w->cues : 0;
         serialize_fragment_end(vm);
+    } else if (rw->bug && !ex_outcome_is_bug(sim_outcome_class(&vm->out, true)) &&
+               vm->out.kind != OUT_TIMEOUT && vm->out.kind != OUT_ERROR) {
+        /* The simulation ended in a bug, its live replay in the program's clean end: the
+         * live program is the judge (no bug is reported), and the difference is jinx's. */
+        rw->divergences++;
+        rw->bug = false;
+        round_notable(d, "divergence", "round %llu: simulation %d ended in a bug, its replay in "
+                      "the program's end (a bug in jinx: please report it)",
+                      (unsigned long long)rw->round_no, rw->best);
     } else if (rw->bug) {
         round_keep_retired(d, &rw->cfg, rw->round_no, rw->best, rw->nsim, ws, &rw->res[0].trace,
                      &live, w, exact + tail, false);
