@@ -113,8 +113,22 @@ char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms
  * seed), 1 a verdict, 2 jinx-vmm could not run the image (JT_AGAIN, JT_DONE, JT_FAILED). */
 int jt_judge(struct result *r, const struct run_opts *ro, const struct jt_files *f,
              uint64_t seed, int status, int killed);
-/* Adds a run's exploration summary from its log (schedules, seconds) to r. */
+/* What a run left (cli/jinx_test_read.c). Adds a run's exploration summary from its log
+ * (schedules, seconds) to r. */
 void jt_read_explore_log(const char *log, struct result *r);
+/* The limits, the last stderr lines and the sanitizer report of a run's --report JSON.
+ * 0, or -1 when there is no valid report. */
+struct san_report;
+int jt_read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail,
+                   size_t tailcap, char *error, size_t errorcap, struct san_report *rep,
+                   bool *has_rep);
+/* Appends src's k notes to dst (n of them), without repeats. */
+void jt_add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, int k);
+/* A run's log: its exploration summary, and unless explore_only (a run that found
+ * nothing) the dump's path, the backtrace and the outcome line. */
+void jt_read_log(const char *log, struct result *r, bool explore_only);
+/* What r's dump says (the round, whether it replays). */
+void jt_read_dump(const char *image, struct result *r);
 /* Seeds first_seed..last_seed as jobs of p until a verdict or the end of the budget (then
  * the search for a replayable dump of a bug met in free execution). r has the verdict;
  * returns the pool's (JT_FAILED, JT_INTERRUPTED: no verdict). */
