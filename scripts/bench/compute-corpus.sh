@@ -11,12 +11,18 @@
 # schedules, schedules per second (the --json's schedules_per_second), found or not.
 #
 #   scripts/bench/compute-corpus.sh [--budget DUR] [--programs a,b,...] [--run-timeout DUR]
-#                                   [--quick] [--markdown]
+#                                   [--seeds N] [--quick] [--markdown]
 #
 #   --budget DUR       per program and side, e.g. 30s, 2m (default 30s)
 #   --programs LIST    default: every buggy program of images/corpus-compute
 #   --run-timeout DUR  one native run's bound (default 2s; the whole run is at most the
 #                      budget)
+#   --seeds N          N rounds: round s runs native stress once more and
+#                      `jinx test --seeds s-s --jobs 1` (one seed, one CPU: a seed's own
+#                      time), and the table gives per program the finds of each side, the
+#                      median time to bug of each, and in how many seeds jinx found the
+#                      bug no later than native stress did (default: one round of jinx
+#                      test's own defaults, as before)
 #   --quick            bank-stats and wsq-last only, budget 5s (a smoke test)
 #   --markdown         print the table as Markdown (for images/corpus-compute/README.md)
 #
@@ -33,7 +39,7 @@ export BIN=${BIN:-bin}
 . scripts/manifest-lib.sh
 
 MF=images/corpus-compute BINDIR=images/bin/corpus-compute
-budget=30 programs="" run_tmo=2 markdown=0
+budget=30 programs="" run_tmo=2 markdown=0 seeds=0
 parse_dur() { # 20, 20s, 2m -> seconds
   case "$1" in
     *[!0-9sm]*|''|s|m) return 1 ;;
@@ -49,9 +55,11 @@ while [ $# -gt 0 ]; do
     --programs) [ $# -ge 2 ] || bench_die "--programs needs a list"; programs=$2; shift 2 ;;
     --run-timeout) [ $# -ge 2 ] || bench_die "--run-timeout needs a duration"
                    run_tmo=$(parse_dur "$2") || bench_die "--run-timeout $2: expected seconds"; shift 2 ;;
+    --seeds) [ $# -ge 2 ] || bench_die "--seeds needs a count"
+             seeds=$2; [ "$seeds" -ge 1 ] 2>/dev/null || bench_die "--seeds $2: a count >= 1"; shift 2 ;;
     --quick) programs=bank-stats,wsq-last; budget=5; shift ;;
     --markdown) markdown=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
@@ -76,7 +84,7 @@ ulimit -c 0
 mkdir -p "$RESULTS"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 csv=$RESULTS/compute-corpus.csv
-echo "program,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable,found_by" >"$csv"
+echo "program,seed,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable,found_by,sparse_schedules,cues_per_schedule" >"$csv"
 host=$(bench_host)
 now_us() { echo "${EPOCHREALTIME/./}"; }
 secs_since() { awk -v a="$1" -v b="$(now_us)" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'; }
@@ -105,10 +113,11 @@ native_side() { # program
 
 # jinx test: prints "found seconds status schedules sps runs could_not_test replayable found_by"
 # (found_by: the --json's strategy, "rounds" for a round's find).
-jinx_side() { # program
-  local p=$1 t0 st js secs
+jinx_side() { # program seed (0: jinx test's defaults)
+  local p=$1 t0 st js secs sd=()
+  [ "$2" -gt 0 ] && sd=(--seeds "$2-$2" --jobs 1)
   t0=$(now_us)
-  "$BIN/jinx" test --budget "${budget}s" --json --dump-dir "$tmp/dumps-$p" "$BINDIR/$p" \
+  "$BIN/jinx" test --budget "${budget}s" "${sd[@]}" --json --dump-dir "$tmp/dumps-$p" "$BINDIR/$p" \
     >"$tmp/jt.out" 2>"$tmp/jt.err"; st=$?
   secs=$(secs_since "$t0")
   js=$(grep '^{' "$tmp/jt.out" | tail -1)
@@ -119,25 +128,29 @@ js, st, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
     r = json.loads(js)
 except Exception:
-    print(f"0 {secs} {st} 0 0 0 error - -"); sys.exit()
+    print(f"0 {secs} {st} 0 0 0 error - - 0 0"); sys.exit()
 found = 1 if r.get("found") else 0
 print(found, secs, st, r.get("schedules", 0), r.get("schedules_per_second", 0), r.get("runs", 0),
       "yes" if r.get("could_not_test") else "no",
       ("yes" if r.get("replayable") else "no") if found else "-",
-      (r.get("strategy") or "-") if found else "-")
+      (r.get("strategy") or "-") if found else "-",
+      r.get("sparse_schedules", 0), r.get("cues_per_schedule", 0))
 EOF
 }
 
 i=0
+for s in $(seq "$([ "$seeds" -gt 0 ] && echo 1 || echo 0)" "$seeds"); do
 for p in "${progs[@]}"; do
   i=$((i + 1))
   exp=$(mf_get "$MF/$p.manifest" expected)
-  printf '[%d/%d] %s: native stress ...' "$i" "${#progs[@]}" "$p" >&2
+  printf '[%d/%d] %s%s: native stress ...' "$i" "$(( ${#progs[@]} * (seeds > 0 ? seeds : 1) ))" "$p" \
+    "$([ "$s" -gt 0 ] && echo " seed $s")" >&2
   read -r nf ns nr no <<<"$(native_side "$p")"
   printf ' jinx test ...' >&2
-  read -r jf js jst sch sps jr cnt rep fby <<<"$(jinx_side "$p")"
-  printf ' done\n' >&2
-  echo "$p,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep,$fby" >>"$csv"
+  read -r jf js jst sch sps jr cnt rep fby ssch cps <<<"$(jinx_side "$p" "$s")"
+  printf ' done (%s %s s, jinx %s %s s, load %s)\n' "$nf" "$ns" "$jf" "$js" "$(cut -d' ' -f1 /proc/loadavg)" >&2
+  echo "$p,$s,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep,$fby,$ssch,$cps" >>"$csv"
+done
 done
 
 python3 - "$csv" "$RESULTS/compute-corpus.json" "$budget" "$host" "$markdown" \
@@ -145,18 +158,60 @@ python3 - "$csv" "$RESULTS/compute-corpus.json" "$budget" "$host" "$markdown" \
 import csv, json, sys
 path, out, budget, host, md, commit, load_end = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7]
 rows = list(csv.DictReader(open(path)))
-hdr = ["program", "native time to bug", "native runs", "jinx time to bug", "schedules", "schedules/s", "found (native / jinx)"]
 def t(found, s):
     return f"{float(s):.1f} s" if found == "1" else f"- (>{budget} s)"
+def med(v):
+    v = sorted(v)
+    return None if not v else (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2)
+multi = any(r["seed"] != "0" for r in rows)
 table = []
-for r in rows:
-    jf = "could not test" if r["could_not_test"] == "yes" else (
-        f'yes ({r.get("found_by") or "-"})' if r["jinx_found"] == "1" else "no")
-    table.append([r["program"], t(r["native_found"], r["native_seconds"]), r["native_runs"],
-                  t(r["jinx_found"] if r["could_not_test"] != "yes" else "0", r["jinx_seconds"]),
-                  r["schedules"], r["schedules_per_second"],
-                  f'{"yes" if r["native_found"] == "1" else "no"} / {jf}'])
-nn = sum(r["native_found"] == "1" for r in rows); nj = sum(r["jinx_found"] == "1" and r["could_not_test"] != "yes" for r in rows)
+if not multi:
+    hdr = ["program", "native time to bug", "native runs", "jinx time to bug", "schedules", "schedules/s",
+           "sparse", "cues/schedule", "found (native / jinx)"]
+    for r in rows:
+        jf = "could not test" if r["could_not_test"] == "yes" else (
+            f'yes ({r.get("found_by") or "-"})' if r["jinx_found"] == "1" else "no")
+        table.append([r["program"], t(r["native_found"], r["native_seconds"]), r["native_runs"],
+                      t(r["jinx_found"] if r["could_not_test"] != "yes" else "0", r["jinx_seconds"]),
+                      r["schedules"], r["schedules_per_second"], r["sparse_schedules"],
+                      r["cues_per_schedule"],
+                      f'{"yes" if r["native_found"] == "1" else "no"} / {jf}'])
+    nn = sum(r["native_found"] == "1" for r in rows)
+    nj = sum(r["jinx_found"] == "1" and r["could_not_test"] != "yes" for r in rows)
+    total = len(rows)
+else:
+    # per program over its seeds: finds, medians (a miss counts as the budget), how often
+    # jinx was no later than native stress, and how the finds were made
+    hdr = ["program", "native found", "native median", "jinx found", "jinx median", "jinx times",
+           "jinx <= native", "schedules/s (median)", "cues/schedule (median)", "found by"]
+    progs = []
+    for r in rows:
+        if r["program"] not in progs:
+            progs.append(r["program"])
+    nn = nj = 0
+    for p in progs:
+        rs = [r for r in rows if r["program"] == p]
+        def tt(found, secs):
+            return float(secs) if found == "1" else float(budget)
+        nf = sum(r["native_found"] == "1" for r in rs)
+        jf = sum(r["jinx_found"] == "1" and r["could_not_test"] != "yes" for r in rs)
+        nn += nf == len(rs); nj += jf == len(rs)
+        nt = [tt(r["native_found"], r["native_seconds"]) for r in rs]
+        jt = [tt(r["jinx_found"] if r["could_not_test"] != "yes" else "0", r["jinx_seconds"]) for r in rs]
+        le = sum(r["jinx_found"] == "1" and (r["native_found"] != "1" or float(r["jinx_seconds"]) <= float(r["native_seconds"]))
+                 for r in rs)
+        by = {}
+        for r in rs:
+            if r["jinx_found"] == "1":
+                by[r["found_by"]] = by.get(r["found_by"], 0) + 1
+        fmt = lambda v, f: (f"{v:.1f} s" if v < budget or f == len(rs) else f"- (>{budget} s)")
+        table.append([p, f"{nf}/{len(rs)}", fmt(med(nt), nf), f"{jf}/{len(rs)}", fmt(med(jt), jf),
+                      " ".join(f"{x:.1f}" if r["jinx_found"] == "1" else "-" for x, r in zip(jt, rs)),
+                      f"{le}/{len(rs)}",
+                      f'{med([float(r["schedules_per_second"]) for r in rs]):.1f}',
+                      f'{med([float(r["cues_per_schedule"]) for r in rs]):.1f}',
+                      " ".join(f"{k} {v}" for k, v in sorted(by.items())) or "-"])
+    total = len(progs)
 print(f"compute corpus, budget {budget} s per side, commit {commit}, {host['date']}, "
       f"{host['cpus']} CPUs, load {host['loadavg_start']} at start, {load_end} at end")
 if md:
@@ -169,7 +224,7 @@ else:
     print("  ".join(h.ljust(w[k]) for k, h in enumerate(hdr)))
     for row in table:
         print("  ".join(c.ljust(w[k]) for k, c in enumerate(row)))
-print(f"found: native {nn} of {len(rows)}, jinx {nj} of {len(rows)}")
+print(f"found{' in every seed' if multi else ''}: native {nn} of {total}, jinx {nj} of {total}")
 json.dump(dict(host=host, commit=commit, budget_s=budget, load_end=load_end, rows=rows), open(out, "w"), indent=1)
 EOF
 bench_check_json "$RESULTS/compute-corpus.json"

@@ -376,6 +376,36 @@ static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_resu
     explore_sparse_after_traced(&d->sparse, &r->trace, r->ended, r->cues, &d->learnt);
 }
 
+/* A traced run stopped at its learning prefix's cap (explore_sparse.h), or the deciding
+ * one that ended below it: the sparse model learns it, the traced sequence does not (its
+ * run 0 starts over with the usual budget), so the traced schedules a seed runs stay
+ * what they were. */
+static void learn_prefix(struct explore_driver *d, uint64_t i, const struct sim_result *r,
+                         uint64_t t_run, uint64_t cpu_run, bool decider_ended)
+{
+    struct vm *vm = d->vm;
+    d->st.schedules = i + 1;
+    d->st.cues_total += r->cues;
+    if (r->cues > d->st.cues_max)
+        d->st.cues_max = r->cues;
+    if (d->cfg.verbose) {
+        char note[160];
+        ex_online_describe(&d->online, note, sizeof note);
+        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points in %.1f ms (%.1f ms "
+                        "CPU) (%s)\n", (unsigned long long)(i + 1),
+                decider_ended ? "deciding run ended below its prefix cap (sparse runs stay off)"
+                : r->ended ? "ended" : "learning prefix, stopped at its cue-point cap",
+                (unsigned long long)r->cues, t_run / 1e6, cpu_run / 1e6, note);
+    }
+    ex_u64map_clear(&d->learnt);
+    crew_each_shared(vm, learn_page, d);
+    explore_sparse_skip_runtimes(&d->sparse, vm);
+    if (decider_ended)
+        explore_sparse_after_decider_ended(&d->sparse, &r->trace, r->cues, &d->learnt);
+    else
+        explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, &d->learnt);
+}
+
 /* The end of the exploration loop: its statistics, and back to wall-time budgets. A
  * budget that ran out before any whole run ended (`decided` false: no bug, no run ended)
  * says whole runs are too long for it: rounds take over, as when they gave up. */
@@ -424,16 +454,25 @@ static void explore(struct explore_driver *d)
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
         explore_timers_begin(&d->timers, sp, d->cfg.seed, i);
+        /* A learning prefix (explore_sparse.h): a traced run capped in cue points. The
+         * deciding one is traced run 1's schedule, not learnt by the traced sequence. */
+        bool decider = false;
+        uint64_t cap = d->cfg.run_cues, pcap = sp ? 0 : explore_sparse_prefix_cues(&d->sparse,
+                                                                                 &decider);
+        bool capped = pcap && pcap < cap;
+        if (capped)
+            cap = pcap;
         if (!sp) {
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
-                            d->traced); /* traced runs keep their sequence, sparse or not */
+                            d->traced + (capped && decider)); /* traced runs keep their
+                                                                 * sequence, sparse or not */
             preshare_learnt(d);
         }
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
         /* The process's CPU time, every vCPU's guest and host time: explore_wall.h. */
         uint64_t t_run = mono_ns(), cpu_run = process_cpu_ns();
-        sim_run_fragment(vm, sp ? &d->sparse.plan : &none, d->cfg.run_cues,
+        sim_run_fragment(vm, sp ? &d->sparse.plan : &none, cap,
                          sp ? explore_sparse_budget(&d->sparse) : wall, d->snap.vtime, false, &r);
         t_run = mono_ns() - t_run;
         cpu_run = process_cpu_ns() - cpu_run;
@@ -453,7 +492,16 @@ static void explore(struct explore_driver *d)
         }
         r.outcome = run_outcome(&r.out, r.ended);
         uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
-        learn_from_run(d, i, &r, t_run, cpu_run, &wall);
+        /* Stopped at its cap (or the deciding one cut by its budget: long too), or the
+         * deciding one ended below it: no run of the traced sequence. */
+        bool prefix = capped && !r.ended && (r.cues >= cap || decider);
+        bool decider_ended = capped && decider && r.ended;
+        if (prefix || decider_ended)
+            learn_prefix(d, i, &r, t_run, cpu_run, decider_ended);
+        else
+            learn_from_run(d, i, &r, t_run, cpu_run, &wall);
+        if (!sp && (!r.ended || r.cues >= EXPLORE_SPARSE_CUES))
+            explore_stress_start(&d->stress, mono_ns() - t0); /* controlled runs are slow */
         if (d->cfg.verbose)
             explore_timers_print(vm, stderr);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
@@ -483,6 +531,8 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
+        if (prefix || decider_ended)
+            continue; /* the traced sequence has not begun */
         if (sp) {
             if (d->sparse.off && d->sparse.only) {
                 d->st.gave_up = true; /* neither kind of run fits: rounds, if anything */

@@ -61,10 +61,54 @@ static bool runtime_bound(const struct explore_sparse *es, const struct ex_trace
     return mem >= EXPLORE_SPARSE_RUNTIME_MIN && 2 * rt >= mem;
 }
 
+uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decider)
+{
+    *decider = false;
+    if (es->on || es->off || es->only || es->probe)
+        return 0;
+    if (es->candidate) {
+        *decider = true;
+        return EXPLORE_SPARSE_PREFIX;
+    }
+    return !es->traced_runs ? EXPLORE_SPARSE_PREFIX : 0;
+}
+
+void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trace *t,
+                                 uint64_t cues, const struct ex_u64map *shared)
+{
+    ex_sparse_learn(&es->model, t, false, shared); /* no memory: fewer sites, still valid */
+    es->cost_traced += cues;
+    es->traced_runs++;
+    if (es->candidate) {
+        es->candidate = false;
+        es->on = true;
+        return;
+    }
+    es->prefixed = true;
+    if (!es->probed) {
+        es->probe = true;
+        /* The run goes on past its prefix: a probe EXPLORE_SPARSE_PREFIX_GAIN times shorter
+         * than the prefix is EXPLORE_SPARSE_GAIN times shorter than a run that makes twice
+         * the prefix's cue points (a cut 2 s run made 10-12k on this host). */
+        es->probe_ref = cues * EXPLORE_SPARSE_GAIN / EXPLORE_SPARSE_PREFIX_GAIN;
+    }
+}
+
+void explore_sparse_after_decider_ended(struct explore_sparse *es, const struct ex_trace *t,
+                                        uint64_t cues, const struct ex_u64map *shared)
+{
+    ex_sparse_learn(&es->model, t, true, shared);
+    es->cost_traced += cues;
+    es->traced_runs++;
+    es->candidate = false;
+    es->off = true;
+}
+
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
                                  bool ended, uint64_t cues, const struct ex_u64map *shared)
 {
     ex_sparse_learn(&es->model, t, ended, shared); /* no memory: fewer sites, still valid */
+    es->traced_runs++;
     es->cost_traced += cues;
     es->traced_ended |= ended;
     es->long_runs += ended && cues >= EXPLORE_SPARSE_CUES;
@@ -109,6 +153,13 @@ int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
 {
     if (ex_sparse_begin(&es->run, &es->model, seed, es->index++, &es->plan) < 0)
         return -1;
+    if (es->probe) {
+        /* The probe measures what a sparse run of the program costs: PCT over its
+         * syscalls alone. A point could lower a lock's holder, and the others' futex
+         * round trips while it waits would make it long for the point's sake. */
+        es->plan.npreempt = 0;
+        ex_schedule_set_note(&es->plan, "sparse probe (pct over syscalls, no points)");
+    }
     for (uint32_t i = 0; i < es->nyield; i++)
         ex_schedule_add_yield(&es->plan, es->yield[i]);
     return 0;
@@ -148,19 +199,28 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
                           uint64_t cpu_ns)
 {
     const struct sparse *sp = &vm->ser->sparse;
+    uint32_t hits[EX_MAX_PREEMPTS] = {0};
+    for (uint32_t i = 0; i < sp->n && i < es->plan.npreempt && i < EX_MAX_PREEMPTS; i++)
+        hits[i] = sp->pt[i].hits;
+    if (!ended)
+        learn_spin(es, vm);
+    explore_sparse_after_counts(es, ended, vm->ser->stopped, cues, sp->decisions, sp->hits, hits,
+                                cpu_ns);
+}
+
+void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped,
+                                 uint64_t cues, uint64_t decisions, uint64_t nhits,
+                                 const uint32_t *hits, uint64_t cpu_ns)
+{
     es->runs++;
     es->ended += ended;
     es->cues += cues;
-    es->decisions += sp->decisions;
-    es->hits += sp->hits;
+    es->decisions += decisions;
+    es->hits += nhits;
     es->points += es->plan.npreempt;
-    es->cost_sparse += EXPLORE_SPARSE_RUN_COST + cues + sp->hits / 2;
-    if (ended) {
-        uint32_t hits[EX_MAX_PREEMPTS] = {0};
-        for (uint32_t i = 0; i < sp->n && i < es->plan.npreempt; i++)
-            hits[i] = sp->pt[i].hits;
+    es->cost_sparse += EXPLORE_SPARSE_RUN_COST + cues + nhits / 2;
+    if (ended)
         ex_sparse_observe(&es->model, &es->run, &es->plan, hits); /* no memory: learnt less */
-    }
     if (ended && !es->sized) {
         /* The first run that ended sizes the budget of the others: a run that spins
          * (below) then costs a few of those, not the traced runs' budget. */
@@ -171,9 +231,7 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
             es->wall_ns = w;
         es->sized = true;
     }
-    if (!ended)
-        learn_spin(es, vm);
-    if (!ended && !vm->ser->stopped && cues >= EXPLORE_SPARSE_BUSY_CUES && es->sized &&
+    if (!ended && !stopped && cues >= EXPLORE_SPARSE_BUSY_CUES && es->sized &&
         2 * es->wall_ns <= es->traced_wall_ns)
         es->wall_ns *= 2; /* cut while making progress (yields, syscalls): more room */
     if (es->probe) {

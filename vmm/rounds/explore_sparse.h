@@ -4,14 +4,18 @@
  * A traced run pays a cue point for every shared access; a program whose threads compute
  * on shared pages makes 10^5 of them and gets a schedule every few seconds, or its runs
  * are cut. Sparse runs join the exploration
- *   - when the first traced run is cut, one sparse run (the probe) ends with
- *     EXPLORE_SPARSE_GAIN times fewer cue points than the cut run had made (its threads
- *     compute on shared pages; a program whose runs are long because it has 200 threads
- *     makes hundreds of syscall cue points in a sparse run too, and its traced runs,
- *     stretched, find its bugs: the corpus's 150- and 200-thread programs), and the next
- *     traced run, with the usual budget (not stretched), is cut too or makes
- *     EXPLORE_SPARSE_CUES cue points (a first run that PCT made long is no sign: the g++
- *     test binary's first run is cut at 20 000 cue points, the others end at 4 400);
+ *   - when the first traced run, a learning prefix stopped at EXPLORE_SPARSE_PREFIX cue
+ *     points (about 1 s of CPU here; explore_sparse_prefix_cues), does not end there, one
+ *     sparse run with no point (the probe: PCT over the syscalls alone, what a sparse run
+ *     of the program costs) ends with EXPLORE_SPARSE_PREFIX_GAIN times fewer cue points
+ *     than the prefix (its threads compute on shared pages; a program whose runs are long
+ *     because it has 200 threads makes hundreds of syscall cue points in a sparse run
+ *     too, and its traced runs, stretched, find its bugs: the corpus's 150- and
+ *     200-thread programs), and a second traced prefix, traced run 1's schedule, reaches
+ *     the cap too (a first run that PCT made long is no sign: the g++ test binary's first
+ *     run is cut at 20 000 cue points, the others end at 4 400). The prefixes are learnt
+ *     by the sparse model only: the traced sequence (PCT's and the portfolio's runs 0, 1,
+ *     ...) starts after them with the usual budget, as it ran before;
  *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
  *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
@@ -24,8 +28,7 @@
  *     second (a flip) the other, and points drawn from the first alone missed the second
  *     thread's sites (san_dfree_asan: ~350 sparse runs to the bug, against 3-20).
  * Their points are drawn over what the traced runs showed (the learnt racy sites), and
- * they cost their decisions only. their points are drawn over what the traced runs showed (the
- * learnt racy sites), and they cost their decisions only. The two kinds then share the
+ * they cost their decisions only. The two kinds then share the
  * work by cost, counted in cue points (and counted breakpoint hits, an exit pair each),
  * not in time, so that a seed's sequence of runs does not depend on the host's load: the
  * next run is sparse while the sparse runs have cost no more than EXPLORE_SPARSE_SHARE
@@ -56,6 +59,8 @@ struct vm;
 #define EXPLORE_SPARSE_RUNTIME_MIN 1000u /* a traced run this long, mostly a runtime's, */
 #define EXPLORE_SPARSE_RUNTIME_RUNS 2u  /* ... so many of them: sparse runs join */
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
+#define EXPLORE_SPARSE_PREFIX 5000u     /* a learning prefix's cue points (EXPLORE_SPARSE_CUES) */
+#define EXPLORE_SPARSE_PREFIX_GAIN 25u  /* ... a probe this many times shorter than one */
 #define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
@@ -77,6 +82,8 @@ struct explore_sparse {
     bool off;                   /* ... and were dropped (their first runs all cut) */
     bool probe;                 /* the next run is the probe (a traced run was cut) */
     bool probed;
+    bool prefixed;              /* the first traced run was a learning prefix */
+    uint64_t traced_runs;       /* traced runs learnt (prefixes included) */
     bool candidate;             /* the probe succeeded: the next traced run decides */
     uint64_t probe_ref;         /* the cut traced run's cue points */
     bool only;                  /* traced runs gave up: sparse runs only */
@@ -99,6 +106,22 @@ void explore_sparse_free(struct explore_sparse *es);
  * variables in an ASan build) would drown the program's own (docs/sanitizers.md). When
  * there is such a runtime, the C library's code (libc, ld.so) is skipped too. */
 void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm);
+/* The cue-point cap of the next traced run when it is a learning prefix, else 0: the
+ * first traced run, and the one that decides after a good probe (*decider set), stop at
+ * EXPLORE_SPARSE_PREFIX cue points. One that ends below the cap is the run it would have
+ * been (the first: traced run 0 as ever); one stopped there is a prefix
+ * (explore_sparse_after_prefix), no schedule of the traced sequence. */
+uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decider);
+/* After a traced run stopped at its prefix cap (its cue points a prefix of the run):
+ * learn it (a prefix: counts are lower bounds); the first one asks for the probe, the
+ * deciding one turns sparse runs on (a second schedule that long: the program's runs
+ * are long, not one PCT schedule). */
+void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trace *t,
+                                 uint64_t cues, const struct ex_u64map *shared);
+/* The deciding run ended below its cap: traced runs are short after all, sparse runs stay
+ * off (it is learnt, but it is no schedule of the traced sequence, which starts over). */
+void explore_sparse_after_decider_ended(struct explore_sparse *es, const struct ex_trace *t,
+                                        uint64_t cues, const struct ex_u64map *shared);
 /* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
 void explore_sparse_after_traced(struct explore_sparse *es, const struct ex_trace *t,
                                  bool ended, uint64_t cues, const struct ex_u64map *shared);
@@ -114,5 +137,11 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es);
  * decisions and hits); cpu_ns its CPU time. */
 void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,
                           uint64_t cpu_ns);
+/* The same from the run's counts (the VM's part aside: a spin learnt): stopped, the run
+ * was stopped with no cue point; decisions, nhits: points fired, hits counted; hits[i]:
+ * plan point i's hits (EX_MAX_PREEMPTS of them). */
+void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped,
+                                 uint64_t cues, uint64_t decisions, uint64_t nhits,
+                                 const uint32_t *hits, uint64_t cpu_ns);
 
 #endif

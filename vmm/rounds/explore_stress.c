@@ -13,12 +13,19 @@ void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns)
 {
     memset(s, 0, sizeof *s);
     s->wall_ns = first_wall_ns;
+    s->after_ns = EXPLORE_STRESS_AFTER_NS;
+}
+
+void explore_stress_start(struct explore_stress *s, uint64_t elapsed_ns)
+{
+    if (elapsed_ns < s->after_ns)
+        s->after_ns = elapsed_ns;
 }
 
 bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns)
 {
-    return !s->off && elapsed_ns >= EXPLORE_STRESS_AFTER_NS &&
-           s->ns * EXPLORE_STRESS_SHARE_DIV <= elapsed_ns - EXPLORE_STRESS_AFTER_NS;
+    return !s->off && elapsed_ns >= s->after_ns &&
+           s->ns * EXPLORE_STRESS_SHARE_DIV <= elapsed_ns - s->after_ns;
 }
 
 int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap,

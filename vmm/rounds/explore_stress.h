@@ -18,9 +18,12 @@
  * rounds take over when exploration gives up, as before).
  *
  * Stress runs begin after EXPLORE_STRESS_AFTER_NS of exploration (a short test's bug is
- * found by then by a controlled schedule, whose dump replays) and then take
- * 1/EXPLORE_STRESS_SHARE_DIV of the wall time after it: one is due whenever they have
- * taken less. Their timing is the host's, so they never change which
+ * found by then by a controlled schedule, whose dump replays), or as soon as a traced run
+ * shows that controlled runs are slow (explore_stress_start: a run of
+ * EXPLORE_SPARSE_CUES cue points, ~1 s of CPU here, gets fewer than one schedule a
+ * second; a natively common bug must not wait seconds for them), and then take
+ * 1/EXPLORE_STRESS_SHARE_DIV of the wall time after that start: one is due whenever they
+ * have taken less. Their timing is the host's, so they never change which
  * controlled schedules a seed runs (traced and sparse runs keep their indexes); they are
  * not counted as schedules. */
 #ifndef JINX_EXPLORE_STRESS_H
@@ -44,9 +47,13 @@ struct explore_stress {
     uint64_t wall_ns;         /* a run's budget */
     uint64_t longest;         /* the longest that ended */
     bool sized;
+    uint64_t after_ns;        /* they begin after this much exploration */
 };
 
 void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns);
+/* Controlled runs are slow: stress runs begin now (elapsed_ns into the exploration),
+ * unless they began already. */
+void explore_stress_start(struct explore_stress *s, uint64_t elapsed_ns);
 /* Whether a stress run is due after elapsed_ns of exploration. */
 bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns);
 /* One stress run from the paused VM at snap (and back to it), stopped at its budget or

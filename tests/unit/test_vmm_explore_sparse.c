@@ -1,0 +1,165 @@
+/* Unit tests for vmm/rounds/explore_sparse.c and explore_stress.c: when sparse runs join a
+ * whole-run exploration and when stress runs begin (issue 26: a program whose threads
+ * compute on shared pages must get sparse and stress runs within about a second of CPU,
+ * not after a 2 s cut run, a probe and another 2 s run; a short test must run what it
+ * ran before). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "rounds/explore_sparse.h"
+#include "rounds/explore_stress.h"
+
+#define S 1000000000ULL
+#define MS 1000000ULL
+
+static const uint32_t no_hits[EX_MAX_PREEMPTS];
+
+/* A sparse run ended with `cues` cue points. */
+static void sparse_ended(struct explore_sparse *es, uint64_t cues)
+{
+    assert_true(explore_sparse_next_is_sparse(es));
+    assert_int_equal(explore_sparse_begin(es, 1), 0);
+    explore_sparse_after_counts(es, true, false, cues, 0, 0, no_hits, 3 * MS);
+}
+
+static void test_prefix_probe_decider_turn_sparse_on(void **st)
+{
+    (void)st;
+    struct explore_sparse es;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    explore_sparse_init(&es, 2 * S);
+    bool decider;
+    /* The first traced run is a prefix of EXPLORE_SPARSE_PREFIX cue points. */
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    assert_false(decider);
+    assert_false(explore_sparse_next_is_sparse(&es));
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    /* Stopped there: the probe is next, with no point (PCT over syscalls alone). */
+    assert_true(explore_sparse_next_is_sparse(&es));
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    assert_int_equal(es.plan.npreempt, 0);
+    assert_true(explore_sparse_budget(&es) <= 2 * S / EXPLORE_SPARSE_PROBE_DIV);
+    explore_sparse_after_counts(&es, true, false, 15, 0, 0, no_hits, 3 * MS);
+    /* A probe 300 times shorter: the next traced run decides, capped too. */
+    assert_false(explore_sparse_next_is_sparse(&es));
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    assert_true(decider);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    assert_true(es.on);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
+    /* No traced run has ended: sparse runs take 3 of 4 by cost. */
+    assert_true(explore_sparse_next_is_sparse(&es));
+    explore_sparse_free(&es);
+    ex_trace_free(&t);
+}
+
+static void test_decider_that_ends_keeps_traced_runs(void **st)
+{
+    (void)st;
+    /* The g++ test binary: its first (PCT) run is long, the others end at 4 400 cue
+     * points. The deciding run ends below the cap: sparse runs stay off for good. */
+    struct explore_sparse es;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    explore_sparse_init(&es, 2 * S);
+    bool decider;
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    sparse_ended(&es, 40);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    assert_true(decider);
+    explore_sparse_after_decider_ended(&es, &t, 4400, NULL);
+    assert_true(es.off);
+    assert_false(es.on);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
+    assert_false(explore_sparse_next_is_sparse(&es));
+    /* Later traced runs, long or not, never turn them on, nor does giving up. */
+    for (int i = 0; i < 6; i++)
+        explore_sparse_after_traced(&es, &t, true, 2 * EXPLORE_SPARSE_CUES, NULL);
+    assert_false(explore_sparse_next_is_sparse(&es));
+    assert_false(explore_sparse_take_over(&es));
+    explore_sparse_free(&es);
+    ex_trace_free(&t);
+}
+
+static void test_syscall_heavy_probe_keeps_traced_runs(void **st)
+{
+    (void)st;
+    /* 150 threads: the probe makes hundreds of syscall cue points. No decider: the traced
+     * sequence goes on from run 0 as before. */
+    struct explore_sparse es;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    explore_sparse_init(&es, 2 * S);
+    bool decider;
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    uint64_t most = EXPLORE_SPARSE_PREFIX / EXPLORE_SPARSE_PREFIX_GAIN;
+    sparse_ended(&es, most + 1);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
+    assert_false(explore_sparse_next_is_sparse(&es));
+    assert_false(es.off); /* traced runs giving up may still hand over to sparse runs */
+    explore_sparse_free(&es);
+    /* Exactly at the bound: a candidate. */
+    explore_sparse_init(&es, 2 * S);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    sparse_ended(&es, most);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    assert_true(decider);
+    explore_sparse_free(&es);
+    ex_trace_free(&t);
+}
+
+static void test_short_first_run_is_run_zero(void **st)
+{
+    (void)st;
+    /* A short test: its first run ends below the cap and is learnt as traced run 0;
+     * nothing is capped after it, no probe. */
+    struct explore_sparse es;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    explore_sparse_init(&es, 2 * S);
+    bool decider;
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    explore_sparse_after_traced(&es, &t, true, 800, NULL);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
+    assert_false(explore_sparse_next_is_sparse(&es));
+    explore_sparse_free(&es);
+    ex_trace_free(&t);
+}
+
+static void test_stress_starts_when_runs_are_slow(void **st)
+{
+    (void)st;
+    struct explore_stress s;
+    explore_stress_init(&s, 2 * S);
+    /* By default after EXPLORE_STRESS_AFTER_NS only. */
+    assert_false(explore_stress_due(&s, S));
+    assert_true(explore_stress_due(&s, EXPLORE_STRESS_AFTER_NS));
+    /* A slow traced run at 1.2 s: due now, then a quarter of the time after it. */
+    explore_stress_start(&s, 1200 * MS);
+    assert_false(explore_stress_due(&s, S));
+    assert_true(explore_stress_due(&s, 1200 * MS));
+    s.ns = 100 * MS;
+    assert_false(explore_stress_due(&s, 1500 * MS));
+    assert_true(explore_stress_due(&s, 1600 * MS));
+    /* A later start never delays them. */
+    explore_stress_start(&s, 3 * S);
+    assert_true(explore_stress_due(&s, 1600 * MS));
+    s.off = true;
+    assert_false(explore_stress_due(&s, 10 * S));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefix_probe_decider_turn_sparse_on),
+        cmocka_unit_test(test_decider_that_ends_keeps_traced_runs),
+        cmocka_unit_test(test_syscall_heavy_probe_keeps_traced_runs),
+        cmocka_unit_test(test_short_first_run_is_run_zero),
+        cmocka_unit_test(test_stress_starts_when_runs_are_slow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
