@@ -27,8 +27,9 @@
 #   --markdown         print the table as Markdown (for images/corpus-compute/README.md)
 #
 # Not part of `make test`. Needs `make` (bin/jinx, bin/jinx-vmm, images/bin/corpus-compute).
-# Time to bug: wall seconds from the start of that side until its first failure, as this
-# script measures it (jinx: the process's wall time, start-up and the report included);
+# Time to bug: wall seconds from the start of that side until its first failure (jinx:
+# its --json's seconds_to_bug, when it met the bug, before any search for a replayable
+# dump; the process's wall time when the build has no such field);
 # "-" when not found within the budget. A jinx run that stopped because the program met
 # one of jinx's own limits ("could not test") is shown as such, never as a find.
 # Results: bench-results/compute-corpus.{csv,json}.
@@ -130,6 +131,10 @@ try:
 except Exception:
     print(f"0 {secs} {st} 0 0 0 error - - 0 0"); sys.exit()
 found = 1 if r.get("found") else 0
+# the time to bug: when jinx test met it (seconds_to_bug, before its search for a
+# replayable dump of a bug met in free execution), else the process's wall time
+if found and r.get("seconds_to_bug"):
+    secs = f'{r["seconds_to_bug"]:.2f}'
 print(found, secs, st, r.get("schedules", 0), r.get("schedules_per_second", 0), r.get("runs", 0),
       "yes" if r.get("could_not_test") else "no",
       ("yes" if r.get("replayable") else "no") if found else "-",

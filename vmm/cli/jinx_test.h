@@ -31,6 +31,8 @@ struct result {
     int runs;
     uint64_t seed;
     double seconds;
+    double seconds_to_bug;      /* from the start until the bug was first met (before any
+                                   search for a replayable dump); 0: none */
     int status;                 /* the failing run's exit status */
     char outcome[64];           /* "SIGABRT", "deadlock", "exit 3" */
     uint32_t thread;

@@ -192,6 +192,7 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
         json_fput_str(f, r->whole_run ? r->strategy : "rounds", false);
         fprintf(f, ",\"timers_early\":%zu,\"early_timers\":", r->ntimers);
         timer_names_fput_json(f, &r->sched_timers, r->timers, r->ntimers);
+        fprintf(f, ",\"seconds_to_bug\":%.3f", r->seconds_to_bug);
         fprintf(f, ",\"replay_search\":%s", !r->searched ? "null"
                 : r->search_found ? "\"found\"" : "\"not found\"");
         fprintf(f, ",\"backtrace\":[");

@@ -21,6 +21,7 @@ struct jt_ctx {
     bool search;                    /* search_replayable: runs go into s, and count only
                                        when they meet r's bug with a dump that replays */
     struct result s;
+    uint64_t t0;                    /* jinx test's start (seconds_to_bug) */
 };
 
 static char **hook_argv(void *c, uint64_t seed, uint64_t timeout_ms, const struct jt_files *f)
@@ -57,6 +58,8 @@ static int hook_judge(void *c, int job, uint64_t seed, int st, int killed, const
     x->job_explore[job] += r->explore_seconds - before;
     if (v == JT_AGAIN && seed_before > seed)
         r->seed = seed_before; /* runs end out of order: "seeds A..B" names the highest */
+    if (v == JT_DONE && r->found && !r->seconds_to_bug)
+        r->seconds_to_bug = (mono_ns() - x->t0) / 1e9;
     return v;
 }
 
@@ -103,6 +106,7 @@ static int search_replayable(struct result *r, struct jt_ctx *x, struct jt_pool 
     memcpy(s.first_dump, r->first_dump, sizeof s.first_dump);
     s.schedules = r->schedules; /* the sums over every run */
     s.explore_seconds = r->explore_seconds;
+    s.seconds_to_bug = r->seconds_to_bug; /* first met in free execution */
     *r = s;
     jt_pool_adopt_dump(p, win, r->dump, sizeof r->dump, r->core, sizeof r->core);
     return v;
@@ -115,6 +119,7 @@ int jt_run_jobs(struct result *r, const struct run_opts *ro, uint64_t first_seed
     memset(&x, 0, sizeof x);
     x.ro = ro;
     x.r = r;
+    x.t0 = t0;
     struct jt_hooks h = {.ctx = &x, .argv = hook_argv, .judge = hook_judge, .stopped = hook_stopped};
     p->progress = true;
     p->t0 = t0;
