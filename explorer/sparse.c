@@ -5,6 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Initial priorities sit above every lowered one: lowered ones count down from r->low,
+ * which starts at SPARSE_PRIO_BASE, below the smallest initial priority, and never runs
+ * out (2^40 drops). It once started at 260 and stopped dropping after that many yields:
+ * a spin barrier's waiter then kept the turn, and every sparse run of a phased program
+ * spun until its budget. */
+#define SPARSE_PRIO_BASE (1ULL << 40)
+
 void ex_sparse_model_init(struct ex_sparse_model *m)
 {
     memset(m, 0, sizeof *m);
@@ -320,7 +327,7 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
     r->choices = choices; /* the buffer stays for the next run */
     r->cap = cap;
     ex_rng_seed(&r->rng, ex_hash2(seed ^ 0x5ea75e5ea75eULL, index));
-    r->low = EX_SPARSE_MAX_POINTS + EX_MAX_TID + 2;
+    r->low = SPARSE_PRIO_BASE;
     ex_schedule_reset(plan);
     plan->sparse = true;
     size_t nracy = 0;
@@ -349,9 +356,6 @@ static void record(struct ex_sparse_run *r, uint32_t t)
         r->lost = true;
 }
 
-/* Initial priorities sit above every lowered one: lowered ones count down from r->low,
- * which starts below the smallest initial priority. */
-#define SPARSE_PRIO_BASE (1u << 20)
 
 uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled,
                         const struct ex_tidset *avoid, const struct ex_event *last)
@@ -360,6 +364,7 @@ uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled
     if (fresh)
         r->seen = last->seq + 1;
     if (fresh && last->tid <= EX_MAX_TID && last->kind == EX_SYNC_OTHER && r->low > 1) {
+        /* (r->low > 1 holds for 2^40 drops: no run gets that far) */
         /* A change point fired, or the thread yielded or slept: it goes below everyone. */
         r->prio[last->tid] = --r->low;
         r->lowered++;
@@ -367,7 +372,7 @@ uint32_t ex_sparse_next(struct ex_sparse_run *r, const struct ex_tidset *enabled
     uint32_t best = 0, best_avoided = 0;
     for (uint32_t t = ex_tidset_next_cyclic(enabled, 0), first = t; t;) {
         if (!r->prio[t])
-            r->prio[t] = SPARSE_PRIO_BASE + 1 + (uint32_t)ex_rng_below(&r->rng, SPARSE_PRIO_BASE);
+            r->prio[t] = SPARSE_PRIO_BASE + 1 + ex_rng_below(&r->rng, 1u << 20);
         bool av = avoid && ex_tidset_has(avoid, t);
         uint32_t *b = av ? &best_avoided : &best;
         if (!*b || r->prio[t] > r->prio[*b])

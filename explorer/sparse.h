@@ -114,8 +114,10 @@ size_t ex_sparse_racy_vars(const struct ex_sparse_model *m);
 
 struct ex_sparse_run {
     struct ex_rng rng;
-    uint32_t prio[EX_MAX_TID + 1];  /* 0: not seen yet */
-    uint32_t low;                   /* the next lowered priority (counts down) */
+    uint64_t prio[EX_MAX_TID + 1];  /* 0: not seen yet */
+    uint64_t low;                   /* the next lowered priority (counts down: a spin
+                                     * barrier or a pipeline yields 10^3-10^5 times a
+                                     * run, and every yield must hand over) */
     uint32_t *choices;
     size_t nchoices, cap;
     bool lost;                      /* out of memory recording choices */

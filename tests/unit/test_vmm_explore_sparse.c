@@ -17,12 +17,12 @@
 
 static const uint32_t no_hits[EX_MAX_PREEMPTS];
 
-/* A sparse run ended with `cues` cue points. */
-static void sparse_ended(struct explore_sparse *es, uint64_t cues)
+/* A sparse run ended with `cues` cue points in cpu_ns of CPU time. */
+static void sparse_ended(struct explore_sparse *es, uint64_t cues, uint64_t cpu_ns)
 {
     assert_true(explore_sparse_next_is_sparse(es));
     assert_int_equal(explore_sparse_begin(es, 1), 0);
-    explore_sparse_after_counts(es, true, false, cues, 0, 0, no_hits, 3 * MS);
+    explore_sparse_after_counts(es, true, false, cues, 0, 0, no_hits, cpu_ns);
 }
 
 static void test_prefix_probe_decider_turn_sparse_on(void **st)
@@ -37,18 +37,19 @@ static void test_prefix_probe_decider_turn_sparse_on(void **st)
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_false(decider);
     assert_false(explore_sparse_next_is_sparse(&es));
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
     /* Stopped there: the probe is next, with no point (PCT over syscalls alone). */
     assert_true(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_begin(&es, 1), 0);
     assert_int_equal(es.plan.npreempt, 0);
-    assert_true(explore_sparse_budget(&es) <= 2 * S / EXPLORE_SPARSE_PROBE_DIV);
+    /* Its budget: the prefix's CPU time (a probe as slow shows no gain). */
+    assert_int_equal(explore_sparse_budget(&es), 900 * MS);
     explore_sparse_after_counts(&es, true, false, 15, 0, 0, no_hits, 3 * MS);
     /* A probe 300 times shorter: the next traced run decides, capped too. */
     assert_false(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_true(decider);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
     assert_true(es.on);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
     /* No traced run has ended: sparse runs take 3 of 4 by cost. */
@@ -67,8 +68,8 @@ static void test_decider_that_ends_keeps_traced_runs(void **st)
     ex_trace_init(&t);
     explore_sparse_init(&es, 2 * S);
     bool decider;
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
-    sparse_ended(&es, 40);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    sparse_ended(&es, 40, 3 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_true(decider);
     explore_sparse_after_decider_ended(&es, &t, 4400, NULL);
@@ -85,29 +86,47 @@ static void test_decider_that_ends_keeps_traced_runs(void **st)
     ex_trace_free(&t);
 }
 
-static void test_syscall_heavy_probe_keeps_traced_runs(void **st)
+static void test_probe_gain_in_cues_or_cpu(void **st)
 {
     (void)st;
-    /* 150 threads: the probe makes hundreds of syscall cue points. No decider: the traced
-     * sequence goes on from run 0 as before. */
     struct explore_sparse es;
     struct ex_trace t;
     ex_trace_init(&t);
-    explore_sparse_init(&es, 2 * S);
     bool decider;
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
     uint64_t most = EXPLORE_SPARSE_PREFIX / EXPLORE_SPARSE_PREFIX_GAIN;
-    sparse_ended(&es, most + 1);
+    uint64_t cpu_most = 900 * MS / EXPLORE_SPARSE_CPU_GAIN;
+    /* More cue points than that and more than a quarter of the prefix's CPU time: no
+     * decider, the traced sequence goes on from run 0 as before. */
+    explore_sparse_init(&es, 2 * S);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    sparse_ended(&es, most + 1, cpu_most + 1);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
     assert_false(explore_sparse_next_is_sparse(&es));
     assert_false(es.off); /* traced runs giving up may still hand over to sparse runs */
     explore_sparse_free(&es);
-    /* Exactly at the bound: a candidate. */
+    /* Exactly at the cue-point bound, however slow: a candidate. */
     explore_sparse_init(&es, 2 * S);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, NULL);
-    sparse_ended(&es, most);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    sparse_ended(&es, most, 800 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_true(decider);
+    explore_sparse_free(&es);
+    /* 160 threads (hundreds of syscall cue points) or a spin-yield barrier (thousands),
+     * in a quarter of the prefix's CPU time: a candidate. */
+    explore_sparse_init(&es, 2 * S);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    sparse_ended(&es, 3000, cpu_most);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
+    assert_true(decider);
+    explore_sparse_free(&es);
+    /* A probe cut at its budget: sparse runs are off. */
+    explore_sparse_init(&es, 2 * S);
+    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    assert_true(explore_sparse_next_is_sparse(&es));
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    explore_sparse_after_counts(&es, false, false, 20, 0, 0, no_hits, 900 * MS);
+    assert_true(es.off);
+    assert_false(explore_sparse_take_over(&es));
     explore_sparse_free(&es);
     ex_trace_free(&t);
 }
@@ -157,7 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefix_probe_decider_turn_sparse_on),
         cmocka_unit_test(test_decider_that_ends_keeps_traced_runs),
-        cmocka_unit_test(test_syscall_heavy_probe_keeps_traced_runs),
+        cmocka_unit_test(test_probe_gain_in_cues_or_cpu),
         cmocka_unit_test(test_short_first_run_is_run_zero),
         cmocka_unit_test(test_stress_starts_when_runs_are_slow),
     };

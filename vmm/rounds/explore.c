@@ -391,11 +391,14 @@ static void learn_prefix(struct explore_driver *d, uint64_t i, const struct sim_
     if (d->cfg.verbose) {
         char note[160];
         ex_online_describe(&d->online, note, sizeof note);
-        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points in %.1f ms (%.1f ms "
-                        "CPU) (%s)\n", (unsigned long long)(i + 1),
+        size_t sync = 0;
+        for (size_t k = 0; k < r->trace.n; k++)
+            sync += !ex_is_access(&r->trace.ev[k]);
+        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points (%zu not memory "
+                        "accesses) in %.1f ms (%.1f ms CPU) (%s)\n", (unsigned long long)(i + 1),
                 decider_ended ? "deciding run ended below its prefix cap (sparse runs stay off)"
                 : r->ended ? "ended" : "learning prefix, stopped at its cue-point cap",
-                (unsigned long long)r->cues, t_run / 1e6, cpu_run / 1e6, note);
+                (unsigned long long)r->cues, sync, t_run / 1e6, cpu_run / 1e6, note);
     }
     ex_u64map_clear(&d->learnt);
     crew_each_shared(vm, learn_page, d);
@@ -403,7 +406,7 @@ static void learn_prefix(struct explore_driver *d, uint64_t i, const struct sim_
     if (decider_ended)
         explore_sparse_after_decider_ended(&d->sparse, &r->trace, r->cues, &d->learnt);
     else
-        explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, &d->learnt);
+        explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, cpu_run, &d->learnt);
 }
 
 /* The end of the exploration loop: its statistics, and back to wall-time budgets. A

@@ -74,7 +74,7 @@ uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decid
 }
 
 void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trace *t,
-                                 uint64_t cues, const struct ex_u64map *shared)
+                                 uint64_t cues, uint64_t cpu_ns, const struct ex_u64map *shared)
 {
     ex_sparse_learn(&es->model, t, false, shared); /* no memory: fewer sites, still valid */
     es->cost_traced += cues;
@@ -91,6 +91,7 @@ void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trac
          * than the prefix is EXPLORE_SPARSE_GAIN times shorter than a run that makes twice
          * the prefix's cue points (a cut 2 s run made 10-12k on this host). */
         es->probe_ref = cues * EXPLORE_SPARSE_GAIN / EXPLORE_SPARSE_PREFIX_GAIN;
+        es->probe_cpu_ref = cpu_ns;
     }
 }
 
@@ -190,8 +191,15 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es)
     uint64_t hits = 0;
     for (uint32_t i = 0; i < es->plan.npreempt; i++)
         hits += es->plan.preempt[i].count;
-    /* The probe must show a large gain: a tenth of a traced run's budget is plenty. */
-    uint64_t base = es->probe ? es->wall_ns / EXPLORE_SPARSE_PROBE_DIV : es->wall_ns;
+    /* The probe must show a large gain: a tenth of a traced run's budget is plenty to
+     * show it in cue points; after a prefix, the prefix's CPU time (a probe that takes
+     * as long shows no gain in time either). */
+    uint64_t base = es->wall_ns;
+    if (es->probe) {
+        base /= EXPLORE_SPARSE_PROBE_DIV;
+        if (es->probe_cpu_ref > base)
+            base = es->probe_cpu_ref;
+    }
     return base + hits * EXPLORE_SPARSE_HIT_NS;
 }
 
@@ -237,7 +245,12 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
     if (es->probe) {
         es->probe = false;
         es->probed = true;
-        if (ended && cues * EXPLORE_SPARSE_GAIN <= es->probe_ref)
+        /* Far fewer cue points than the traced run, or (a prefix's) a small part of its
+         * CPU time: a spin-yield barrier or a pipeline makes thousands of sched_yield
+         * cue points in a sparse run too, 150 threads hundreds of clones, exits and
+         * futexes, each cheaper than the traced run's shared accesses between them. */
+        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref ||
+                      cpu_ns * EXPLORE_SPARSE_CPU_GAIN <= es->probe_cpu_ref))
             es->candidate = true;
         else if (!ended)
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */

@@ -61,6 +61,7 @@ struct vm;
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PREFIX 5000u     /* a learning prefix's cue points (EXPLORE_SPARSE_CUES) */
 #define EXPLORE_SPARSE_PREFIX_GAIN 25u  /* ... a probe this many times shorter than one */
+#define EXPLORE_SPARSE_CPU_GAIN 4u      /* ... or taking this many times less CPU time */
 #define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
@@ -86,6 +87,7 @@ struct explore_sparse {
     uint64_t traced_runs;       /* traced runs learnt (prefixes included) */
     bool candidate;             /* the probe succeeded: the next traced run decides */
     uint64_t probe_ref;         /* the cut traced run's cue points */
+    uint64_t probe_cpu_ref;     /* the prefix's CPU time (0: the probe followed a cut run) */
     bool only;                  /* traced runs gave up: sparse runs only */
     bool sized;                 /* wall_ns set from an ended run */
     bool traced_ended;          /* a traced run ended (sparse runs then get an equal share) */
@@ -117,7 +119,7 @@ uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decid
  * deciding one turns sparse runs on (a second schedule that long: the program's runs
  * are long, not one PCT schedule). */
 void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trace *t,
-                                 uint64_t cues, const struct ex_u64map *shared);
+                                 uint64_t cues, uint64_t cpu_ns, const struct ex_u64map *shared);
 /* The deciding run ended below its cap: traced runs are short after all, sparse runs stay
  * off (it is learnt, but it is no schedule of the traced sequence, which starts over). */
 void explore_sparse_after_decider_ended(struct explore_sparse *es, const struct ex_trace *t,
