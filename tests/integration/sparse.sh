@@ -10,8 +10,13 @@
 #  2. `jinx test` finds the bug by a sparse run (strategy "sparse"), the traced runs being
 #     cut, and its dump replays the crash (jinx-vmm replay, twice);
 #  3. the twin: no bug reported in BUDGET_OK, and sparse runs did run (sparse_schedules)
-#     with change points that fired (decisions_per_sparse_schedule).
-# Env: BUDGET (default 120 s), BUDGET_OK (default 20 s).
+#     with change points that fired (decisions_per_sparse_schedule);
+#  4. how they start (explore_sparse.h, explore_stress.h), on the twin: the first traced
+#     run is a learning prefix stopped at 5000 cue points, a stress run follows it at once
+#     (not after 5 s), then the probe (no point), the deciding prefix, and sparse runs;
+#  5. a spin-yield barrier (images/corpus-compute/phase-stencil-ok, when built): its
+#     sparse runs end, hundreds of sched_yield cue points each (every yield hands over).
+# Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 15 s).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
 PROG="$BUILD/guest-tests/sparsebank"; TWIN="$BUILD/guest-tests/sparsebank_ok"
@@ -82,6 +87,39 @@ if [ $st = 0 ] && [ "${found%% *}" = false ] && [ "${found##* }" -gt 0 ] && [[ "
 else
   bad "twin: status $st, found/sparse: ${found:-none}"
   tail -5 "$tmp/ok.err"
+fi
+
+# How sparse and stress runs start, on the twin (it never ends in a bug).
+BUDGET_START=${BUDGET_START:-15}
+timeout $((BUDGET_START + 60)) "$VMM" run --no-control --quiet --explore "${BUDGET_START}s" --seed 1 \
+  --verbose-explore "$TWIN" >/dev/null 2>"$tmp/start.err"
+runs=$(grep -E '^jinx-vmm: explore: (run [0-9]+|stress run 1)' "$tmp/start.err" | head -6)
+order=$(echo "$runs" | sed -E 's/^jinx-vmm: explore: (stress run 1).*/S/;
+  s/^jinx-vmm: explore: run [0-9]+: learning prefix, stopped at its cue-point cap, 5000 cue points.*/P/;
+  s/^jinx-vmm: explore: run [0-9]+ \(sparse\): normal.*\(sparse probe .*/B/;
+  s/^jinx-vmm: explore: run [0-9]+ \(sparse\): .*/X/; s/^jinx-vmm: explore: run [0-9]+: .*/T/' | tr -d '\n')
+case "$order" in
+  PSBP*X*|PSBSP*X*)
+    ok "start: learning prefix of 5000 cue points, a stress run at once, the probe, the deciding prefix, sparse runs ($order)" ;;
+  *) bad "start: wanted prefix, stress run, probe, prefix, ... sparse runs; got '$order'"
+     echo "$runs" | cut -c1-160 ;;
+esac
+
+# A spin-yield barrier: every sched_yield hands over, so its sparse runs end.
+PS=images/bin/corpus-compute/phase-stencil-ok
+if [ -x "$PS" ]; then
+  timeout 90 "$VMM" run --no-control --quiet --explore 20s --seed 1 --no-stress-runs \
+    --verbose-explore "$PS" >/dev/null 2>"$tmp/ps.err"
+  n=$(grep -cE '^jinx-vmm: explore: run [0-9]+ \(sparse\): normal, [0-9]{3,} cue points' "$tmp/ps.err")
+  c=$(grep -cE '^jinx-vmm: explore: run [0-9]+ \(sparse\): cut' "$tmp/ps.err")
+  if [ "$n" -ge 3 ] && [ "$c" = 0 ]; then
+    ok "spin-yield barrier: $n sparse runs ended (hundreds of yields each), none cut"
+  else
+    bad "spin-yield barrier: $n sparse runs ended, $c cut"
+    grep -E 'explore: run [0-9]+' "$tmp/ps.err" | head -5 | cut -c1-160
+  fi
+else
+  echo "skip spin-yield barrier: no $PS (make corpus-compute)"
 fi
 
 echo "sparse tests: $pass passed, $fail failed"

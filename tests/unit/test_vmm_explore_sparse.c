@@ -86,49 +86,66 @@ static void test_decider_that_ends_keeps_traced_runs(void **st)
     ex_trace_free(&t);
 }
 
-static void test_probe_gain_in_cues_or_cpu(void **st)
+/* A prefix of EXPLORE_SPARSE_PREFIX cue points, `sync` of them no memory access. */
+static void prefix_of(struct explore_sparse *es, uint32_t sync)
+{
+    struct ex_trace t;
+    ex_trace_init(&t);
+    for (uint32_t i = 0; i < EXPLORE_SPARSE_PREFIX; i++) {
+        if (i < sync)
+            assert_non_null(ex_trace_sync(&t, 2 + i % 4, EX_SYNC_OTHER, 0, 0));
+        else
+            assert_non_null(ex_trace_access(&t, 2 + i % 4, EX_READ, 0x600000 + 8 * (i % 64), 8, 0,
+                                            0x401000));
+    }
+    explore_sparse_after_prefix(es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    ex_trace_free(&t);
+}
+
+static void test_probe_gain_in_cues_or_syscalls(void **st)
 {
     (void)st;
     struct explore_sparse es;
-    struct ex_trace t;
-    ex_trace_init(&t);
     bool decider;
     uint64_t most = EXPLORE_SPARSE_PREFIX / EXPLORE_SPARSE_PREFIX_GAIN;
-    uint64_t cpu_most = 900 * MS / EXPLORE_SPARSE_CPU_GAIN;
-    /* More cue points than that and more than a quarter of the prefix's CPU time: no
-     * decider, the traced sequence goes on from run 0 as before. */
+    /* 150 threads: the prefix made 128 syscall cue points, the probe 600: no decider,
+     * the traced sequence goes on from run 0 as before. */
     explore_sparse_init(&es, 2 * S);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
-    sparse_ended(&es, most + 1, cpu_most + 1);
+    prefix_of(&es, 128);
+    sparse_ended(&es, 600, 200 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
     assert_false(explore_sparse_next_is_sparse(&es));
     assert_false(es.off); /* traced runs giving up may still hand over to sparse runs */
     explore_sparse_free(&es);
-    /* Exactly at the cue-point bound, however slow: a candidate. */
+    /* Just past the cue-point bound: no. At it: a candidate. */
     explore_sparse_init(&es, 2 * S);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
-    sparse_ended(&es, most, 800 * MS);
+    prefix_of(&es, 10);
+    sparse_ended(&es, most + 1, 3 * MS);
+    assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
+    explore_sparse_free(&es);
+    explore_sparse_init(&es, 2 * S);
+    prefix_of(&es, 10);
+    sparse_ended(&es, most, 3 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_true(decider);
     explore_sparse_free(&es);
-    /* 160 threads (hundreds of syscall cue points) or a spin-yield barrier (thousands),
-     * in a quarter of the prefix's CPU time: a candidate. */
+    /* A spin-yield barrier: the prefix spun through 4 980 sched_yields, the probe ended
+     * in 463 cue points: a candidate. */
     explore_sparse_init(&es, 2 * S);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
-    sparse_ended(&es, 3000, cpu_most);
+    prefix_of(&es, 4980);
+    sparse_ended(&es, 463, 70 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
     assert_true(decider);
     explore_sparse_free(&es);
     /* A probe cut at its budget: sparse runs are off. */
     explore_sparse_init(&es, 2 * S);
-    explore_sparse_after_prefix(&es, &t, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    prefix_of(&es, 4980);
     assert_true(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_begin(&es, 1), 0);
     explore_sparse_after_counts(&es, false, false, 20, 0, 0, no_hits, 900 * MS);
     assert_true(es.off);
     assert_false(explore_sparse_take_over(&es));
     explore_sparse_free(&es);
-    ex_trace_free(&t);
 }
 
 static void test_short_first_run_is_run_zero(void **st)
@@ -176,7 +193,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefix_probe_decider_turn_sparse_on),
         cmocka_unit_test(test_decider_that_ends_keeps_traced_runs),
-        cmocka_unit_test(test_probe_gain_in_cues_or_cpu),
+        cmocka_unit_test(test_probe_gain_in_cues_or_syscalls),
         cmocka_unit_test(test_short_first_run_is_run_zero),
         cmocka_unit_test(test_stress_starts_when_runs_are_slow),
     };

@@ -92,6 +92,9 @@ void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trac
          * the prefix's cue points (a cut 2 s run made 10-12k on this host). */
         es->probe_ref = cues * EXPLORE_SPARSE_GAIN / EXPLORE_SPARSE_PREFIX_GAIN;
         es->probe_cpu_ref = cpu_ns;
+        es->probe_sync_ref = 0;
+        for (size_t i = 0; i < t->n; i++)
+            es->probe_sync_ref += !ex_is_access(&t->ev[i]);
     }
 }
 
@@ -245,12 +248,13 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
     if (es->probe) {
         es->probe = false;
         es->probed = true;
-        /* Far fewer cue points than the traced run, or (a prefix's) a small part of its
-         * CPU time: a spin-yield barrier or a pipeline makes thousands of sched_yield
-         * cue points in a sparse run too, 150 threads hundreds of clones, exits and
-         * futexes, each cheaper than the traced run's shared accesses between them. */
-        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref ||
-                      cpu_ns * EXPLORE_SPARSE_CPU_GAIN <= es->probe_cpu_ref))
+        /* Far fewer cue points than the traced run, or fewer than the prefix made at
+         * syscalls alone: that traced run spun through sched_yield loops (a spin
+         * barrier, a pipeline's full or empty ring), where a sparse run hands over at
+         * every yield, and it pays for the shared accesses between them too. A probe of
+         * 150 threads makes more (hundreds of clones, exits and futexes) than the
+         * prefix's hundred syscalls: those keep their traced runs. */
+        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref))
             es->candidate = true;
         else if (!ended)
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */

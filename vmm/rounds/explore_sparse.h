@@ -8,10 +8,13 @@
  *     points (about 1 s of CPU here; explore_sparse_prefix_cues), does not end there, one
  *     sparse run with no point (the probe: PCT over the syscalls alone, what a sparse run
  *     of the program costs) ends with EXPLORE_SPARSE_PREFIX_GAIN times fewer cue points
- *     than the prefix (its threads compute on shared pages; a program whose runs are long
- *     because it has 200 threads makes hundreds of syscall cue points in a sparse run
- *     too, and its traced runs, stretched, find its bugs: the corpus's 150- and
- *     200-thread programs), and a second traced prefix, traced run 1's schedule, reaches
+ *     than the prefix (its threads compute on shared pages), or fewer than the prefix made
+ *     at syscalls alone (the traced run spun through sched_yield loops: a spin barrier,
+ *     a pipeline; a sparse run hands over at every yield), within the prefix's CPU time
+ *     (a program whose runs are long because it has 200 threads makes hundreds of
+ *     syscall cue points in a sparse run, more than its prefix made, and its traced
+ *     runs, stretched, find its bugs: the corpus's 150- and 200-thread programs), and a
+ *     second traced prefix, traced run 1's schedule, reaches
  *     the cap too (a first run that PCT made long is no sign: the g++ test binary's first
  *     run is cut at 20 000 cue points, the others end at 4 400). The prefixes are learnt
  *     by the sparse model only: the traced sequence (PCT's and the portfolio's runs 0, 1,
@@ -61,7 +64,6 @@ struct vm;
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PREFIX 5000u     /* a learning prefix's cue points (EXPLORE_SPARSE_CUES) */
 #define EXPLORE_SPARSE_PREFIX_GAIN 25u  /* ... a probe this many times shorter than one */
-#define EXPLORE_SPARSE_CPU_GAIN 6u      /* ... or taking this many times less CPU time */
 #define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
@@ -88,6 +90,7 @@ struct explore_sparse {
     bool candidate;             /* the probe succeeded: the next traced run decides */
     uint64_t probe_ref;         /* the cut traced run's cue points */
     uint64_t probe_cpu_ref;     /* the prefix's CPU time (0: the probe followed a cut run) */
+    uint64_t probe_sync_ref;    /* the prefix's cue points that were no memory access */
     bool only;                  /* traced runs gave up: sparse runs only */
     bool sized;                 /* wall_ns set from an ended run */
     bool traced_ended;          /* a traced run ended (sparse runs then get an equal share) */
