@@ -96,7 +96,7 @@ timeout $((BUDGET_START + 60)) "$VMM" run --no-control --quiet --explore "${BUDG
   --explore-runs 5 --verbose-explore "$TWIN" >/dev/null 2>"$tmp/start.err"
 runs=$(grep -E '^jinx-vmm: explore: (run [0-9]+|stress run 1)' "$tmp/start.err" | head -6)
 order=$(echo "$runs" | sed -E 's/^jinx-vmm: explore: (stress run 1).*/S/;
-  s/^jinx-vmm: explore: run [0-9]+: learning prefix, stopped at its cue-point cap, 5000 cue points.*/P/;
+  s/^jinx-vmm: explore: run [0-9]+: learning prefix, cut at its cue-point cap, 5000 cue points.*/P/;
   s/^jinx-vmm: explore: run [0-9]+ \(sparse\): normal.*\(sparse probe .*/B/;
   s/^jinx-vmm: explore: run [0-9]+ \(sparse\): .*/X/; s/^jinx-vmm: explore: run [0-9]+: .*/T/' | tr -d '\n')
 case "$order" in

@@ -109,7 +109,7 @@ static void test_probe_gain_in_cues_or_syscalls(void **st)
     bool decider;
     uint64_t most = EXPLORE_SPARSE_PREFIX / EXPLORE_SPARSE_PREFIX_GAIN;
     /* 150 threads: the prefix made 128 syscall cue points, the probe 600: no decider,
-     * the traced sequence goes on from run 0 as before. */
+     * traced run 1 gets the stretched budget as before. */
     explore_sparse_init(&es, 2 * S);
     prefix_of(&es, 128);
     sparse_ended(&es, 600, 200 * MS);

@@ -43,6 +43,7 @@ struct explore_driver {
     struct explore_timers timers; /* timers that end early (explore_timers.h) */
     uint64_t traced;            /* traced runs done */
     bool sparse_ended;          /* a sparse run ended (whole runs fit) */
+    bool prefix_run;            /* the current traced run was a learning prefix */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -305,7 +306,9 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
         fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points in %.1f ms (%.1f ms "
                         "CPU) (%s)\n",
                 (unsigned long long)(i + 1),
-                r->ended ? ex_outcome_name(r->outcome) : "cut by the run budget",
+                r->ended ? ex_outcome_name(r->outcome)
+                : d->prefix_run ? "learning prefix, cut at its cue-point cap"
+                : "cut by the run budget",
                 (unsigned long long)r->cues, wall_ns / 1e6, cpu_ns_used / 1e6, note);
     }
 }
@@ -355,7 +358,8 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
  * sites the next schedules draw from. A sparse candidate's deciding traced run gets the
  * usual budget (*wall). */
 static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_result *r,
-                           uint64_t t_run, uint64_t cpu_run, uint64_t *wall)
+                           uint64_t t_run, uint64_t cpu_run, uint64_t *wall, bool prefix,
+                           bool decider_ended)
 {
     struct vm *vm = d->vm;
     if (d->run_sparse) {
@@ -373,40 +377,12 @@ static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_resu
     note_run(d, i, r, t_run, cpu_run);
     d->traced++;
     explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
-    explore_sparse_after_traced(&d->sparse, &r->trace, r->ended, r->cues, &d->learnt);
-}
-
-/* A traced run stopped at its learning prefix's cap (explore_sparse.h), or the deciding
- * one that ended below it: the sparse model learns it, the traced sequence does not (its
- * run 0 starts over with the usual budget), so the traced schedules a seed runs stay
- * what they were. */
-static void learn_prefix(struct explore_driver *d, uint64_t i, const struct sim_result *r,
-                         uint64_t t_run, uint64_t cpu_run, bool decider_ended)
-{
-    struct vm *vm = d->vm;
-    d->st.schedules = i + 1;
-    d->st.cues_total += r->cues;
-    if (r->cues > d->st.cues_max)
-        d->st.cues_max = r->cues;
-    if (d->cfg.verbose) {
-        char note[160];
-        ex_online_describe(&d->online, note, sizeof note);
-        size_t sync = 0;
-        for (size_t k = 0; k < r->trace.n; k++)
-            sync += !ex_is_access(&r->trace.ev[k]);
-        fprintf(stderr, "jinx-vmm: explore: run %llu: %s, %llu cue points (%zu not memory "
-                        "accesses) in %.1f ms (%.1f ms CPU) (%s)\n", (unsigned long long)(i + 1),
-                decider_ended ? "deciding run ended below its prefix cap (sparse runs stay off)"
-                : r->ended ? "ended" : "learning prefix, stopped at its cue-point cap",
-                (unsigned long long)r->cues, sync, t_run / 1e6, cpu_run / 1e6, note);
-    }
-    ex_u64map_clear(&d->learnt);
-    crew_each_shared(vm, learn_page, d);
-    explore_sparse_skip_runtimes(&d->sparse, vm);
-    if (decider_ended)
+    if (prefix)
+        explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, cpu_run, &d->learnt);
+    else if (decider_ended)
         explore_sparse_after_decider_ended(&d->sparse, &r->trace, r->cues, &d->learnt);
     else
-        explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, cpu_run, &d->learnt);
+        explore_sparse_after_traced(&d->sparse, &r->trace, r->ended, r->cues, &d->learnt);
 }
 
 /* The end of the exploration loop: its statistics, and back to wall-time budgets. A
@@ -457,8 +433,10 @@ static void explore(struct explore_driver *d)
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
         explore_timers_begin(&d->timers, sp, d->cfg.seed, i);
-        /* A learning prefix (explore_sparse.h): a traced run capped in cue points. The
-         * deciding one is traced run 1's schedule, not learnt by the traced sequence. */
+        /* A learning prefix (explore_sparse.h): a traced run capped in cue points, and
+         * cut there as a run is by its CPU budget (the first ones were cut after 2 s of
+         * CPU, 10-12k cue points here: a prefix costs half of that, and the same on a
+         * loaded host as on an idle one). */
         bool decider = false;
         uint64_t cap = d->cfg.run_cues, pcap = sp ? 0 : explore_sparse_prefix_cues(&d->sparse,
                                                                                  &decider);
@@ -467,8 +445,7 @@ static void explore(struct explore_driver *d)
             cap = pcap;
         if (!sp) {
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
-                            d->traced + (capped && decider)); /* traced runs keep their
-                                                                 * sequence, sparse or not */
+                            d->traced); /* traced runs keep their sequence, sparse or not */
             preshare_learnt(d);
         }
         set_picker(vm, d);
@@ -496,13 +473,11 @@ static void explore(struct explore_driver *d)
         r.outcome = run_outcome(&r.out, r.ended);
         uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
         /* Stopped at its cap (or the deciding one cut by its budget: long too), or the
-         * deciding one ended below it: no run of the traced sequence. */
+         * deciding one ended below it. */
         bool prefix = capped && !r.ended && (r.cues >= cap || decider);
         bool decider_ended = capped && decider && r.ended;
-        if (prefix || decider_ended)
-            learn_prefix(d, i, &r, t_run, cpu_run, decider_ended);
-        else
-            learn_from_run(d, i, &r, t_run, cpu_run, &wall);
+        d->prefix_run = prefix;
+        learn_from_run(d, i, &r, t_run, cpu_run, &wall, prefix, decider_ended);
         if (!sp && (!r.ended || r.cues >= EXPLORE_SPARSE_CUES))
             explore_stress_start(&d->stress, mono_ns() - t0); /* controlled runs are slow */
         if (d->cfg.verbose)
@@ -534,8 +509,6 @@ static void explore(struct explore_driver *d)
             goto out;
         if (found)
             break;
-        if (prefix || decider_ended)
-            continue; /* the traced sequence has not begun */
         if (sp) {
             if (d->sparse.off && d->sparse.only) {
                 d->st.gave_up = true; /* neither kind of run fits: rounds, if anything */
@@ -545,7 +518,7 @@ static void explore(struct explore_driver *d)
         }
         ended_any |= r.ended;
         if (!r.ended && !ended_any && d->traced <= EXPLORE_FIRST_CUTS) {
-            if (!r.cut || d->traced == EXPLORE_FIRST_CUTS) {
+            if (!(r.cut || prefix) || d->traced == EXPLORE_FIRST_CUTS) {
                 if (explore_sparse_take_over(&d->sparse))
                     continue; /* traced runs do not fit: sparse ones may */
                 d->st.gave_up = true; /* not a short test: rounds, if anything */

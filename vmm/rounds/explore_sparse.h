@@ -16,9 +16,10 @@
  *     runs, stretched, find its bugs: the corpus's 150- and 200-thread programs), and a
  *     second traced prefix, traced run 1's schedule, reaches
  *     the cap too (a first run that PCT made long is no sign: the g++ test binary's first
- *     run is cut at 20 000 cue points, the others end at 4 400). The prefixes are learnt
- *     by the sparse model only: the traced sequence (PCT's and the portfolio's runs 0, 1,
- *     ...) starts after them with the usual budget, as it ran before;
+ *     run is cut at 20 000 cue points, the others end at 4 400). The prefixes are traced
+ *     runs 0 and 1 of the traced sequence, cut at their cap as the first runs were cut
+ *     by their 2 s CPU budget before (10-12k cue points here, more on an idle host): the
+ *     decision costs half of that, and the same on a loaded host as on an idle one;
  *   - when traced runs give up (the first ones all cut): the rest of the budget, unless
  *     the probe was cut too (a long-running program: rounds then take over, as before);
  *   - when EXPLORE_SPARSE_LONG traced runs have each made EXPLORE_SPARSE_CUES cue points
@@ -114,8 +115,8 @@ void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm);
 /* The cue-point cap of the next traced run when it is a learning prefix, else 0: the
  * first traced run, and the one that decides after a good probe (*decider set), stop at
  * EXPLORE_SPARSE_PREFIX cue points. One that ends below the cap is the run it would have
- * been (the first: traced run 0 as ever); one stopped there is a prefix
- * (explore_sparse_after_prefix), no schedule of the traced sequence. */
+ * been; one stopped there is a prefix (explore_sparse_after_prefix), a cut run of the
+ * traced sequence as one cut by its CPU budget is. */
 uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decider);
 /* After a traced run stopped at its prefix cap (its cue points a prefix of the run):
  * learn it (a prefix: counts are lower bounds); the first one asks for the probe, the
@@ -124,7 +125,7 @@ uint64_t explore_sparse_prefix_cues(const struct explore_sparse *es, bool *decid
 void explore_sparse_after_prefix(struct explore_sparse *es, const struct ex_trace *t,
                                  uint64_t cues, uint64_t cpu_ns, const struct ex_u64map *shared);
 /* The deciding run ended below its cap: traced runs are short after all, sparse runs stay
- * off (it is learnt, but it is no schedule of the traced sequence, which starts over). */
+ * off. */
 void explore_sparse_after_decider_ended(struct explore_sparse *es, const struct ex_trace *t,
                                         uint64_t cues, const struct ex_u64map *shared);
 /* After a traced run: learn its sites, count its cost, and maybe turn sparse runs on. */
