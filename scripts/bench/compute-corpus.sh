@@ -8,7 +8,9 @@
 #            1, 2, ..., --jobs 2 on 2 or more CPUs), read from its --json; "found by" is
 #            its strategy, "rounds" for a find in a simulation round
 # and prints one table: program, native time to bug (and runs), jinx time to bug,
-# schedules, schedules per second (the --json's schedules_per_second), found or not.
+# schedules, schedules per second (the --json's schedules_per_second), sparse schedules,
+# cue points per schedule and decisions (points that fired) per sparse schedule, found
+# or not.
 #
 #   scripts/bench/compute-corpus.sh [--budget DUR] [--programs a,b,...] [--run-timeout DUR]
 #                                   [--seeds N] [--quick] [--markdown]
@@ -60,7 +62,7 @@ while [ $# -gt 0 ]; do
              seeds=$2; [ "$seeds" -ge 1 ] 2>/dev/null || bench_die "--seeds $2: a count >= 1"; shift 2 ;;
     --quick) programs=bank-stats,wsq-last; budget=5; shift ;;
     --markdown) markdown=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bench_die "unknown argument $1 (--help for usage)" ;;
   esac
 done
@@ -85,7 +87,7 @@ ulimit -c 0
 mkdir -p "$RESULTS"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 csv=$RESULTS/compute-corpus.csv
-echo "program,seed,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable,found_by,sparse_schedules,cues_per_schedule" >"$csv"
+echo "program,seed,expected,native_found,native_seconds,native_runs,native_outcome,jinx_found,jinx_seconds,jinx_status,schedules,schedules_per_second,jinx_runs,could_not_test,replayable,found_by,sparse_schedules,cues_per_schedule,decisions_per_sparse_schedule" >"$csv"
 host=$(bench_host)
 now_us() { echo "${EPOCHREALTIME/./}"; }
 secs_since() { awk -v a="$1" -v b="$(now_us)" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'; }
@@ -129,7 +131,7 @@ js, st, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
     r = json.loads(js)
 except Exception:
-    print(f"0 {secs} {st} 0 0 0 error - - 0 0"); sys.exit()
+    print(f"0 {secs} {st} 0 0 0 error - - 0 0 0"); sys.exit()
 found = 1 if r.get("found") else 0
 # the time to bug: when jinx test met it (seconds_to_bug, before its search for a
 # replayable dump of a bug met in free execution), else the process's wall time
@@ -139,7 +141,8 @@ print(found, secs, st, r.get("schedules", 0), r.get("schedules_per_second", 0), 
       "yes" if r.get("could_not_test") else "no",
       ("yes" if r.get("replayable") else "no") if found else "-",
       (r.get("strategy") or "-") if found else "-",
-      r.get("sparse_schedules", 0), r.get("cues_per_schedule", 0))
+      r.get("sparse_schedules", 0), r.get("cues_per_schedule", 0),
+      r.get("decisions_per_sparse_schedule", 0))
 EOF
 }
 
@@ -152,9 +155,9 @@ for p in "${progs[@]}"; do
     "$([ "$s" -gt 0 ] && echo " seed $s")" >&2
   read -r nf ns nr no <<<"$(native_side "$p")"
   printf ' jinx test ...' >&2
-  read -r jf js jst sch sps jr cnt rep fby ssch cps <<<"$(jinx_side "$p" "$s")"
+  read -r jf js jst sch sps jr cnt rep fby ssch cps dps <<<"$(jinx_side "$p" "$s")"
   printf ' done (%s %s s, jinx %s %s s, load %s)\n' "$nf" "$ns" "$jf" "$js" "$(cut -d' ' -f1 /proc/loadavg)" >&2
-  echo "$p,$s,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep,$fby,$ssch,$cps" >>"$csv"
+  echo "$p,$s,${exp// /_},$nf,$ns,$nr,$no,$jf,$js,$jst,$sch,$sps,$jr,$cnt,$rep,$fby,$ssch,$cps,$dps" >>"$csv"
 done
 done
 
@@ -172,14 +175,14 @@ multi = any(r["seed"] != "0" for r in rows)
 table = []
 if not multi:
     hdr = ["program", "native time to bug", "native runs", "jinx time to bug", "schedules", "schedules/s",
-           "sparse", "cues/schedule", "found (native / jinx)"]
+           "sparse", "cues/schedule", "decisions/sparse", "found (native / jinx)"]
     for r in rows:
         jf = "could not test" if r["could_not_test"] == "yes" else (
             f'yes ({r.get("found_by") or "-"})' if r["jinx_found"] == "1" else "no")
         table.append([r["program"], t(r["native_found"], r["native_seconds"]), r["native_runs"],
                       t(r["jinx_found"] if r["could_not_test"] != "yes" else "0", r["jinx_seconds"]),
                       r["schedules"], r["schedules_per_second"], r["sparse_schedules"],
-                      r["cues_per_schedule"],
+                      r["cues_per_schedule"], r.get("decisions_per_sparse_schedule") or "0",
                       f'{"yes" if r["native_found"] == "1" else "no"} / {jf}'])
     nn = sum(r["native_found"] == "1" for r in rows)
     nj = sum(r["jinx_found"] == "1" and r["could_not_test"] != "yes" for r in rows)
@@ -188,7 +191,8 @@ else:
     # per program over its seeds: finds, medians (a miss counts as the budget), how often
     # jinx was no later than native stress, and how the finds were made
     hdr = ["program", "native found", "native median", "jinx found", "jinx median", "jinx times",
-           "jinx <= native", "schedules/s (median)", "cues/schedule (median)", "found by"]
+           "jinx <= native", "schedules/s (median)", "cues/schedule (median)",
+           "decisions/sparse (median)", "found by"]
     progs = []
     for r in rows:
         if r["program"] not in progs:
@@ -215,6 +219,7 @@ else:
                       f"{le}/{len(rs)}",
                       f'{med([float(r["schedules_per_second"]) for r in rs]):.1f}',
                       f'{med([float(r["cues_per_schedule"]) for r in rs]):.1f}',
+                      f'{med([float(r.get("decisions_per_sparse_schedule") or 0) for r in rs]):.2f}',
                       " ".join(f"{k} {v}" for k, v in sorted(by.items())) or "-"])
     total = len(progs)
 print(f"compute corpus, budget {budget} s per side, commit {commit}, {host['date']}, "
