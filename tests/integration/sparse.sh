@@ -16,7 +16,7 @@
 #     (not after 5 s), then the probe (no point), the deciding prefix, and sparse runs;
 #  5. a spin-yield barrier (images/corpus-compute/phase-stencil-ok, when built): its
 #     sparse runs end, hundreds of sched_yield cue points each (every yield hands over).
-# Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 30 s, a
+# Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 90 s, a
 # bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
@@ -91,7 +91,7 @@ else
 fi
 
 # How sparse and stress runs start, on the twin (it never ends in a bug).
-BUDGET_START=${BUDGET_START:-30} # a bound: it stops after 5 runs (~2 s of CPU)
+BUDGET_START=${BUDGET_START:-90} # a bound: it stops after 5 runs (~2 s of CPU)
 timeout $((BUDGET_START + 60)) "$VMM" run --no-control --quiet --explore "${BUDGET_START}s" --seed 1 \
   --explore-runs 5 --verbose-explore "$TWIN" >/dev/null 2>"$tmp/start.err"
 runs=$(grep -E '^jinx-vmm: explore: (run [0-9]+|stress run 1)' "$tmp/start.err" | head -6)
@@ -109,7 +109,7 @@ esac
 # A spin-yield barrier: every sched_yield hands over, so its sparse runs end.
 PS=images/bin/corpus-compute/phase-stencil-ok
 if [ -x "$PS" ]; then
-  timeout 90 "$VMM" run --no-control --quiet --explore 30s --explore-runs 6 --seed 1 --no-stress-runs \
+  timeout $((BUDGET_START + 60)) "$VMM" run --no-control --quiet --explore "${BUDGET_START}s" --explore-runs 6 --seed 1 --no-stress-runs \
     --verbose-explore "$PS" >/dev/null 2>"$tmp/ps.err"
   n=$(grep -cE '^jinx-vmm: explore: run [0-9]+ \(sparse\): normal, [0-9]{3,} cue points' "$tmp/ps.err")
   c=$(grep -cE '^jinx-vmm: explore: run [0-9]+ \(sparse\): cut' "$tmp/ps.err")
