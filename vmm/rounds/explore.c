@@ -335,16 +335,12 @@ static int bug_schedule(struct explore_driver *d, bool sparse, struct ex_schedul
     return got < 0 ? -1 : explore_timers_to_schedule(d->vm, out);
 }
 
-/* Stress runs while they are due (explore_stress.h), counting `ahead_ns` of the next run
- * (a stretched traced run: none can run during it): 0 go on, 1 stop exploring (the
- * program met a bug for real, or the budget is spent), -1 the VM failed. */
-static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline,
-                         uint64_t ahead_ns)
+/* Stress runs while they are due (explore_stress.h: after a long controlled run,
+ * several, until they have their share again): 0 go on, 1 stop exploring (the program
+ * met a bug for real, or the budget is spent), -1 the VM failed. */
+static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline)
 {
-    uint64_t now = mono_ns();
-    if (now < deadline && ahead_ns > deadline - now)
-        ahead_ns = deadline - now;
-    while (explore_stress_due_ahead(&d->stress, mono_ns() - t0, ahead_ns)) {
+    while (explore_stress_due(&d->stress, mono_ns() - t0)) {
         uint64_t cut0 = d->stress.cut;
         int got = explore_stress_run(&d->stress, d->vm, &d->snap, deadline);
         if (d->cfg.verbose && got >= 0)
@@ -431,16 +427,13 @@ static void explore(struct explore_driver *d)
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
-        bool next_sparse = explore_sparse_next_is_sparse(&d->sparse);
-        /* A traced run stretched past the usual budget holds the VM for that long: the
-         * stress runs' share of it comes first (a natively common bug must not wait). */
-        int stress = stress_if_due(d, t0, deadline,
-                                   !next_sparse && wall > d->cfg.run_wall_ns ? wall : 0);
+        int stress = stress_if_due(d, t0, deadline);
         if (stress < 0)
             goto out;
         if (stress > 0)
             break;
-        bool sp = next_sparse && explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
+        bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
+                  explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
         explore_timers_begin(&d->timers, sp, d->cfg.seed, i);
         /* A learning prefix (explore_sparse.h): a traced run capped in cue points, and

@@ -54,13 +54,10 @@ void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns);
 /* Controlled runs are slow: stress runs begin now (elapsed_ns into the exploration),
  * unless they began already. */
 void explore_stress_start(struct explore_stress *s, uint64_t elapsed_ns);
-/* Whether a stress run is due after elapsed_ns of exploration. */
+/* Whether a stress run is due after elapsed_ns of exploration (the driver runs them
+ * while one is: after a long controlled run, several, until they have their share). */
 bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns);
-/* ... counting ahead_ns more of it: the next run's budget when it holds the VM far longer
- * than a usual run (a stretched traced run), so that the stress runs' share of that time
- * comes before it rather than after (once they began: never before their start). */
-bool explore_stress_due_ahead(const struct explore_stress *s, uint64_t elapsed_ns,
-                              uint64_t ahead_ns);
+
 /* One stress run from the paused VM at snap (and back to it), stopped at its budget or
  * at the wall clock's `until` (mono_ns; 0: none), the exploration's end, whichever comes
  * first (a run stopped by `until` is not counted as cut). 0: it ended well or was
