@@ -405,6 +405,28 @@ static void close_exploration(struct explore_driver *d, bool decided, uint64_t t
     vm->ser->wall_deadline = 0;
 }
 
+/* Run i (r) ended in a bug, or met a jinx limit (replayed live the same way): its
+ * schedule (*bug_sched) and result (*bug) are what reproduce() replays. False when its
+ * choices were lost (out of memory): not reported. */
+static bool keep_bug_run(struct explore_driver *d, uint64_t i, const struct sim_result *r,
+                         bool sp, uint32_t timers_ended, uint64_t t_run,
+                         struct ex_schedule *bug_sched, struct sim_result *bug)
+{
+    if (bug_schedule(d, sp, bug_sched) < 0) {
+        jx_err("explore: run %llu ended in a bug but its choices were lost (out of memory): "
+               "not reported", (unsigned long long)(i + 1));
+        return false;
+    }
+    d->st.bug_at = i + 1;
+    d->st.timers_bug = timers_ended;
+    name_bug_run(d, sp);
+    bug->outcome = r->outcome;
+    bug->cues = r->cues;
+    d->bug_ns = t_run;
+    ex_trace_copy(&bug->trace, &r->trace);
+    return true;
+}
+
 static void explore(struct explore_driver *d)
 {
     struct vm *vm = d->vm;
@@ -491,23 +513,10 @@ static void explore(struct explore_driver *d)
         bool limited = atomic_load(&vm->sandbox_limits) != lim0;
         if (limited && r.ended)
             d->st.limited = true;
-        if (r.ended && (ex_outcome_is_bug(r.outcome) || limited)) {
-            if (bug_schedule(d, sp, &bug_sched) < 0) {
-                jx_err("explore: run %llu ended in a bug but its choices were lost (out of "
-                       "memory): not reported", (unsigned long long)(i + 1));
-            } else {
-                found = true;
-                d->st.bug_at = i + 1;
-                d->st.timers_bug = ended;
-                name_bug_run(d, sp);
-                bug.outcome = r.outcome;
-                bug.cues = r.cues;
-                d->bug_ns = t_run;
-                ex_trace_copy(&bug.trace, &r.trace);
-            }
-        } else if (r.ended && !have_ref) {
+        if (r.ended && (ex_outcome_is_bug(r.outcome) || limited))
+            found = keep_bug_run(d, i, &r, sp, ended, t_run, &bug_sched, &bug);
+        else if (r.ended && !have_ref)
             have_ref = ex_trace_copy(&reference, &r.trace) == 0;
-        }
         if (sim_rewind(vm, &d->snap) < 0)
             goto out;
         if (found)
