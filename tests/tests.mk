@@ -23,7 +23,7 @@ INTEGRATION_TESTS += tests/integration/rounds-progress.sh tests/integration/cpui
 INTEGRATION_TESTS += tests/integration/corpus.sh tests/integration/dynbin.sh tests/integration/dyn-corpus.sh
 INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh tests/integration/sparse.sh \
                      tests/integration/sparse-rounds.sh
-INTEGRATION_TESTS += tests/integration/syscalls-linux.sh tests/integration/files.sh
+INTEGRATION_TESTS += tests/integration/syscalls-linux.sh tests/integration/files.sh tests/integration/debian-tools.sh
 INTEGRATION_TESTS += tests/integration/sanitizers.sh
 
 # tests/run-suites.sh runs them, prints each one's time and, at the end, the slowest ten.

@@ -5,6 +5,8 @@
  *   seq N        N threads one after the other (create, join): thread ids grow past N
  *   waves N W    N threads, W at a time, sharing a mutex-protected counter
  *   nosys        needs socket(2), which jinx does not implement, and aborts without it
+ *   pifutex      needs FUTEX_LOCK_PI (a priority-inheritance mutex's futex operation),
+ *                which jinx does not implement, and aborts without it
  *   handler      raises SIGUSR1 with a handler installed (jinx does not run handlers)
  *   exitwait     main exits while its worker still runs, which then waits for ever: a
  *                correct program (exit ends the process), never a deadlock
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -120,6 +123,12 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "nosys")) {
         if (socket(AF_INET, SOCK_STREAM, 0) < 0) {
             fprintf(stderr, "verdict: socket: %s\n", strerror(errno));
+            abort();
+        }
+    } else if (!strcmp(mode, "pifutex")) {
+        static int word; /* unlocked: LOCK_PI takes it at once on Linux */
+        if (syscall(SYS_futex, &word, 6 | 128 /* FUTEX_LOCK_PI_PRIVATE */, 0, NULL, NULL, 0) != 0) {
+            fprintf(stderr, "verdict: futex(FUTEX_LOCK_PI): %s\n", strerror(errno));
             abort();
         }
     } else if (!strcmp(mode, "exitwait")) {

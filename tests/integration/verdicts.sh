@@ -164,6 +164,9 @@ jt "an unsupported syscall the program needed: could not test" 2 \
   -- --budget 10s --dump-dir "$tmp/d" --json "$P" -- nosys
 [ "$(jget "$tmp/out" 'd["could_not_test"], d["found"], d["limits"][0]["kind"], d["status"]')" = "True False syscall 134" ] \
   && ok "--json: could_not_test, the limits, the failing status" || bad "--json: $(cat "$tmp/out")"
+jt "a futex operation jinx lacks (FUTEX_LOCK_PI): could not test" 2 \
+  "could not test: the program used syscall 202 \(futex\) operation 6, which jinx does not implement \(-ENOSYS\)" \
+  -- --budget 10s --dump-dir "$tmp/d" "$P" -- pifutex
 jt "a signal handler jinx does not run: could not test" 2 "could not test: signal 10 \(SIGUSR1\) ended the program" \
   -- --budget 10s --dump-dir "$tmp/d" "$P" -- handler
 jt "KVM could not run an instruction (jinx-vmm stops the program): could not test" 2 \

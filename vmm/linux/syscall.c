@@ -526,7 +526,13 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     case SYS_exit_group:
         vm_exit_group(vm, (int)a0);
         return SYSCALL_THREAD_GONE;
-    case SYS_futex: ret = futex_syscall(vm, v, a0, (int)a1, (uint32_t)a2, a3, a4, (uint32_t)a5);
+    case SYS_futex:
+        ret = futex_syscall(vm, v, a0, (int)a1, (uint32_t)a2, a3, a4, (uint32_t)a5);
+        if (ret == -ENOSYS) { /* an op jinx lacks (FUTEX_LOCK_PI, FUTEX_WAKE_OP, ...): a limit */
+            char op[48];
+            snprintf(op, sizeof op, " operation %d", (int)a1 & ~384 /* FUTEX_CMD_MASK: without PRIVATE, CLOCK_REALTIME */);
+            warn_once(vm, (unsigned)nr, op);
+        }
         break;
     case SYS_tkill: ret = do_kill(vm, v, (int)a0, (int)a1, &gone); break;
     case SYS_tgkill:
