@@ -430,6 +430,7 @@ void serialize_fragment_end(struct vm *vm)
     crew_stop(vm);
     pthread_mutex_lock(&vm->lock);
     sparse_unplant_all_locked(vm);
+    sparse_end_steps_locked(vm);
     vm->ser->sparse.on = false;
     uint64_t vt = serialize_vtime(vm);
     vm->ser->on = false;

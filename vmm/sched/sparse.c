@@ -28,6 +28,20 @@ bool sparse_insn_ok(const uint8_t *b, size_t n)
     return true;
 }
 
+void sparse_end_steps_locked(struct vm *vm)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (v->index < 0 || v->index >= MAX_VCPUS || !sp->stepping[v->index])
+            continue;
+        /* Paused out of KVM_RUN: kvm_run holds its registers (kvm_valid_regs). */
+        v->run->s.regs.regs.rflags &= ~0x100ULL; /* TF */
+        v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+        sp->stepping[v->index] = false;
+    }
+}
+
 void sparse_forget_steps_locked(struct vm *vm)
 {
     memset(vm->ser->sparse.stepping, 0, sizeof vm->ser->sparse.stepping);

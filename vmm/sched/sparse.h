@@ -69,6 +69,12 @@ struct sparse {
 /* A fragment begins (serialize_fragment_begin) with schedule s: sparse or not, its
  * points with no hits. Caller holds vm->lock; nothing is planted yet. */
 void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s);
+/* A fragment ends on a paused VM (serialize_fragment_end): a vCPU stepping over a
+ * point's instruction (its byte is back, TF in its flags) just runs it, untrapped, so
+ * that no TF outlives the fragment into free execution or the next round's snapshot
+ * (where a restore would bring it back with no step to end: a SIGTRAP). Caller holds
+ * vm->lock. */
+void sparse_end_steps_locked(struct vm *vm);
 /* The VM was restored to a snapshot (its registers carry no step of a point): no vCPU
  * is stepping any more. Caller holds vm->lock. */
 void sparse_forget_steps_locked(struct vm *vm);
