@@ -54,8 +54,8 @@ void explore_stress_init(struct explore_stress *s, uint64_t first_wall_ns);
 /* Controlled runs are slow: stress runs begin now (elapsed_ns into the exploration),
  * unless they began already. */
 void explore_stress_start(struct explore_stress *s, uint64_t elapsed_ns);
-/* Whether a stress run is due after elapsed_ns of exploration (the driver runs them
- * while one is: after a long controlled run, several, until they have their share). */
+/* Whether a stress run is due after elapsed_ns of exploration (the driver runs one
+ * between two controlled runs when it is: a long controlled run is not caught up on). */
 bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns);
 
 /* One stress run from the paused VM at snap (and back to it), stopped at its budget or
