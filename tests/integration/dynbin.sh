@@ -113,11 +113,15 @@ if [ $st = 0 ] && echo "$out" | grep -q "PASSED  \] 2 tests" && ! echo "$out" | 
 "$JINX" test images/bin/dyn/cxx-tests --budget "${BUDGET}s" --dump-dir "$tmp/dumps" -- --filter='Circle.*' >"$tmp/jt" 2>&1; st=$?
 if [ $st = 1 ] && grep -q "GetArea" "$tmp/jt"; then ok "jinx test found Circle.Area's bug in the dynamic C++ binary"
 else bad "jinx test cxx-tests: status $st: $(tail -5 "$tmp/jt")"; fi
-cdump=$(ls "$tmp"/dumps/cxx-tests-*.jinxdump 2>/dev/null | head -1)
+# The dump the report names: a bug first met in free execution (a stress run) leaves that
+# dump too, and the search from snapshots then writes the one that replays.
+cdump=$(sed -n 's/.*jinx-vmm replay \([^ ]*\.jinxdump\).*/\1/p' "$tmp/jt" | head -1)
 if [ -n "$cdump" ]; then timeout 60 "$VMM" replay "$cdump" >"$tmp/cr" 2>&1; st=$?
   if [ $st = 134 ] && grep -q "replay reproduced" "$tmp/cr"; then ok "cxx-tests' Circle dump replays"
+  elif grep -q "^  replay: .*the search from snapshots did not" "$tmp/jt"; then
+    ok "cxx-tests' Circle bug met in free execution, and the report says its dump does not replay"
   else bad "replay of the cxx-tests dump: status $st: $(grep -v '^jinx-vmm:   ' "$tmp/cr" | tail -3)"; fi
-else bad "jinx test cxx-tests left no dump"; fi
+else bad "jinx test cxx-tests names no dump: $(grep -E 'next|replay' "$tmp/jt" | head -3)"; fi
 
 # --serial: dynamic builds give the musl builds' outcomes, and the same trace twice
 for n in circle cxx-race; do
