@@ -17,16 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MAX_IO 0x7FFFF000ULL
-#define MAX_IOV 1024
 #define AT_FDCWD_G (-100)
 #define G_O_ACCMODE 3
-#define G_O_CREAT 0100
-#define G_O_EXCL 0200
-#define G_O_TRUNC 01000
-#define G_O_APPEND 02000
-#define G_O_DIRECTORY 0200000
-#define G_O_NOFOLLOW 0400000
 #define G_O_CLOEXEC 02000000
 #define G_O_PATH 010000000
 #define G_O_TMPFILE 020000000

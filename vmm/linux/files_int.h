@@ -74,6 +74,22 @@ enum files_refusal {
 void files_note_refused(struct vm *vm, uint64_t nr, uint64_t uptr, int64_t fd, int flags,
                         enum files_refusal why, int64_t err);
 
+/* The guest's x86-64 open and *at flags and the I/O bounds, as files.c and files_ovl*.c
+ * read them (Linux's values, whatever the host's headers say). */
+#define G_O_CREAT 0100
+#define G_O_EXCL 0200
+#define G_O_TRUNC 01000
+#define G_O_APPEND 02000
+#define G_O_DIRECTORY 0200000
+#define G_O_NOFOLLOW 0400000
+#define G_AT_REMOVEDIR 0x200
+#define G_AT_SYMLINK_NOFOLLOW 0x100
+#define IO_CHUNK 65536
+#define MAX_IO 0x7FFFF000ULL
+#define MAX_IOV 1024
+#define OVL_DEV 0x6a78 /* st_dev of the written files ("jx") */
+#define UMASK 022
+
 /* files_ovl.c: the private writable layer over the grants. */
 /* Is canonical p where the program may write (its starting cwd, /tmp, a grant)? */
 bool files_writable(const struct files *fs, const char *p);

@@ -22,20 +22,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define G_O_CREAT 0100
-#define G_O_EXCL 0200
-#define G_O_TRUNC 01000
-#define G_O_APPEND 02000
-#define G_O_DIRECTORY 0200000
-#define G_O_NOFOLLOW 0400000
-#define G_AT_REMOVEDIR 0x200
-#define G_AT_SYMLINK_NOFOLLOW 0x100
-#define IO_CHUNK 65536
-#define MAX_IO 0x7FFFF000ULL
-#define MAX_IOV 1024
-#define OVL_DEV 0x6a78 /* st_dev of the written files ("jx") */
-#define UMASK 022
-
 uint64_t files_ovl_now(struct files *fs)
 {
     return VTIME_EPOCH_NS + (fs->vm ? vm_vtime(fs->vm) : 0);
