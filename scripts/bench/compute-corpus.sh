@@ -43,21 +43,13 @@ export BIN=${BIN:-bin}
 
 MF=images/corpus-compute BINDIR=images/bin/corpus-compute
 budget=30 programs="" run_tmo=2 markdown=0 seeds=0
-parse_dur() { # 20, 20s, 2m -> seconds
-  case "$1" in
-    *[!0-9sm]*|''|s|m) return 1 ;;
-    *m) echo $(( ${1%m} * 60 )) ;;
-    *s) echo "${1%s}" ;;
-    *) echo "$1" ;;
-  esac
-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --budget) [ $# -ge 2 ] || bench_die "--budget needs a duration"
-              budget=$(parse_dur "$2") || bench_die "--budget $2: expected seconds such as 30s or 2m"; shift 2 ;;
+              budget=$(bench_seconds "$2") || bench_die "--budget $2: expected seconds such as 30s or 2m"; shift 2 ;;
     --programs) [ $# -ge 2 ] || bench_die "--programs needs a list"; programs=$2; shift 2 ;;
     --run-timeout) [ $# -ge 2 ] || bench_die "--run-timeout needs a duration"
-                   run_tmo=$(parse_dur "$2") || bench_die "--run-timeout $2: expected seconds"; shift 2 ;;
+                   run_tmo=$(bench_seconds "$2") || bench_die "--run-timeout $2: expected seconds"; shift 2 ;;
     --seeds) [ $# -ge 2 ] || bench_die "--seeds needs a count"
              seeds=$2; [ "$seeds" -ge 1 ] 2>/dev/null || bench_die "--seeds $2: a count >= 1"; shift 2 ;;
     --quick) programs=bank-stats,wsq-last; budget=5; shift ;;

@@ -40,23 +40,15 @@ export BIN=${BIN:-bin}
 ROOT=$PWD
 
 budget=60 tools="xz,zstd,pigz,pbzip2,sort,sort-8m" size=2048 small=128 ser_tmo=60 markdown=0
-parse_dur() { # 20, 20s, 2m -> seconds
-  case "$1" in
-    *[!0-9sm]*|''|s|m) return 1 ;;
-    *m) echo $(( ${1%m} * 60 )) ;;
-    *s) echo "${1%s}" ;;
-    *) echo "$1" ;;
-  esac
-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --budget) [ $# -ge 2 ] || bench_die "--budget needs a duration"
-              budget=$(parse_dur "$2") || bench_die "--budget $2: expected seconds such as 30s or 2m"; shift 2 ;;
+              budget=$(bench_seconds "$2") || bench_die "--budget $2: expected seconds such as 30s or 2m"; shift 2 ;;
     --tools) [ $# -ge 2 ] || bench_die "--tools needs a list"; tools=$2; shift 2 ;;
     --size) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || bench_die "--size needs KiB"; size=$2; shift 2 ;;
     --small) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || bench_die "--small needs KiB"; small=$2; shift 2 ;;
     --serial-timeout) [ $# -ge 2 ] || bench_die "--serial-timeout needs a duration"
-                      ser_tmo=$(parse_dur "$2") || bench_die "--serial-timeout $2: expected seconds"; shift 2 ;;
+                      ser_tmo=$(bench_seconds "$2") || bench_die "--serial-timeout $2: expected seconds"; shift 2 ;;
     --quick) budget=15; ser_tmo=20; size=512; shift ;;
     --markdown) markdown=1; shift ;;
     -h|--help) sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;

@@ -6,6 +6,15 @@ RESULTS=${RESULTS:-bench-results}
 bench_die() { echo "$(basename "$0"): $*" >&2; exit 2; }
 
 # Median of the numbers on stdin (one a line); "nan" when there are none.
+# 20, 20s, 2m -> seconds on stdout; status 1 for anything else.
+bench_seconds() {
+  case "$1" in
+    *[!0-9sm]*|''|s|m) return 1 ;;
+    *m) echo $(( ${1%m} * 60 )) ;;
+    *s) echo "${1%s}" ;;
+    *) echo "$1" ;;
+  esac
+}
 bench_med() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
 
 # "min q1 median q3 max n" of the numbers on stdin (nearest-rank quartiles); "nan ... 0" if none.

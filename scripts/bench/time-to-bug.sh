@@ -34,20 +34,12 @@ export BIN=${BIN:-bin}
 
 ALL_STRATS=portfolio,jinx,pct,pctvb,race,random,bounded
 from_raw=""; images=""; runs=3; budget=10; strats=$ALL_STRATS; rate=5/s
-parse_dur() { # 20, 20s, 2m -> seconds
-  case "$1" in
-    *[!0-9sm]*|''|s|m) return 1 ;;
-    *m) echo $(( ${1%m} * 60 )) ;;
-    *s) echo "${1%s}" ;;
-    *) echo "$1" ;;
-  esac
-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --images) [ $# -ge 2 ] || bench_die "--images needs a list"; images=$2; shift 2 ;;
     --runs) [ $# -ge 2 ] || bench_die "--runs needs a number"; runs=$2; shift 2 ;;
     --budget) [ $# -ge 2 ] || bench_die "--budget needs a duration"
-              budget=$(parse_dur "$2") || bench_die "--budget $2: expected seconds such as 20s or 2m"; shift 2 ;;
+              budget=$(bench_seconds "$2") || bench_die "--budget $2: expected seconds such as 20s or 2m"; shift 2 ;;
     --strategies) [ $# -ge 2 ] || bench_die "--strategies needs a list"; strats=$2; shift 2 ;;
     --rate) [ $# -ge 2 ] || bench_die "--rate needs a rate such as 5/s"; rate=$2; shift 2 ;;
     --from-raw) [ $# -ge 2 ] || bench_die "--from-raw needs a file"; from_raw=$2; shift 2 ;;
