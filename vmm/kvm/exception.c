@@ -1,6 +1,7 @@
 /* Guest exceptions and the outcomes a thread raises (fatal signal, exit_group): the
  * part of the exit loop (vm.c) that turns an exception stub's exit into either a
  * resumed thread or the VM's outcome. */
+#include "kvm/layout.h"
 #include "kvm/exception.h"
 #include "kvm/cpu.h"
 #include "kvm/cpuidpatch.h"
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#define RFLAGS_TF 0x100ULL
 
 /* ---- outcomes raised by threads ------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #endif
 
 #define PAGE_SIZE 4096ULL
+#define RFLAGS_TF JX_ULL(0x100) /* the trap flag: a #DB after the next instruction */
 #define PAGE_MASK (~(PAGE_SIZE - 1))
 
 /* Guest physical layout (low 4 MiB reserved for the agent and its tables). */

@@ -1,3 +1,4 @@
+#include "kvm/layout.h"
 #include "kvm/vm.h"
 #include "linux/demand.h"
 #include "linux/files.h"
@@ -25,7 +26,6 @@
 extern const uint8_t jinx_agent_start[], jinx_agent_end[];
 
 #define SIG_KICK SIGUSR1
-#define RFLAGS_TF 0x100ULL
 
 static void kick_handler(int sig) { (void)sig; }
 

@@ -1,3 +1,4 @@
+#include "kvm/layout.h"
 #include "sched/crew.h"
 #include "kvm/decode.h"
 #include "lib/util.h"
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RFLAGS_TF 0x100ULL
 #define PF_PRESENT 0x1ULL
 #define PF_WRITE 0x2ULL
 #define PF_FETCH 0x10ULL

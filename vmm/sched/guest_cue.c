@@ -1,5 +1,6 @@
 /* Memory cue points taken in the guest: the budget, arming the agent's block, and the
  * drain (guest_cue.h). */
+#include "kvm/layout.h"
 #include "sched/guest_cue.h"
 #include "sched/timers.h"
 #include "kvm/vm.h"
@@ -9,7 +10,6 @@
 #include "sched/serialize.h"
 #include <string.h>
 
-#define RFLAGS_TF 0x100ULL
 #define PF_PRESENT 0x1ULL
 #define PF_USER 0x4ULL
 

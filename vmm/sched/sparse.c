@@ -36,7 +36,7 @@ void sparse_end_steps_locked(struct vm *vm)
         if (v->index < 0 || v->index >= MAX_VCPUS || !sp->stepping[v->index])
             continue;
         /* Paused out of KVM_RUN: kvm_run holds its registers (kvm_valid_regs). */
-        v->run->s.regs.regs.rflags &= ~0x100ULL; /* TF */
+        v->run->s.regs.regs.rflags &= ~RFLAGS_TF;
         v->run->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
         sp->stepping[v->index] = false;
     }
