@@ -266,6 +266,7 @@ static int apply_start_state(struct vm *vm, struct vcpu *v)
         return -1;
     v->run->s.regs.regs = v->start_regs;
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+    cpu_clear_events(v);
     (void)vm;
     return 0;
 }
