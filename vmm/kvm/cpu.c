@@ -395,10 +395,3 @@ int cpu_create_vcpu(struct vm *vm, struct vcpu *v, char *err, size_t errlen)
     v->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
     return 0;
 }
-
-void cpu_clear_events(struct vcpu *v)
-{
-    memset(&v->run->s.regs.events, 0, sizeof v->run->s.regs.events);
-    v->run->s.regs.events.flags = KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW;
-    v->run->kvm_dirty_regs |= KVM_SYNC_X86_EVENTS;
-}

@@ -22,10 +22,5 @@ void cpu_cpuid_user(const struct vm *vm, uint32_t leaf, uint32_t sub, uint32_t o
 int cpu_get_msr(int vcpu_fd, uint32_t index, uint64_t *val);
 /* Segment state for ring 3 (user) or ring 0 (inside the agent). */
 void cpu_sregs(struct vm *vm, struct vcpu *v, struct kvm_sregs *s, bool user);
-/* Drops whatever exception, interrupt or NMI KVM still holds for v, at its next KVM_RUN
- * (through kvm_run: no ioctl). For a vCPU given a state it never ran with (a thread's
- * start, a dump's snapshot): a trap queued as it was last kicked out of the guest must
- * not be delivered there. */
-void cpu_clear_events(struct vcpu *v);
 
 #endif

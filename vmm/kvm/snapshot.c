@@ -1,7 +1,7 @@
 #include "kvm/snapshot.h"
 #include "linux/files.h"
 #include "kvm/snapimage.h"
-#include "kvm/cpu.h"
+#include "kvm/vcpu_events.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <stdio.h>
@@ -24,11 +24,7 @@ struct snap_vcpu {
     bool has_kvm_state;
     struct kvm_regs regs;
     struct kvm_sregs sregs;
-    /* The exception, interrupt and NMI KVM holds for the vCPU. A vCPU kicked out of
-     * KVM_RUN as a trap was raised (a step's #DB, a point's #BP) keeps it queued, and
-     * without this a restore would deliver it at the restored rip: a SIGTRAP in a
-     * thread that was blocked in a syscall at the snapshot (sleepers.sh, --attach). */
-    struct kvm_vcpu_events events;
+    struct kvm_vcpu_events events; /* what KVM holds queued (kvm/vcpu_events.h) */
     struct kvm_xsave *xsave;       /* allocated once, kept across snapshots */
     struct kvm_regs start_regs;
     struct kvm_sregs start_sregs;
@@ -93,31 +89,6 @@ int snapshot_settle_vcpus(struct vm *vm)
     return 0;
 }
 
-/* Test hook (tests/integration/fault-in-flight.sh): JINX_TEST_TRAP_QUEUED=1 queues a
- * trap in KVM as a kick out of KVM_RUN can leave one, on every vCPU whose state a
- * snapshot takes (a step's #DB) or a restore replaces (a point's #BP from the
- * simulation that ran since). Either reaching the program would be a SIGTRAP jinx made.
- * Off in real runs. */
-static void test_trap_queued(struct vcpu *v, int vector)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("JINX_TEST_TRAP_QUEUED");
-        on = e && strcmp(e, "1") == 0;
-        if (on)
-            fprintf(stderr, "jinx-vmm: test hook: traps left queued at snapshots and restores\n");
-    }
-    struct kvm_vcpu_events ev;
-    if (!on || ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
-        return;
-    ev.flags &= KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW;
-    ev.exception.injected = 1;
-    ev.exception.nr = (uint8_t)vector;
-    ev.exception.has_error_code = 0;
-    if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
-        fprintf(stderr, "jinx-vmm: test hook: KVM_SET_VCPU_EVENTS: %s\n", strerror(errno));
-}
-
 static int save_vcpu(struct vcpu *v, struct snap_vcpu *sv)
 {
     struct kvm_xsave *xs = sv->xsave, *sxs = sv->start_xsave;
@@ -165,21 +136,8 @@ static int save_vcpu(struct vcpu *v, struct snap_vcpu *sv)
         sv->sregs = v->run->s.regs.sregs;
     else if (ioctl(v->fd, KVM_GET_SREGS, &sv->sregs) < 0)
         return -1;
-    test_trap_queued(v, 1);
-    if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &sv->events) < 0)
+    if (vcpu_events_save(v, &sv->events) < 0)
         return -1;
-    /* Only what the restore can give back on any host (no SIPI vector, no SMM). */
-    sv->events.flags &= KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW;
-    if ((sv->events.exception.injected || sv->events.exception.pending) &&
-        sv->events.exception.nr == 1) {
-        /* A single-step trap still queued: the trace flag is jinx's alone (a point's or
-         * an access's step), its instruction is done, and the step's owner (sched/)
-         * keeps no state in a snapshot, so after a restore no one would claim it. The
-         * live vCPU drops it too, so that both go on alike. */
-        sv->events.exception.injected = sv->events.exception.pending = 0;
-        if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &sv->events) < 0)
-            return -1;
-    }
     if (!sv->xsave && !(sv->xsave = malloc(sizeof *sv->xsave)))
         return -1;
     if (v->fpu_pending)
@@ -314,11 +272,10 @@ static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *s
      * time): it is deferred to the vCPU's own thread, which applies it before its next
      * KVM_RUN and only if KVM's state differs (vm_apply_fpu). A vCPU that does not run
      * before the next restore never pays for it. */
-    test_trap_queued(v, 3);
     v->run->s.regs.regs = sv->regs;
     v->run->s.regs.sregs = sv->sregs;
-    v->run->s.regs.events = sv->events;
-    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS | KVM_SYNC_X86_EVENTS;
+    v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    vcpu_events_restore(v, &sv->events);
     if (!v->fpu_want && !(v->fpu_want = malloc(sizeof *v->fpu_want)))
         return -1;
     if (!v->fpu_cur)
@@ -689,7 +646,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
             v->run->s.regs.regs = regs;
             v->run->s.regs.sregs = sregs;
             v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
-            cpu_clear_events(v); /* a dump holds no queued event (see save_vcpu) */
+            vcpu_events_clear(v); /* a dump records none */
             if (load_xsave(sv->xsave ? sv->xsave : (const uint8_t *)"", sv->xsave_len, &xs) < 0 ||
                 ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0 || ioctl(v->fd, KVM_SET_REGS, &regs) < 0 ||
                 (sv->xsave_len && ioctl(v->fd, KVM_SET_XSAVE, xs) < 0)) {

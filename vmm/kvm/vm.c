@@ -5,6 +5,7 @@
 #include "linux/cpuidload.h"
 #include "linux/vmlibs.h"
 #include "kvm/cpu.h"
+#include "kvm/vcpu_events.h"
 #include "kvm/cpuidpatch.h"
 #include "kvm/decode.h"
 #include "kvm/exception.h"
@@ -266,7 +267,7 @@ static int apply_start_state(struct vm *vm, struct vcpu *v)
         return -1;
     v->run->s.regs.regs = v->start_regs;
     v->run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
-    cpu_clear_events(v);
+    vcpu_events_clear(v); /* a trap queued before this thread must not reach it */
     (void)vm;
     return 0;
 }
