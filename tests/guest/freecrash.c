@@ -1,11 +1,12 @@
 /* A crash that whole runs and rounds cannot reach from a snapshot: two threads make far
  * more shared-memory cue points than a whole run's budget allows (whole-run exploration
- * gives up), then main, the only thread left, computes privately for a few seconds
- * (about 3 s here) and aborts, in free execution: rounds skip while one thread lives (there is nothing
- * to interleave), and a round's serialized tail that began while the workers lived
- * runs at most 1 s (five times its 200 ms wall budget), so none reaches the abort. jinx test must report it as
- * met in free execution and say that its search from snapshots did not meet it again
- * (tests/integration/explore.sh). */
+ * gives up), then main, the only thread left, computes privately for several seconds
+ * (about 7 s here: a sparse run, at native speed, must not get there within its budget;
+ * with 3 s one did) and aborts, in free execution: rounds skip while one thread lives
+ * (there is nothing to interleave), and a round's serialized tail that began while the
+ * workers lived runs at most 1 s (five times its 200 ms wall budget), so none reaches the
+ * abort. jinx test must report it as met in free execution and say that its search from
+ * snapshots did not meet it again (tests/integration/explore.sh). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ int main(void)
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     volatile unsigned long x = 0;
-    for (unsigned long i = 0; i < 1200000000UL; i++)
+    for (unsigned long i = 0; i < 3000000000UL; i++)
         x += i;
     fprintf(stderr, "freecrash: %ld increments, aborting\n", atomic_load(&counter));
     abort();

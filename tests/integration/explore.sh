@@ -215,9 +215,9 @@ grep -q "found by:  whole-run schedule" "$tmp/jt.err" && ok "the text report say
 # 8. A bug met in free execution (whole runs give up, and main computes for seconds
 #    before its abort, longer than any round's serialized tail): before it is reported,
 #    the next seeds look for it from snapshots; the report says how that went, and a
-#    dump it calls replayable does replay. 45 s: main's private loop takes ~3 s alone on
-#    this host and several times that beside two jobs and a loaded host, after whole
-#    runs gave up (25 s missed the crash itself twice under load, session 18). Seeds 1-4:
+#    dump it calls replayable does replay. 45 s: main's private loop takes ~7 s alone on
+#    this host and up to 25 s beside two jobs and a loaded host, after whole runs gave
+#    up (25 s missed the crash itself twice under load, session 18). Seeds 1-4:
 #    the search ends when they are spent (two more runs), not at the budget's end.
 "$JINX" test --budget 45s --seeds 1-4 --dump-dir "$tmp/fc" "$BUILD/guest-tests/freecrash" --json >"$tmp/fc.json" \
   2>"$tmp/fc.err"; st=$?
