@@ -574,11 +574,12 @@ static void report_and_free(struct run *r, struct vm *vm)
         scancache_counts(&scan_hits, &scan_misses);
         fprintf(stderr,
                 "jinx-vmm: stats: boot_to_first_guest_instruction_us=%.1f "
-                "boot_to_first_syscall_us=%.1f wall_ms=%.2f exits=%llu syscalls=%llu vcpus=%d "
+                "boot_to_first_syscall_us=%.1f boot_to_first_clone_us=%.1f wall_ms=%.2f exits=%llu syscalls=%llu vcpus=%d "
                 "guest_frames_used=%llu cpu_model_cache=%s scan_cache_hits=%u scan_cache_misses=%u "
                 "pin_cpu=%d\n",
                 vm->t_first_run ? (vm->t_first_run - vm->t_process_start) / 1e3 : -1.0,
                 vm->t_first_exit ? (vm->t_first_exit - vm->t_process_start) / 1e3 : -1.0,
+                vm->t_first_clone ? (vm->t_first_clone - vm->t_process_start) / 1e3 : -1.0,
                 (end - vm->t_process_start) / 1e6, (unsigned long long)atomic_load(&vm->n_exits),
                 (unsigned long long)atomic_load(&vm->n_syscalls), vm->nvcpus,
                 (unsigned long long)vm->gm.used, cpucache_last(), scan_hits, scan_misses,

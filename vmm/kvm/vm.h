@@ -237,7 +237,9 @@ struct vm {
      * nobody. Set once, before the first clone it should see, and never unset. */
     void (*on_clone)(void *ctx);
     void *on_clone_ctx;
-    uint64_t t_process_start, t_first_run, t_first_exit;
+    /* t_first_clone: the first thread creation (linux/threads.c), in a test program
+     * about when main starts its threads (--stats' boot_to_first_clone_us). */
+    uint64_t t_process_start, t_first_run, t_first_exit, t_first_clone;
     atomic_uint_fast64_t n_exits, n_syscalls;
 };
 

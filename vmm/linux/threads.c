@@ -49,6 +49,8 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
         return -EAGAIN;
     }
     int tid = vm->next_tid++;
+    if (!vm->t_first_clone)
+        vm->t_first_clone = mono_ns();
     if (flags & CLONE_PARENT_SETTID)
         copy_to_user(&vm->gm, ptid, &tid, 4);
     if (flags & CLONE_CHILD_SETTID)
