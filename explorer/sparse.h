@@ -56,7 +56,7 @@
 #define EX_SPARSE_MAX_SITES 65536u
 #define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
 #define EX_SPARSE_DRAWS 8u        /* tries to draw a point at a site that can fire */
-#define EX_SPARSE_MAX_SKIP 16u    /* code ranges ex_sparse_skip_code keeps */
+#define EX_SPARSE_MAX_SKIP 32u    /* code ranges ex_sparse_skip_code keeps */
 
 struct ex_sparse_site {
     uint64_t rip, var;

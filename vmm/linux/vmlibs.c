@@ -5,6 +5,7 @@
 #include "linux/files.h"
 #include "linux/libsyms.h"
 #include "linux/pathconf.h"
+#include "linux/santext.h"
 #include <string.h>
 
 static struct libsyms *cache(struct vm *vm)
@@ -101,6 +102,25 @@ size_t vmlibs_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max)
     struct libmap map;
     map_libs(vm, &map);
     return libmap_text_of(&map, sanitizer_runtime, ranges, max);
+}
+
+size_t vmlibs_program_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max)
+{
+    uint64_t text[ELF_MAX_SEGMENTS][2];
+    size_t nt = 0;
+    for (int i = 0; i < vm->img.nseg; i++)
+        if (vm->img.seg[i].prot & PROT_X) {
+            text[nt][0] = vm->img.seg[i].vaddr;
+            text[nt][1] = vm->img.seg[i].vaddr + vm->img.seg[i].memsz;
+            nt++;
+        }
+    size_t k = santext_ranges(vm->img.syms, vm->img.nsyms, (const uint64_t(*)[2])text, nt,
+                              ranges, max);
+    for (size_t i = 0; i < k; i++) {
+        ranges[i][0] += vm->bias;
+        ranges[i][1] += vm->bias;
+    }
+    return k;
 }
 
 static bool c_library(const char *name)

@@ -21,6 +21,10 @@ bool vmlibs_format(struct vm *vm, uint64_t addr, bool is_return, char *buf, size
  * liblsan, libmsan, libhwasan): their executable segments into ranges (at most max); the
  * count. */
 size_t vmlibs_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max);
+/* The code of a sanitizer runtime linked into the program itself (clang's runtimes,
+ * gcc's -static-libasan, -static-libtsan, -static UBSan), found by its symbols
+ * (linux/santext.h), as run-time ranges; the count. None for a stripped program. */
+size_t vmlibs_program_sanitizer_text(struct vm *vm, uint64_t (*ranges)[2], size_t max);
 /* The same for the C library the program loaded (libc.so, ld-linux, libpthread.so). */
 size_t vmlibs_c_library_text(struct vm *vm, uint64_t (*ranges)[2], size_t max);
 void vmlibs_free(struct vm *vm);

@@ -383,7 +383,15 @@ static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_resu
     ex_online_learn(&d->hist, &d->online, &r->trace, r->outcome, &d->learnt);
     note_run(d, i, r, t_run, cpu_run);
     d->traced++;
-    explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
+    if (!d->sparse.skip_set) {
+        explore_sparse_skip_runtimes(&d->sparse, vm); /* a sanitizer's races: not points */
+        if (d->cfg.verbose && d->sparse.model.nskip)
+            fprintf(stderr, "jinx-vmm: explore: sparse points skip %u code ranges: %u of "
+                            "shared sanitizer runtimes, %u of a runtime linked into the "
+                            "program, %u of the C library\n",
+                    d->sparse.model.nskip, d->sparse.skip_libs, d->sparse.skip_program,
+                    d->sparse.skip_libc);
+    }
     if (prefix)
         explore_sparse_after_prefix(&d->sparse, &r->trace, r->cues, cpu_run, &d->learnt);
     else if (decider_ended)

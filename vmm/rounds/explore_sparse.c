@@ -27,7 +27,12 @@ void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm)
         return;
     es->skip_set = true;
     uint64_t r[EX_SPARSE_MAX_SKIP][2];
-    size_t n = vmlibs_sanitizer_text(vm, r, EX_SPARSE_MAX_SKIP);
+    size_t n = vmlibs_sanitizer_text(vm, r, EX_SPARSE_MAX_SKIP / 4);
+    es->skip_libs = (uint32_t)n;
+    /* A runtime linked into the program (clang's, gcc's -static-libasan): by its symbols
+     * (a few ranges: its objects lie together). The rest of the room is the C library's. */
+    es->skip_program = (uint32_t)vmlibs_program_sanitizer_text(vm, r + n, EX_SPARSE_MAX_SKIP / 2 - n);
+    n += es->skip_program;
     for (size_t i = 0; i < n; i++)
         ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
     /* ... and with it the C library's (libc, ld.so): in a sanitizer build those are
@@ -36,6 +41,7 @@ void explore_sparse_skip_runtimes(struct explore_sparse *es, struct vm *vm)
      * nothing the program can get wrong, and they drowned the program's own few. */
     if (n) {
         size_t k = vmlibs_c_library_text(vm, r, EX_SPARSE_MAX_SKIP - n);
+        es->skip_libc = (uint32_t)k;
         for (size_t i = 0; i < k; i++)
             ex_sparse_skip_code(&es->model, r[i][0], r[i][1]);
     }

@@ -78,6 +78,9 @@ struct vm;
 struct explore_sparse {
     struct ex_sparse_model model;
     bool skip_set;              /* the sanitizer runtimes' code is skipped (explore_sparse.c) */
+    /* ... its ranges: shared runtimes (libasan.so, ...), a runtime inside the program (by
+     * its symbols: clang's, -static-libasan), the C library's */
+    uint32_t skip_libs, skip_program, skip_libc;
     bool runtime_bound;         /* sparse runs joined: traced runs were mostly a runtime's */
     uint32_t runtime_runs;      /* traced runs mostly a runtime's (runtime_bound) */
     struct ex_sparse_run run;
