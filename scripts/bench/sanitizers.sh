@@ -15,7 +15,7 @@
 #
 # Defaults: budget 60 s, seeds 1..10, 20 replays, twins 60 s each (one run, seeds from 1);
 # programs: san_uaf_asan san_dfree_asan san_overflow_ubsan san_race_tsan san_race_tsan_clang
-# sleepuaf sleepdouble sleeporder and their _ok twins. --quick: 2 seeds, 3 replays, twins 10 s.
+# san_uninit_msan sleepuaf sleepdouble sleeporder and their _ok twins. --quick: 2 seeds, 3 replays, twins 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/bench/lib.sh
@@ -36,9 +36,9 @@ while [ $# -gt 0 ]; do
 done
 if [ ${#progs[@]} = 0 ]; then
   for p in san_uaf_asan san_dfree_asan san_overflow_ubsan san_race_tsan san_race_tsan_clang \
-           sleepuaf sleepdouble sleeporder; do progs+=("$p"); done
+           san_uninit_msan sleepuaf sleepdouble sleeporder; do progs+=("$p"); done
   for p in san_uaf_asan san_dfree_asan san_overflow_ubsan san_race_tsan san_race_tsan_clang \
-           sleepuaf sleepdouble sleeporder; do progs+=("${p}_ok"); done
+           san_uninit_msan sleepuaf sleepdouble sleeporder; do progs+=("${p}_ok"); done
 fi
 paths=(); for p in "${progs[@]}"; do paths+=("$G/$p"); done
 bench_need_build "${paths[@]}"

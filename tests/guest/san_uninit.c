@@ -20,6 +20,21 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static struct request *pending; /* under lock */
 static int answer;
 
+/* Two paths that clang cannot fold into a select (a cmov): MSan reports a branch on an
+ * uninitialized value, and a select only carries the shadow on into `answer`, which
+ * nothing checks (so the first version of this test never failed, whatever the schedule). */
+static __attribute__((noinline)) void grant(unsigned x)
+{
+    answer = 1 + (int)(x & 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void refuse(void)
+{
+    answer = 2;
+    __asm__ volatile("" ::: "memory");
+}
+
 static void *worker(void *arg)
 {
     unsigned x = (unsigned)(unsigned long)arg;
@@ -33,9 +48,9 @@ static void *worker(void *arg)
     struct request *r = pending;
     pthread_mutex_unlock(&lock);
     if (r->limit > 3) /* uninitialized when main has not filled it in yet */
-        answer = 1 + (int)(x & 1);
+        grant(x);
     else
-        answer = 2;
+        refuse();
     return NULL;
 }
 
