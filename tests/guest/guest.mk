@@ -74,7 +74,8 @@ $(GUEST_BIN)/san_%_ubsan_ok: tests/guest/san_%.c | deps
 # TSan builds (PIE, as TSan requires): gcc's (libtsan.so.2, dynamic) and clang's (its
 # runtime linked into the program), each with its bug-free twin (-DFIXED, _ok).
 SAN_TSAN := -O2 -g -fno-omit-frame-pointer -pthread -fsanitize=thread -pie -fPIE -Wall -Wextra -Werror
-SAN_TESTS += san_race_tsan san_race_tsan_ok san_race_tsan_clang san_race_tsan_clang_ok
+SAN_TESTS += san_race_tsan san_race_tsan_ok san_race_tsan_clang san_race_tsan_clang_ok \
+             san_hang_tsan san_hang_tsan_clang
 $(GUEST_BIN)/san_%_tsan: tests/guest/san_%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(SAN_TSAN) -o $@ $<

@@ -18,6 +18,11 @@
 #    llvm-symbolizer process, which a guest cannot start); the uninitialized read that
 #    needs a schedule (san_uninit) is found, its dump replays, its twin is clean.
 #  - LeakSanitizer: jinx-vmm and jinx test say that it is off.
+#  - A deadlock in a TSan build (gcc's and clang's) is a deadlock, status 123: TSan's
+#    background thread, which sleeps and wakes forever, is not the program's.
+#  - One corpus twin built as ASan, UBSan and TSan: the same output and status as
+#    natively (scripts/bench/san-corpus.sh runs the whole corpus); clang's MSan runtime,
+#    linked into the program, is skipped as change points (linux/santext.c).
 # JINX_LONG=1 (make check-long): seeds 1..10 for each bug (make test: seed 1, and not the
 # double free, the slowest to find), 5 replays of each dump, 20 s for each twin.
 # Guest programs: tests/guest/san_*.c (guest.mk). Without /dev/kvm this fails.
@@ -32,7 +37,7 @@ TWIN_BUDGET=${TWIN_BUDGET:-$([ "$LONG" = 1 ] && echo 20s || echo 4s)}
 for p in san_direct_asan san_direct_asan_static san_direct_ubsan san_uaf_asan san_uaf_asan_ok \
          san_dfree_asan san_dfree_asan_ok san_overflow_ubsan san_overflow_ubsan_ok \
          san_race_tsan san_race_tsan_ok san_race_tsan_clang san_race_tsan_clang_ok san_direct_msan \
-         san_uninit_msan san_uninit_msan_ok; do
+         san_uninit_msan san_uninit_msan_ok san_hang_tsan san_hang_tsan_clang; do
   [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }
 done
 command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
@@ -78,6 +83,15 @@ MODES=run same san_race_tsan_ok -
 ENV=MSAN_OPTIONS=symbolize=0 same san_direct_msan uninit
 ENV=MSAN_OPTIONS=symbolize=0 same san_direct_msan clean
 
+# A deadlock in a TSan build is a deadlock (123), as without TSan, though TSan's own
+# background thread wakes every 100 ms all the program's life (natively: a hang).
+for p in san_hang_tsan san_hang_tsan_clang; do
+  timeout 120 "$VMM" run --no-control "$G/$p" >/dev/null 2>"$tmp/err"; st=$?
+  if [ "$st" = 123 ] && grep -q "the sanitizer runtime's own thread only wakes from its sleeps" "$tmp/err"; then
+    ok "$p: deadlock (123), TSan's sleeping thread aside"
+  else bad "$p: status $st, wanted 123 (a deadlock)"; fi
+done
+
 # LeakSanitizer is off, and said so.
 timeout 60 "$VMM" run --no-control "$G/san_direct_asan" clean >/dev/null 2>"$tmp/err"
 if grep -q "^jinx-vmm: LeakSanitizer off (detect_leaks=0 added to ASAN_OPTIONS)" "$tmp/err"; then
@@ -98,6 +112,24 @@ st=$?
 if [ "$st" = 2 ] && [ "$(jget "$tmp/j.json" "d['could_not_test']")" = True ]; then
   ok "ASan in --mem 24M: could not test ($(jget "$tmp/j.json" "d['reason']" | cut -c1-70)...)"
 else bad "ASan in --mem 24M: status $st, wanted 2 (could not test)"; fi
+
+# The corpus's sanitizer builds (scripts/bench/san-corpus.sh, all 86 programs there): one
+# bug-free twin as ASan, UBSan and TSan, natively and under jinx-vmm run, the same
+# output and status.
+RESULTS="$tmp" BUILD="$BUILD" BIN="$BIN" timeout 300 scripts/bench/san-corpus.sh --runs 1 \
+  --variants "asan ubsan tsan" order-init-ok >"$tmp/sc" 2>"$tmp/err"
+for v in asan ubsan tsan; do
+  if grep -qE "^$v +1 programs: +1 same" "$tmp/sc"; then ok "corpus order-init-ok as $v: same output and status as natively"
+  else cat "$tmp/sc" >>"$tmp/err"; bad "corpus order-init-ok as $v: $(grep -E "^$v " "$tmp/sc" | head -1)"; fi
+done
+
+# A runtime linked into the program (clang's MSan) is found by its symbols: sparse points
+# skip it, and the C library with it (linux/santext.c).
+timeout 120 "$VMM" run --no-control --explore 2s --explore-runs 1 --verbose-explore \
+  "$G/san_uninit_msan_ok" >/dev/null 2>"$tmp/err"
+if grep -qE "sparse points skip [0-9]+ code ranges: 0 of shared sanitizer runtimes, [1-9][0-9]* of a runtime linked into the program, [1-9]" "$tmp/err"; then
+  ok "clang's MSan runtime inside the program: skipped as change points ($(grep -o 'skip [0-9]* code ranges' "$tmp/err"))"
+else bad "clang's MSan runtime inside the program is not skipped"; fi
 
 # 2. Reports are bugs: jinx test finds each racy program, names the report, and its dump
 # replays to the same report.

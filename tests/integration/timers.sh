@@ -17,7 +17,9 @@
 #  2. `--timers strict` (jinx-vmm run --explore, options after the image too) keeps
 #     today's behaviour: no timer ends early, the bug is not found; a bad mode is refused;
 #  3. the twins: nothing found in TWIN_BUDGET seconds each, no run cut (no livelock), while
-#     timers did end early (timers_early_all > 0).
+#     timers did end early (timers_early_all > 0);
+#  4. two widened corpus twins (they sleep where the bug's window would be): nothing found
+#     in CORPUS_TWIN_BUDGET (3) seconds each (CORPUS_TWINS: their images).
 # Env: SEEDS (default 1-10), TWIN_BUDGET (default 60), BUDGET (default 60 s per seed),
 # REPLAYS (default 20: replays of the first seed's dump), BUGS and TWINS (the programs;
 # default all three of each).
@@ -158,6 +160,22 @@ for p in $TWINS; do
     ok "$p: nothing found in ${TWIN_BUDGET} s ($sch schedules, $all timers ended early, none cut)"
   else
     bad "$p: status ${st:-none}, timers_early_all ${all:-none}, cut ${cut:-?}"; tail -5 "$tmp/$p.err"
+  fi
+done
+
+# 4. Corpus twins that sleep: the -DWIDEN_WINDOW builds of images/corpus's bug-free twins
+# sleep (nanosleep) where their bug's window would be; a timer ending early there must find
+# nothing (scripts/bench/timers-twins.sh runs every corpus twin this way).
+for img in ${CORPUS_TWINS:-images/bin/corpus/widen/order-init-ok images/bin/corpus/widen/dl-abba-ok}; do
+  [ -x "$img" ] || { bad "$img not built (make images)"; continue; }
+  out=$(timeout $((${CORPUS_TWIN_BUDGET:-3} + 60)) "$JT" test "$img" --budget "${CORPUS_TWIN_BUDGET:-3}s" \
+        --jobs 1 --json --dump-dir "$tmp/ct" 2>"$tmp/err"); st=$?
+  all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
+  sch=$(echo "$out" | sed -n 's/.*"schedules":\([0-9]*\).*/\1/p')
+  if [ $st = 0 ] && [ "${sch:-0}" -gt 0 ]; then
+    ok "$img: nothing found in ${CORPUS_TWIN_BUDGET:-3} s ($sch schedules, ${all:-0} timers ended early)"
+  else
+    bad "$img: status $st, schedules ${sch:-none}"; tail -5 "$tmp/err"
   fi
 done
 

@@ -195,6 +195,7 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
     s->live = vm->live;
     s->blocked = vm->blocked;
     s->wait_counter = vm->wait_counter;
+    vm->progress_wait = vm->wait_counter;
     s->vtime = vm_vtime(vm);
     s->rng = vm->rng;
     memcpy(s->sigact, vm->sigact, sizeof s->sigact);
@@ -351,7 +352,7 @@ static int apply_state(struct vm *vm, const struct snapshot *s, bool collected)
     vm->next_tid = s->next_tid;
     vm->live = s->live;
     vm->blocked = s->blocked;
-    vm->wait_counter = s->wait_counter;
+    vm->wait_counter = vm->progress_wait = s->wait_counter;
     vm->skipped_ns = (int64_t)s->vtime - (int64_t)(vm_host_ns(vm) - vm->start_ns);
     vm->paused_at = vm_host_ns(vm); /* vm_resume discounts only the pause from here on */
     vm->rng = s->rng;
@@ -661,7 +662,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     vm->next_tid = img->next_tid;
     vm->live = img->live;
     vm->blocked = img->blocked;
-    vm->wait_counter = img->wait_counter;
+    vm->wait_counter = vm->progress_wait = img->wait_counter;
     vm->skipped_ns = (int64_t)img->vtime - (int64_t)(vm_host_ns(vm) - vm->start_ns);
     vm->paused_at = vm_host_ns(vm);
     vm->rng = img->rng;

@@ -177,6 +177,15 @@ struct vm {
     int live;                   /* threads that have not exited */
     int blocked;                /* of which blocked in futex wait / sleep */
     uint64_t wait_counter;
+    /* wait_counter at the last sign of progress (linux/futex.c: a thread with no deadline
+     * woken, a thread made or gone); set to wait_counter by a snapshot and a restore, so
+     * a run and its replay count the same. */
+    uint64_t progress_wait;
+    /* The sanitizer runtimes' code (linux/futex.c: their background thread's sleeps are
+     * not the program's), found once when first needed. */
+    bool rt_text_set;
+    uint32_t rt_text_n;
+    uint64_t rt_text[8][2];
 
     atomic_bool stopping;
     int pin_cpu;                /* serialized execution's CPU (kvm/pin.h), -1 until chosen */

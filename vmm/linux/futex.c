@@ -1,13 +1,14 @@
 #include "linux/futex.h"
 #include "linux/syscall.h"
 #include "linux/pipes.h"
+#include "linux/vmlibs.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <time.h>
 
-static void deadlock(struct vm *vm)
+static void deadlock(struct vm *vm, bool runtime_sleeps)
 {
     struct outcome o = {.kind = OUT_DEADLOCK};
     for (int i = 0; i < vm->nvcpus; i++) {
@@ -31,9 +32,55 @@ static void deadlock(struct vm *vm)
             o.waiters[j] = o.waiters[j - 1];
             o.waiters[j - 1] = t;
         }
-    snprintf(o.detail, sizeof o.detail, "all %d live threads are blocked with no one to wake them",
-             vm->live);
+    snprintf(o.detail, sizeof o.detail, "all %d live threads are blocked with no one to wake them%s",
+             vm->live, runtime_sleeps ? "; the sanitizer runtime's own thread only wakes from its sleeps to sleep again"
+                                      : "");
     vm_stop_locked(vm, &o);
+}
+
+/* Whether v sleeps (a plain sleep, no futex) in a sanitizer runtime's code: its background
+ * thread (TSan's wakes every 100 ms all the program's life), not the program's. */
+static bool runtime_sleeper(struct vm *vm, const struct vcpu *v)
+{
+    if (v->wait_addr != 0)
+        return false;
+    if (!vm->rt_text_set) {
+        vm->rt_text_set = true;
+        size_t n = vmlibs_sanitizer_text(vm, vm->rt_text, 4);
+        n += vmlibs_program_sanitizer_text(vm, vm->rt_text + n, 8 - n);
+        vm->rt_text_n = (uint32_t)n;
+    }
+    uint64_t rip = v->blocked_regs.rcx; /* the user rip after the syscall instruction */
+    for (uint32_t i = 0; i < vm->rt_text_n; i++)
+        if (rip >= vm->rt_text[i][0] && rip < vm->rt_text[i][1])
+            return true;
+    return false;
+}
+
+/* Every thread but a sanitizer runtime's sleeper waits with no deadline, and nothing
+ * progressed (no such thread woken, none made or gone) over the runtime's last
+ * FUTEX_RUNTIME_IDLE_WAITS sleeps: the program is deadlocked, as it would be without the
+ * runtime, whose thread would only wake and sleep again forever. The waits keep a
+ * runtime that joins its thread at exit (it wakes, sees the stop, ends: progress) from
+ * being taken for one; counted in wait_counter, which snapshots and dumps carry. */
+#define FUTEX_RUNTIME_IDLE_WAITS 16u
+static bool runtime_only_sleeps(struct vm *vm)
+{
+    bool stuck = false, sleeper = false;
+    for (int i = 0; i < vm->nvcpus; i++) {
+        struct vcpu *v = vm->vcpus[i];
+        if (!v->tid || v->state != T_BLOCKED)
+            continue;
+        if (v->wait_deadline == NO_DEADLINE)
+            stuck = true;
+        else if (runtime_sleeper(vm, v))
+            sleeper = true;
+        else
+            return false; /* the program's own timer: it may yet do something */
+    }
+    if (vm->progress_wait > vm->wait_counter)
+        vm->progress_wait = vm->wait_counter;
+    return stuck && sleeper && vm->wait_counter - vm->progress_wait >= FUTEX_RUNTIME_IDLE_WAITS;
 }
 
 void futex_check_all_blocked(struct vm *vm)
@@ -48,7 +95,11 @@ void futex_check_all_blocked(struct vm *vm)
             first = v;
     }
     if (!first) {
-        deadlock(vm);
+        deadlock(vm, false);
+        return;
+    }
+    if (runtime_only_sleeps(vm)) {
+        deadlock(vm, true);
         return;
     }
     uint64_t now = vm_vtime(vm);
@@ -82,6 +133,8 @@ static void block_begin_locked(struct vm *vm, struct vcpu *v, uint64_t addr, uin
 
 static void unblock_locked(struct vm *vm, struct vcpu *v, int64_t result)
 {
+    if (v->wait_deadline == NO_DEADLINE)
+        vm->progress_wait = vm->wait_counter; /* runtime_only_sleeps */
     v->woken = true;
     v->wait_result = result;
     v->wait_addr = 0;

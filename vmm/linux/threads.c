@@ -51,6 +51,7 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
     int tid = vm->next_tid++;
     if (!vm->t_first_clone)
         vm->t_first_clone = mono_ns();
+    vm->progress_wait = vm->wait_counter; /* a thread made: progress (linux/futex.c) */
     if (flags & CLONE_PARENT_SETTID)
         copy_to_user(&vm->gm, ptid, &tid, 4);
     if (flags & CLONE_CHILD_SETTID)
@@ -96,6 +97,7 @@ void thread_exit(struct vm *vm, struct vcpu *v, int status)
     v->state = T_FREE;
     v->clear_child_tid = 0;
     vm->live--;
+    vm->progress_wait = vm->wait_counter; /* a thread gone: progress (linux/futex.c) */
     if (vm->live == 0) {
         /* The last thread leaving ends the process with its status, as on Linux. */
         struct outcome o = {.kind = OUT_EXIT, .status = status & 0xFF};
