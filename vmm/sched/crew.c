@@ -407,7 +407,7 @@ static bool record_locked(struct vm *vm, struct vcpu *v, uint64_t value)
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
     if (!pg->shared && ((pg->owner && pg->owner != v->tid) ||
-                        (c->preshared.n && ex_u64map_get(&c->preshared, pg->va)))) {
+                        (c->preshared.n && !pg->handed && ex_u64map_get(&c->preshared, pg->va)))) {
         pg->shared = true;
         c->shared_pages++;
     } else if (!pg->shared && !pg->owner) {
@@ -623,6 +623,28 @@ bool crew_unpatch(struct vm *vm, struct vcpu *v)
     unpatch(vm, v);
     pthread_mutex_unlock(&vm->lock);
     return true;
+}
+
+void crew_hand_stack_locked(struct vm *vm, int child, uint64_t rsp)
+{
+    struct crew *c = vm->crew;
+    if (!c || !c->on || !child || rsp > USER_TOP - 16)
+        return;
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    for (uint64_t page = rsp & PAGE_MASK; page <= ((rsp + 15) & PAGE_MASK); page += PAGE_SIZE) {
+        uint64_t *known = ex_u64map_get(&c->slot_of_va, page);
+        if (!known || *known >= c->npage)
+            continue;
+        struct crew_page *pg = &c->page[*known];
+        pg->owner = child;
+        pg->shared = false;
+        pg->handed = true;
+        pg->claim_turn = c->turn;
+        revoke(vm, (int)*known, &b); /* the parent runs on: its next touch is a cue point */
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
 }
 
 int crew_preshare(struct vm *vm, const uint64_t *pages, size_t n)

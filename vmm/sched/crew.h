@@ -64,6 +64,7 @@ struct crew_page {
     uint64_t flags;     /* the PTE's bits other than the address, when present */
     int owner;          /* tid, 0 = nobody yet */
     bool shared;
+    bool handed;        /* a new thread's stack top, given it at its clone (crew_hand_stack) */
     uint64_t claim_turn; /* crew.turn when the owner claimed it (turn claims, below) */
 };
 
@@ -207,6 +208,15 @@ const char *crew_guest_cue_locked(struct vm *vm, struct vcpu *v, int slot,
  * Replaces the previous set; n = 0 clears it. Returns 0 or -1 (no memory: the set is then
  * empty). Caller holds no locks; the VM is paused. */
 int crew_preshare(struct vm *vm, const uint64_t *pages, size_t n);
+/* Thread child was just created by clone with its stack pointer at rsp: the page(s) of
+ * [rsp, rsp + 16), where the parent's clone wrapper stored the child's function and
+ * argument (glibc, musl) before the syscall, become the child's own, not shared. Those
+ * stores happen before everything the child does (clone orders them), yet made the
+ * child's stack top a shared page on its first push, and every later push and pop of
+ * the child a cue point: pigz -p 2 on 4 KiB made 45000 cue points, 39600 of them its
+ * compressor's own stack. Another thread touching the page later shares it again as
+ * ever (a cue point there); pre-sharing (crew_preshare) skips it. Caller holds vm->lock. */
+void crew_hand_stack_locked(struct vm *vm, int child, uint64_t rsp);
 /* Calls fn(ctx, page) for every page shared in the current fragment (before crew_stop).
  * Caller holds no locks; the VM is paused. */
 void crew_each_shared(struct vm *vm, void (*fn)(void *ctx, uint64_t page), void *ctx);
