@@ -204,51 +204,81 @@ static int dir_file(const char *p, int cpu, int ncpu, struct gfile **out)
     return 0;
 }
 
-int procsys_open(struct vm *vm, const char *given, bool writes, bool dir, struct gfile **out)
+enum kind { K_NONE, K_CPUINFO, K_DIR, K_LIST, K_CPU };
+
+/* Which of these files given names (p: it without trailing slashes), or -ENOENT (a cpuK
+ * past the guest's CPUs); *cpu: K for K_CPU. */
+static int classify(int ncpu, const char *given, char p[64], int *cpu)
 {
-    char p[64];
     size_t l = strlen(given);
-    if (l >= sizeof p)
-        return 1;
+    if (l >= 64)
+        return K_NONE;
     memcpy(p, given, l + 1);
-    while (l > 1 && p[l - 1] == '/') /* opendir("/sys/devices/system/cpu/") */
-        p[--l] = 0;
-    int ncpu = schedres_ncpus(vm), cpu = -1;
-    bool is_dir = false;
+    for (;;) { /* opendir("/sys/devices/system/cpu/"), lstat("/sys/devices/system/cpu/.") */
+        if (l > 1 && p[l - 1] == '/')
+            p[--l] = 0;
+        else if (l > 2 && p[l - 1] == '.' && p[l - 2] == '/')
+            p[l -= 2] = 0;
+        else
+            break;
+    }
     const char *rest = !strncmp(p, CPU_DIR, strlen(CPU_DIR)) ? p + strlen(CPU_DIR) : NULL;
-    char *text = NULL;
-    size_t len = 0;
-    if (!strcmp(p, "/proc/cpuinfo")) {
-        if (!writes && !dir)
-            text = procsys_cpuinfo(vm, &len);
-    } else if (rest && !*rest) {
-        is_dir = true;
-        cpu = ncpu;
-    } else if (rest && (!strcmp(rest, "/online") || !strcmp(rest, "/possible") ||
-                        !strcmp(rest, "/present"))) {
-        if (!writes && !dir) {
-            int w = ncpu > 1 ? asprintf(&text, "0-%d\n", ncpu - 1) : asprintf(&text, "0\n");
-            if (w < 0)
-                return -ENOMEM;
-            len = (size_t)w;
-        }
-    } else if (rest && !strncmp(rest, "/cpu", 4) && rest[4] >= '0' && rest[4] <= '9') {
+    if (!strcmp(p, "/proc/cpuinfo"))
+        return K_CPUINFO;
+    if (rest && !*rest)
+        return K_DIR;
+    if (rest && (!strcmp(rest, "/online") || !strcmp(rest, "/possible") ||
+                 !strcmp(rest, "/present")))
+        return K_LIST;
+    if (rest && !strncmp(rest, "/cpu", 4) && rest[4] >= '0' && rest[4] <= '9') {
         char *end;
         long c = strtol(rest + 4, &end, 10);
         if (*end || (rest[4] == '0' && rest[5]))
-            return 1;
+            return K_NONE;
         if (c >= ncpu)
             return -ENOENT;
-        is_dir = true;
-        cpu = (int)c;
-    } else {
-        return 1;
+        *cpu = (int)c;
+        return K_CPU;
     }
+    return K_NONE;
+}
+
+int procsys_path_fd(struct vm *vm, const char *given)
+{
+    char p[64];
+    int cpu = -1, k = classify(schedres_ncpus(vm), given, p, &cpu);
+    if (k <= 0)
+        return k < 0 ? k : -EEXIST;
+    int fd = open(p, O_PATH | O_CLOEXEC);
+    if (fd < 0 && (k == K_DIR || k == K_CPU))
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -ENOENT : fd;
+}
+
+int procsys_open(struct vm *vm, const char *given, bool writes, bool dir, struct gfile **out)
+{
+    char p[64];
+    int ncpu = schedres_ncpus(vm), cpu = -1, k = classify(ncpu, given, p, &cpu);
+    if (k < 0)
+        return k;
+    if (k == K_NONE)
+        return 1;
+    bool is_dir = k == K_DIR || k == K_CPU;
     if (writes)
         return is_dir ? -EISDIR : -EACCES;
     if (is_dir)
-        return dir_file(p, cpu, ncpu, out);
+        return dir_file(p, k == K_DIR ? ncpu : cpu, ncpu, out);
     if (dir)
         return -ENOTDIR;
+    char *text = NULL;
+    size_t len = 0;
+    if (k == K_CPUINFO) {
+        text = procsys_cpuinfo(vm, &len);
+    } else {
+        int w = ncpu > 1 ? asprintf(&text, "0-%d\n", ncpu - 1) : asprintf(&text, "0\n");
+        if (w < 0)
+            return -ENOMEM;
+        len = (size_t)w;
+    }
     return text_file(p, text, len, out);
 }

@@ -21,6 +21,11 @@ struct gfile;
  * -errno (EACCES for writing, ENOTDIR / EISDIR for the wrong kind). */
 int procsys_open(struct vm *vm, const char *p, bool writes, bool dir, struct gfile **out);
 
+/* For stat, statx and access of guest path given: an O_PATH host descriptor whose stat
+ * stands for it (the host's file or directory of that name; / for a missing directory),
+ * -ENOENT (a cpuK past the guest's CPUs), or -EEXIST when given is none of these. */
+int procsys_path_fd(struct vm *vm, const char *given);
+
 /* /proc/cpuinfo's text for vm (malloc'd, *len bytes), or NULL out of memory. For tests. */
 char *procsys_cpuinfo(struct vm *vm, size_t *len);
 
