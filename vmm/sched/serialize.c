@@ -285,7 +285,8 @@ void serialize_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr
                 uint64_t sp = vm->vcpus[i]->start_regs.rsp; /* its stack top is its own */
                 if (vm->crew && vm->vcpus[i]->start_pending &&
                     (sp & PAGE_MASK) != (v->run->s.regs.regs.rsp & PAGE_MASK))
-                    crew_hand_stack_locked(vm, (int)ret, sp);
+                    crew_hand_stack_locked(vm, (int)ret, sp,
+                                           vm->vcpus[i]->start_sregs.fs.base);
             }
     }
     serialize_cue_locked(vm, v, tid, kind, addr, arg, flags);
