@@ -8,7 +8,8 @@
 # cwd makes the native file's bytes (fetched with --out-dir) and leaves the host's
 # directory as it was; pbzip2 -p2 (its signal thread sigwaits until pthread_kill) under
 # run and --serial, byte-identical. Installs xz-utils, zstd and pbzip2 when missing (as
-# root, apt-get); SKIP only when it cannot. ~7 s.
+# root, apt-get); SKIP only when it cannot. nproc, getconf and /proc/cpuinfo count the
+# guest's CPUs alike (default and --vcpus 1). ~9 s.
 set -u
 BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"
@@ -60,6 +61,19 @@ if [ -n "$PBZ" ]; then
     else bad "pbzip2 ${mode:-(free)}: $(tail -3 "$tmp/err" | tr '\n' ' ')"; fi
   done
 else echo "SKIP pbzip2: not installed and could not be (apt-get install pbzip2 as root)"; fi
+# The CPU count through every route a tool takes (issue 28): coreutils' nproc
+# (sched_getaffinity), nproc --all and getconf (glibc's sysconf: /sys/devices/system/cpu,
+# its readdir), and /proc/cpuinfo, all the guest's CPUs: with --vcpus 1, one.
+for vc in "" "--vcpus 1"; do
+  want=$([ -n "$vc" ] && echo 1 || "$VMM" run --no-control --quiet /usr/bin/nproc 2>/dev/null)
+  # shellcheck disable=SC2086
+  got="$("$VMM" run --no-control --quiet $vc /usr/bin/nproc 2>&1) $("$VMM" run --no-control --quiet $vc /usr/bin/nproc -- --all 2>&1) \
+$("$VMM" run --no-control --quiet $vc /usr/bin/getconf -- _NPROCESSORS_ONLN 2>&1) $("$VMM" run --no-control --quiet $vc /usr/bin/getconf -- _NPROCESSORS_CONF 2>&1) \
+$("$VMM" run --no-control --quiet $vc /bin/cat -- /proc/cpuinfo 2>&1 | grep -c '^processor')"
+  [ "$got" = "$want $want $want $want $want" ] && [ "$want" -ge 1 ] 2>/dev/null \
+    && ok "nproc, nproc --all, getconf ONLN/CONF, /proc/cpuinfo ${vc:-(default)}: $want CPUs each" \
+    || bad "CPU counts ${vc:-(default)} differ: '$got' (want $want)"
+done
 [ "$(state)" = "$before" ] && ok "nothing written on the host" || bad "the host's directory changed: $(ls -l "$tmp/w")"
 
 # A tool that writes its output file in the cwd: private under jinx, the same bytes.
