@@ -283,8 +283,8 @@ static int64_t do_rt_sigprocmask(struct vm *vm, struct vcpu *v, int how, uint64_
     struct kvm_regs tr = v->run->s.regs.regs;
     pthread_mutex_unlock(&vm->lock);
     if (sig) {
-        kill_with(vm, v, sig, &tr, "pending while blocked, acting when the program "
-                  "unblocked it (rt_sigprocmask)");
+        kill_with(vm, v, sig, &tr, "raised by the program (kill/tkill/tgkill) while the thread "
+                  "blocked it; it acted when the thread unblocked it (rt_sigprocmask)");
         *gone = true;
     }
     return 0;
