@@ -647,7 +647,7 @@ void crew_hand_stack_locked(struct vm *vm, int child, uint64_t rsp, uint64_t tls
     struct crew *c = vm->crew;
     if (!c || !c->on || !child || rsp > USER_TOP - CREW_STACK_ABOVE)
         return;
-    uint64_t top = tls > rsp && tls < rsp + CREW_STACK_ABOVE - CREW_TCB ? tls + CREW_TCB - 1 : rsp + 15;
+    uint64_t top = tls > rsp && tls < rsp + CREW_STACK_ABOVE ? tls : rsp + 15;
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
     for (uint64_t page = rsp & PAGE_MASK; page <= (top & PAGE_MASK); page += PAGE_SIZE) {
