@@ -9,7 +9,7 @@
 # directory as it was; pbzip2 -p2 (its signal thread sigwaits until pthread_kill) under
 # run and --serial, byte-identical. Installs xz-utils, zstd and pbzip2 when missing (as
 # root, apt-get); SKIP only when it cannot. nproc, getconf and /proc/cpuinfo count the
-# guest's CPUs alike (default and --vcpus 1). ~9 s.
+# guest's CPUs alike (default and --vcpus 1). ~5 s.
 set -u
 BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"

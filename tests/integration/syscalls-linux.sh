@@ -169,7 +169,7 @@ vmm "pthread_kill(SIGTERM) to a thread that does not block it: the program ends"
 vmm "a signal to a thread that blocks it stays pending, acts when unblocked" 138 \
   "unblock: SIGUSR1 pending while blocked.*|killed by SIGUSR1" -- run --no-control "$P" unblock
 jt "jinx test signals small --timers strict: nothing found" 0 "nothing found" \
-  -- --budget 5s --timers strict "$P" small
+  -- --budget 3s --timers strict "$P" small
 grep -Eq "BUG FOUND|could not test|jinx limit" "$tmp/err" && bad "signals: a false bug or a limit"
 rm -rf "$tmp/dumps"
 jt "an unhandled SIGTERM by pthread_kill is the program's outcome: a bug, not a limit" 1 \
