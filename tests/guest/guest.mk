@@ -1,7 +1,7 @@
 # Guest test programs for the integration tests: static musl binaries, like user images.
 GUEST_TESTS := syscalls futex threads crash dirty cpuid spin accuracy kvmlimit repstep verdict insns \
                freecrash cpuidsim sleepers ownspin fdchurn pinwork clockcheck tscsim sparsebank \
-               fileout schedres sleepuaf sleepdouble sleeporder pipes pipefds sparseround files
+               fileout schedres sleepuaf sleepdouble sleeporder pipes pipefds sparseround files signals
 GUEST_BIN := $(BUILD)/guest-tests
 GUEST_CFLAGS := -static -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror
 
@@ -106,9 +106,15 @@ $(GUEST_BIN)/pipefds_glibc: tests/guest/pipefds.c tests/guest/check.h | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
 
+# signals_glibc: pthread_kill/sigwait through glibc's wrappers (tgkill), dynamically linked.
+$(GUEST_BIN)/signals_glibc: tests/guest/signals.c tests/guest/check.h | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror -o $@ $<
+
 guest-tests: $(addprefix $(GUEST_BIN)/,$(GUEST_TESTS)) $(GUEST_BIN)/cpuid_glibc $(GUEST_BIN)/sparsebank_ok \
              $(GUEST_BIN)/schedres_glibc $(GUEST_BIN)/sleepuaf_ok $(GUEST_BIN)/sleepdouble_ok \
              $(GUEST_BIN)/sleepuaf_hot $(GUEST_BIN)/sleeporder_ok $(addprefix $(GUEST_BIN)/,$(SAN_TESTS)) \
-             $(GUEST_BIN)/pipefds_glibc $(GUEST_BIN)/sparseround_ok $(GUEST_BIN)/files_glibc
+             $(GUEST_BIN)/pipefds_glibc $(GUEST_BIN)/sparseround_ok $(GUEST_BIN)/files_glibc \
+             $(GUEST_BIN)/signals_glibc
 integration-test: guest-tests
 INTEGRATION_TESTS += tests/integration/guest-tests.sh tests/integration/timers.sh

@@ -10,7 +10,10 @@
  * Built with musl (static) and glibc (dynamic): both libcs' routes to the same answers. */
 #define _GNU_SOURCE
 #include "check.h"
+#include <cpuid.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -115,6 +118,55 @@ static void *idle_thread(void *arg)
     return NULL;
 }
 
+/* The CPU files (issue 28), the same count: /proc/cpuinfo's processor blocks, /sys's
+ * online, possible and present lists, and the cpuK entries readdir sees. */
+static void cpu_files(long n)
+{
+    char buf[65536], want[32];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    CHECK(f);
+    long procs = 0, flags = 0;
+    unsigned a, b, c, dx, fam = 0, model = 0;
+    CHECK(__get_cpuid(1, &a, &b, &c, &dx)); /* the CPU the program sees: the same model */
+    unsigned want_fam = (a >> 8 & 15) + ((a >> 8 & 15) == 15 ? (a >> 20 & 255) : 0);
+    unsigned want_model = (a >> 4 & 15) | ((a >> 8 & 15) >= 6 ? (a >> 16 & 15) << 4 : 0);
+    while (fgets(buf, sizeof buf, f)) {
+        if (sscanf(buf, "cpu family\t: %u", &fam) == 1)
+            CHECK(fam == want_fam);
+        if (sscanf(buf, "model\t\t: %u", &model) == 1)
+            CHECK(model == want_model);
+        procs += !strncmp(buf, "processor\t: ", 12);
+        flags += !strncmp(buf, "flags\t\t: ", 9) && strstr(buf, " sse2") && strstr(buf, " fpu");
+    }
+    fclose(f);
+    CHECK(procs == n && flags == n && fam == want_fam && model == want_model);
+    snprintf(want, sizeof want, n > 1 ? "0-%ld\n" : "0\n", n - 1);
+    const char *lists[] = {"online", "possible", "present"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(buf, sizeof buf, "/sys/devices/system/cpu/%s", lists[i]);
+        int fd = open(buf, O_RDONLY);
+        CHECK(fd >= 0);
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        CHECK(r > 0);
+        buf[r] = 0;
+        CHECK(!strcmp(buf, want));
+        close(fd);
+    }
+    DIR *d = opendir("/sys/devices/system/cpu/");
+    CHECK(d);
+    long cpus = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        cpus += !strncmp(e->d_name, "cpu", 3) && e->d_name[3] >= '0' && e->d_name[3] <= '9' &&
+                e->d_type == DT_DIR;
+    closedir(d);
+    CHECK(cpus == n);
+    snprintf(buf, sizeof buf, "/sys/devices/system/cpu/cpu%ld", n - 1);
+    CHECK((d = opendir(buf)) != NULL);
+    closedir(d);
+    snprintf(buf, sizeof buf, "/sys/devices/system/cpu/cpu%ld", n);
+    CHECK(opendir(buf) == NULL);
+}
+
 static void jinx_only(long mem)
 {
     /* Real-time policies: refused as for an unprivileged user (by the syscall: musl's
@@ -130,6 +182,8 @@ static void jinx_only(long mem)
     CHECK(n >= 1 && sysconf(_SC_NPROCESSORS_ONLN) == n && get_nprocs() == n);
     CHECK(syscall(SYS_sched_getaffinity, 0, sizeof set, &set) == 8 * ((n + 63) / 64));
     CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+    CHECK(sysconf(_SC_NPROCESSORS_CONF) == n && get_nprocs_conf() == n);
+    cpu_files(n);
     /* Another live thread's tid is a valid pid; an exited one's is not. */
     pthread_t t;
     CHECK(pthread_create(&t, NULL, idle_thread, NULL) == 0);

@@ -6,8 +6,10 @@
 # points a second on its shared pages: docs/real-programs.md), each byte-identical to the
 # native run's stdout; nothing is written on the host; `xz -k` writing in.bin.xz in its
 # cwd makes the native file's bytes (fetched with --out-dir) and leaves the host's
-# directory as it was. Installs xz-utils and zstd when missing (as root, apt-get); SKIP
-# only when it cannot. ~5 s.
+# directory as it was; pbzip2 -p2 (its signal thread sigwaits until pthread_kill) under
+# run and --serial, byte-identical. Installs xz-utils, zstd and pbzip2 when missing (as
+# root, apt-get); SKIP only when it cannot. nproc, getconf and /proc/cpuinfo count the
+# guest's CPUs alike (default and --vcpus 1). ~5 s.
 set -u
 BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"
@@ -43,6 +45,34 @@ for run in "$XZ -T2 --block-size=16KiB -c" "$ZSTD -T2 -c" "--serial $ZSTD -T2 -c
   name="$(basename "$prog") $* ${mode:-(free)}"
   if [ "$got" = "$want" ] && ! grep -q "jinx limit\|unsupported" "$tmp/err"; then ok "$name: the native bytes"
   else bad "$name: $(tail -3 "$tmp/err" | tr '\n' ' ')"; fi
+done
+# pbzip2: a signal thread in sigwait, woken at the end by pthread_kill (thread-directed
+# signals: vmm/linux/signals.h), free and --serial.
+PBZ=$(command -v pbzip2)
+if [ -z "$PBZ" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q pbzip2 >/dev/null 2>&1; PBZ=$(command -v pbzip2)
+fi
+if [ -n "$PBZ" ]; then
+  want=$("$PBZ" -p2 -c "$tmp/w/in.bin" | sha256sum)
+  for mode in "" --serial; do
+    got=$(cd "$tmp/w" && timeout 60 "$VMM" run --no-control --quiet $mode --ro-dir . "$PBZ" -- -p2 -c in.bin 2>"$tmp/err" | sha256sum)
+    if [ "$got" = "$want" ] && ! grep -q "jinx limit\|unsupported\|sigwait error\|Couldn't" "$tmp/err"; then
+      ok "pbzip2 -p2 -c ${mode:-(free)}: the native bytes, its signal thread woken by pthread_kill"
+    else bad "pbzip2 ${mode:-(free)}: $(tail -3 "$tmp/err" | tr '\n' ' ')"; fi
+  done
+else echo "SKIP pbzip2: not installed and could not be (apt-get install pbzip2 as root)"; fi
+# The CPU count through every route a tool takes (issue 28): coreutils' nproc
+# (sched_getaffinity), nproc --all and getconf (glibc's sysconf: /sys/devices/system/cpu,
+# its readdir), and /proc/cpuinfo, all the guest's CPUs: with --vcpus 1, one.
+for vc in "" "--vcpus 1"; do
+  want=$([ -n "$vc" ] && echo 1 || "$VMM" run --no-control --quiet /usr/bin/nproc 2>/dev/null)
+  # shellcheck disable=SC2086
+  got="$("$VMM" run --no-control --quiet $vc /usr/bin/nproc 2>&1) $("$VMM" run --no-control --quiet $vc /usr/bin/nproc -- --all 2>&1) \
+$("$VMM" run --no-control --quiet $vc /usr/bin/getconf -- _NPROCESSORS_ONLN 2>&1) $("$VMM" run --no-control --quiet $vc /usr/bin/getconf -- _NPROCESSORS_CONF 2>&1) \
+$("$VMM" run --no-control --quiet $vc /bin/cat -- /proc/cpuinfo 2>&1 | grep -c '^processor')"
+  [ "$got" = "$want $want $want $want $want" ] && [ "$want" -ge 1 ] 2>/dev/null \
+    && ok "nproc, nproc --all, getconf ONLN/CONF, /proc/cpuinfo ${vc:-(default)}: $want CPUs each" \
+    || bad "CPU counts ${vc:-(default)} differ: '$got' (want $want)"
 done
 [ "$(state)" = "$before" ] && ok "nothing written on the host" || bad "the host's directory changed: $(ls -l "$tmp/w")"
 

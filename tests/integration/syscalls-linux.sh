@@ -17,12 +17,19 @@
 #    pipefds.c): the native answers free, --serial (the same trace twice) and --attach 5/s
 #    (worker VMs checked: no divergence); a deadlock through a pipe read is found by jinx
 #    test and its dump replays; no false bug (JINX_LONG=1: 40 --attach runs, 20 s budgets).
-# Guest programs: tests/guest/fileout.c, schedres.c, pipes.c, pipefds.c. Without /dev/kvm
+#  - Signals (tests/guest/signals.c, musl and glibc): pthread_kill/sigwait ping-pong, a
+#    sigtimedwait timeout in virtual time, pending sets under the mask, sigpending, SIG_IGN
+#    dropping a pending signal: the native answers free, --serial (the same trace twice)
+#    and --attach 5/s; an unhandled SIGTERM by pthread_kill ends the program (143), is a
+#    bug for jinx test (not a limit) and its dump replays; a signal pending while blocked
+#    acts when unblocked (138).
+#  - The CPU files (/proc/cpuinfo, /sys/devices/system/cpu): schedres's jinx checks.
+# Guest programs: tests/guest/fileout.c, schedres.c, pipes.c, pipefds.c, signals.c. Without /dev/kvm
 # this fails (make check-kvm).
 set -u
 BUILD=${BUILD:-build}; BIN=${BIN:-bin}
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
-for p in fileout schedres schedres_glibc pipes pipefds pipefds_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
+for p in fileout schedres schedres_glibc pipes pipefds pipefds_glibc signals signals_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
 pass=0; fail=0
@@ -149,6 +156,27 @@ jt "a deadlock through a pipe read (a lock held across it): found" 1 "BUG FOUND.
 d=$(ls -t "$tmp"/dumps/*.jinxdump 2>/dev/null | head -1)
 vmm "... its dump replays (the pipe is in the snapshot)" 123 "replay reproduced the dump's outcome \(deadlock" \
   -- replay "$d"
+
+echo "-- signals: pthread_kill, sigwait, pending sets (tests/guest/signals.c)"
+P="$G/signals"
+"$G/signals_glibc" small >"$tmp/native" 2>&1
+vmm "signals_glibc (glibc's tgkill, sigwait) small: free run" 0 "" -- run --no-control "$G/signals_glibc" small
+cmp -s "$tmp/native" "$tmp/out" && ok "signals_glibc: the native answers" \
+  || bad "signals_glibc output differs from native: $(diff "$tmp/native" "$tmp/out" | head -4 | tr '\n' ' ')"
+serial_and_attach signals "$P"
+vmm "pthread_kill(SIGTERM) to a thread that does not block it: the program ends" 143 \
+  "killed by SIGTERM .* in thread 2" -- run --no-control "$P" fatal
+vmm "a signal to a thread that blocks it stays pending, acts when unblocked" 138 \
+  "unblock: SIGUSR1 pending while blocked.*|killed by SIGUSR1" -- run --no-control "$P" unblock
+jt "jinx test signals small --timers strict: nothing found" 0 "nothing found" \
+  -- --budget 3s --timers strict "$P" small
+grep -Eq "BUG FOUND|could not test|jinx limit" "$tmp/err" && bad "signals: a false bug or a limit"
+rm -rf "$tmp/dumps"
+jt "an unhandled SIGTERM by pthread_kill is the program's outcome: a bug, not a limit" 1 \
+  "BUG FOUND" -- --budget 10s "$P" fatal
+grep -q "could not test" "$tmp/err" && bad "signals fatal: could not test"
+d=$(ls -t "$tmp"/dumps/*.jinxdump 2>/dev/null | head -1)
+vmm "... its dump replays" 143 "replay reproduced" -- replay "$d"
 
 echo "syscalls-linux: $pass passed, $fail failed"
 [ "$fail" = 0 ]

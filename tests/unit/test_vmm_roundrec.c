@@ -476,10 +476,16 @@ static void test_snapshot_ovl(void **state)
     x.s.ents[1] = (struct snapimg_ent){strdup("/tmp"), 1, 1};
     x.s.ents[2] = (struct snapimg_ent){strdup("/tmp/a"), 2, 0};
     x.s.nents = 3;
+    x.s.sig_shared = 1u << 0;                 /* SIGHUP pending for the process */
+    x.s.v[0].sigpending = 1u << 9 | 1u << 11; /* SIGUSR1 and SIGUSR2 for thread 0, */
+    x.s.v[0].sigpend_tkill = 1u << 9 | 1u << 20; /* USR1 by tkill (bit 20: none pending) */
     struct dbuf b;
     encode_ok(&x.s, &b);
     struct snap_image p;
     assert_int_equal(snapfile_parse(b.p, b.len, &p, err, sizeof err), 0);
+    assert_int_equal(p.sig_shared, 1u << 0); /* format 1.4: the pending signals */
+    assert_int_equal(p.v[0].sigpending, 1u << 9 | 1u << 11);
+    assert_int_equal(p.v[0].sigpend_tkill, 1u << 9);
     assert_true(p.has_ovl);
     assert_int_equal(p.ninodes, 2);
     assert_int_equal(p.nents, 3);
@@ -494,8 +500,16 @@ static void test_snapshot_ovl(void **state)
     assert_int_equal(p.fds[0].flags, SNAP_FD_OVL | SNAP_FD_RDWR | SNAP_FD_APPEND);
     assert_string_equal(p.fds[0].path, "/tmp/a");
     snapimg_free(&p);
-    for (size_t n = b.len - 120; n < b.len; n++) /* cut inside the section */
-        assert_int_equal(snapfile_parse(b.p, n, &p, err, sizeof err), -1);
+    /* Cut inside the written files' section, or inside the signals' after it; cut right
+     * between them, it is a format 1.3 record (no signals pending). */
+    size_t sig = 16 + 16 * (size_t)x.s.nvcpus;
+    for (size_t n = b.len - sig - 120; n < b.len; n++)
+        if (n != b.len - sig)
+            assert_int_equal(snapfile_parse(b.p, n, &p, err, sizeof err), -1);
+    assert_int_equal(snapfile_parse(b.p, b.len - sig, &p, err, sizeof err), 0);
+    assert_int_equal(p.sig_shared, 0);
+    assert_int_equal(p.v[0].sigpending, 0);
+    snapimg_free(&p);
     dbuf_free(&b);
     /* Hostile: unsorted names, a name of no inode, not canonical, a directory with bytes,
      * inode 0, inodes unsorted, a descriptor of no inode, a number past next_ino, two

@@ -25,7 +25,7 @@
 
 #define DUMP_MAGIC         "JINXDUMP"
 #define DUMP_VERSION_MAJOR 1
-#define DUMP_VERSION_MINOR 3
+#define DUMP_VERSION_MINOR 4
 #define DUMP_HEADER_LEN    16
 #define DUMP_REC_HDR_LEN   16
 

@@ -181,6 +181,15 @@ int snapfile_encode(const struct snap_image *s, struct dbuf *b)
                 bput_u32(b, s->fds[i].fd);
                 bput_u64(b, s->fds[i].ino);
             }
+        /* Pending signals (format 1.4; older readers stop before it), after the written
+         * files, which every image of a VM with a file layer has. */
+        bput_u64(b, s->sig_shared);
+        bput_u32(b, s->nvcpus);
+        bput_u32(b, 0);
+        for (uint32_t i = 0; i < s->nvcpus; i++) {
+            bput_u64(b, s->v[i].sigpending);
+            bput_u64(b, s->v[i].sigpend_tkill);
+        }
     }
     return b->oom ? -1 : 0;
 }
@@ -247,6 +256,24 @@ static int parse_ovl(struct bcur *c, struct snap_image *s, char *err, size_t err
         if (c->bad || k == s->nfds || !(s->fds[k].flags & SNAP_FD_OVL))
             return jx_fail(err, errlen, "SNAPSHOT: written file descriptor %u unknown", fd);
         s->fds[k].ino = ino;
+    }
+    return 0;
+}
+
+/* The pending signals after the written files; absent before format 1.4 (none). */
+static int parse_signals(struct bcur *c, struct snap_image *s, char *err, size_t errlen)
+{
+    if (c->left == 0)
+        return 0;
+    s->sig_shared = bget_u64(c);
+    uint32_t n = bget_u32(c);
+    bget_u32(c);
+    if (c->bad || n != s->nvcpus || (uint64_t)n * 16 > c->left)
+        return jx_fail(err, errlen, "SNAPSHOT: pending signals' section malformed");
+    for (uint32_t i = 0; i < n; i++) {
+        s->v[i].sigpending = bget_u64(c);
+        /* Which of them tkill sent: a subset of them (anything else is dropped). */
+        s->v[i].sigpend_tkill = bget_u64(c) & s->v[i].sigpending;
     }
     return 0;
 }
@@ -482,7 +509,8 @@ int snapfile_parse(const uint8_t *buf, size_t len, struct snap_image *s, char *e
         s->pages[i].data = bget_ptr(&c, PAGE_SIZE);
     }
     if (!c.bad && (parse_fds(&c, s, err, errlen) < 0 || parse_pipes(&c, s, err, errlen) < 0 ||
-                   parse_ovl(&c, s, err, errlen) < 0))
+                   parse_ovl(&c, s, err, errlen) < 0 ||
+                   (s->has_ovl && parse_signals(&c, s, err, errlen) < 0)))
         goto out;
     if (c.bad) {
         jx_fail(err, errlen, "SNAPSHOT record cut short");

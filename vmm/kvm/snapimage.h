@@ -34,6 +34,7 @@ enum {
 struct snapimg_vcpu {
     uint32_t flags, tid, state, wait_bitset;
     uint64_t clear_child_tid, sigmask, wait_addr, wait_deadline, wait_seq;
+    uint64_t sigpending, sigpend_tkill; /* signals pending for it (format 1.4) */
     int64_t wait_result;
     struct kvm_regs blocked_regs, regs, start_regs;
     struct kvm_sregs sregs, start_sregs;
@@ -122,6 +123,7 @@ struct snap_image {
     int32_t next_tid, live, blocked;
     uint64_t wait_counter, vtime, rng;
     uint64_t sigact[SNAP_SIGACTS];
+    uint64_t sig_shared;       /* signals pending for the process (format 1.4) */
     struct vma *vmas;          /* owned */
     size_t nvmas;
     uint64_t brk_base, brk_cur;

@@ -14,7 +14,7 @@ struct snap_vcpu {
     bool exists;
     int tid;
     enum tstate state;
-    uint64_t clear_child_tid, sigmask;
+    uint64_t clear_child_tid, sigmask, sigpending, sigpend_tkill;
     uint64_t wait_addr, wait_deadline, wait_seq, wait_ns;
     uint32_t wait_bitset;
     bool woken, result_in_rax, start_pending;
@@ -100,6 +100,8 @@ static int save_vcpu(struct vcpu *v, struct snap_vcpu *sv)
     sv->state = v->state;
     sv->clear_child_tid = v->clear_child_tid;
     sv->sigmask = v->sigmask;
+    sv->sigpending = v->sigpending;
+    sv->sigpend_tkill = v->sigpend_tkill;
     sv->wait_addr = v->wait_addr;
     sv->wait_deadline = v->wait_deadline;
     sv->wait_seq = v->wait_seq;
@@ -199,6 +201,7 @@ int snapshot_take(struct snapshot *s, char *err, size_t errlen)
     s->vtime = vm_vtime(vm);
     s->rng = vm->rng;
     memcpy(s->sigact, vm->sigact, sizeof s->sigact);
+    s->sig_shared = vm->sig_shared;
     if (vm->files) {
         if (!s->files)
             s->files = calloc(1, sizeof *s->files);
@@ -237,6 +240,8 @@ static int restore_vcpu(struct vm *vm, struct vcpu *v, const struct snap_vcpu *s
     v->state = sv->exists ? sv->state : T_FREE;
     v->clear_child_tid = sv->clear_child_tid;
     v->sigmask = sv->sigmask;
+    v->sigpending = sv->sigpending;
+    v->sigpend_tkill = sv->sigpend_tkill;
     v->wait_addr = sv->wait_addr;
     v->wait_deadline = sv->wait_deadline;
     v->wait_seq = sv->wait_seq;
@@ -357,6 +362,7 @@ static int apply_state(struct vm *vm, const struct snapshot *s, bool collected)
     vm->paused_at = vm_host_ns(vm); /* vm_resume discounts only the pause from here on */
     vm->rng = s->rng;
     memcpy(vm->sigact, s->sigact, sizeof s->sigact);
+    vm->sig_shared = s->sig_shared;
     /* Descriptors, offsets and pipes are guest state; a worker VM gets its own pipes. */
     if (rc == 0 && vm->files && s->files && files_restore(vm->files, s->files) < 0)
         rc = -1;
@@ -466,6 +472,8 @@ int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err,
         v->wait_bitset = sv->wait_bitset;
         v->clear_child_tid = sv->clear_child_tid;
         v->sigmask = sv->sigmask;
+        v->sigpending = sv->sigpending;
+        v->sigpend_tkill = sv->sigpend_tkill;
         v->wait_addr = sv->wait_addr;
         v->wait_deadline = sv->wait_deadline;
         v->wait_seq = sv->wait_seq;
@@ -493,6 +501,7 @@ int snapshot_export(const struct snapshot *s, struct snap_image *img, char *err,
     img->vtime = s->vtime;
     img->rng = s->rng;
     memcpy(img->sigact, s->sigact, sizeof img->sigact);
+    img->sig_shared = s->sig_shared;
     memcpy(img->vmas, s->vmas, s->nvmas * sizeof *img->vmas);
     img->nvmas = s->nvmas;
     img->brk_base = s->brk_base;
@@ -618,6 +627,8 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
         v->state = (enum tstate)sv->state;
         v->clear_child_tid = sv->clear_child_tid;
         v->sigmask = sv->sigmask;
+        v->sigpending = sv->sigpending;
+        v->sigpend_tkill = sv->sigpend_tkill;
         v->wait_addr = sv->wait_addr;
         v->wait_deadline = sv->wait_deadline;
         v->wait_seq = sv->wait_seq;
@@ -667,6 +678,7 @@ int snapshot_load_into(struct vm *vm, const struct snap_image *img, char *err, s
     vm->paused_at = vm_host_ns(vm);
     vm->rng = img->rng;
     memcpy(vm->sigact, img->sigact, sizeof vm->sigact);
+    vm->sig_shared = img->sig_shared;
     pthread_mutex_unlock(&vm->lock);
     if (rc < 0 && !err[0])
         snprintf(err, errlen, "snapshot: out of memory");

@@ -27,6 +27,7 @@ struct snapshot {
     int next_tid, live, blocked;
     uint64_t wait_counter, vtime, rng;
     uint64_t sigact[65];
+    uint64_t sig_shared;        /* signals pending for the process (linux/signals.h) */
     struct vma *vmas;
     size_t nvmas;
     uint64_t brk_base, brk_cur;

@@ -47,6 +47,9 @@ struct vcpu {
     enum tstate state;
     uint64_t clear_child_tid;
     uint64_t sigmask;
+    /* Signals pending for this thread alone (bit sig-1, as Linux's sigset), and which of
+     * them tkill/tgkill sent (si_code SI_TKILL, else SI_USER): linux/signals.h. */
+    uint64_t sigpending, sigpend_tkill;
     /* What the syscall being handled was for serialized execution when its number does
      * not say (a pipe read is a futex wait on its pipe: linux/pipes.h): 0 none, 1 wait,
      * 2 wake, on sync_addr. Cleared at each syscall's start (syscall_dispatch). */
@@ -210,6 +213,7 @@ struct vm {
 
     uint64_t rng;
     uint64_t sigact[65];        /* handler per signal: 0 SIG_DFL, 1 SIG_IGN, else a handler */
+    uint64_t sig_shared;        /* signals pending for the process (kill): linux/signals.h */
     uint8_t warned[512];        /* unknown syscalls already reported */
     int host_max_vcpus;         /* KVM_CAP_MAX_VCPUS of this host (0: not reported) */
     struct limits limits;       /* jinx's limits met by real execution (limitlog.h) */

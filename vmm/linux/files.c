@@ -2,6 +2,7 @@
 #include "linux/files.h"
 #include "linux/files_int.h"
 #include "linux/procself.h"
+#include "linux/procsys.h"
 #include "linux/pipes.h"
 #include "linux/futex.h"
 #include "kvm/vm.h"
@@ -334,9 +335,13 @@ static int64_t open_at(struct vm *vm, int64_t dirfd, uint64_t uptr, int flags, u
         int64_t w = files_write_path(vm, dirfd, uptr, true);
         return w == -EROFS || w == -EACCES ? w : -EOPNOTSUPP;
     }
-    char given[32]; /* the /proc/self names are short (vCPU threads' stacks are not deep) */
-    if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) == 0 && !strncmp(given, "/proc/", 6)) {
-        int ps = procself_open(vm, given, writes, (flags & G_O_DIRECTORY) != 0, &f);
+    char given[64]; /* the /proc and /sys names made here are short (vCPU stacks are not deep) */
+    if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) == 0 &&
+        (!strncmp(given, "/proc/", 6) || !strncmp(given, "/sys/", 5))) {
+        bool d = (flags & G_O_DIRECTORY) != 0;
+        int ps = procself_open(vm, given, writes, d, &f);
+        if (ps == 1)
+            ps = procsys_open(vm, given, writes, d, &f);
         if (ps <= 0) {
             if (ps < 0)
                 return ps;

@@ -2,6 +2,7 @@
  * chdir. Each resolves through the grants and asks the host about an O_PATH descriptor
  * opened without following symlinks, never about a path the host would resolve. */
 #include "linux/files_int.h"
+#include "linux/procsys.h"
 #include "kvm/vm.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -32,11 +33,25 @@ int64_t files_fstat(struct vm *vm, int64_t fd, uint64_t statbuf)
     return r;
 }
 
+/* /proc/cpuinfo and /sys/devices/system/cpu's names (procsys.h): their stand-in's O_PATH
+ * descriptor or -ENOENT; -EEXIST for any other path. */
+static int synthetic_fd(struct vm *vm, uint64_t uptr)
+{
+    char given[64];
+    if (strncpy_from_user(&vm->gm, given, uptr, sizeof given) != 0 ||
+        (strncmp(given, "/proc/", 6) && strncmp(given, "/sys/", 5)))
+        return -EEXIST;
+    return procsys_path_fd(vm, given);
+}
+
 /* The O_PATH descriptor of guest path uptr (dirfd-relative), or -errno; a file of the
  * writable layer: -EEXIST and *ino. */
 static int open_guest(struct vm *vm, int64_t dirfd, uint64_t uptr, bool follow, uint64_t *ino)
 {
     char canon[PATHCONF_MAX];
+    int ps = synthetic_fd(vm, uptr);
+    if (ps != -EEXIST)
+        return ps;
     int r = files_guest_path(vm, dirfd, uptr, follow, canon);
     if (r)
         return r;
@@ -127,6 +142,12 @@ int64_t files_access(struct vm *vm, int64_t dirfd, uint64_t uptr, uint64_t mode,
     if (mode & ~7ULL)
         return -EINVAL;
     char canon[PATHCONF_MAX];
+    int ps = synthetic_fd(vm, uptr);
+    if (ps != -EEXIST) { /* the CPU files: read (and search) only */
+        if (ps >= 0)
+            close(ps);
+        return ps < 0 ? ps : (mode & 2) ? -EACCES : 0;
+    }
     int cr = files_guest_path(vm, dirfd, uptr, !(flags & G_AT_SYMLINK_NOFOLLOW), canon);
     if (cr)
         return cr;

@@ -38,6 +38,7 @@
 #define PIPE_KEY_POLL (PIPE_KEY_BASE - 64)     /* every blocked poll/ppoll */
 #define PIPE_KEY_SELECT (PIPE_KEY_BASE - 48)   /* every blocked select/pselect6 */
 #define PIPE_KEY_EPOLL (PIPE_KEY_BASE - 32)    /* every blocked epoll_wait/epoll_pwait */
+/* PIPE_KEY_BASE - 16: every blocked rt_sigtimedwait (SIG_KEY, linux/signals.h) */
 static inline bool pipe_key(uint64_t a) { return a >= PIPE_KEY_POLL && a < PIPE_KEY_BASE + (1ULL << 40); }
 
 /* An epoll instance's interest: descriptor fd while it still names file f (closing it

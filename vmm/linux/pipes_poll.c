@@ -4,6 +4,7 @@
  * answers from the arrays in guest memory, unchanged while it waited. */
 #include "linux/pipes_int.h"
 #include "linux/futex.h"
+#include "linux/signals.h"
 #include "linux/syscall.h"
 #include <errno.h>
 #include <stdio.h>
@@ -124,6 +125,7 @@ bool pipes_poller_ready_locked(struct vm *vm, const struct vcpu *w)
     case PIPE_KEY_POLL: return poll_eval(vm, b->rdi, b->rsi, false) != 0;
     case PIPE_KEY_SELECT: return select_eval(vm, (int64_t)(int)b->rdi, sets, false) != 0;
     case PIPE_KEY_EPOLL: return epoll_waiter_ready(vm, (int64_t)(int)b->rdi);
+    case SIG_KEY: return signals_waiter_ready_locked(vm, w); /* a pipe cannot change it */
     }
     return true;
 }
@@ -131,6 +133,8 @@ bool pipes_poller_ready_locked(struct vm *vm, const struct vcpu *w)
 int64_t pipes_timed_out_locked(struct vm *vm, struct vcpu *v)
 {
     const struct kvm_regs *b = &v->blocked_regs;
+    if (v->wait_addr == SIG_KEY)
+        return -EAGAIN; /* sigtimedwait: no signal came in time */
     if (v->wait_addr == PIPE_KEY_SELECT) {
         /* select's sets hold what it waited for until now: none of it came. */
         static const uint64_t zero[SEL_WORDS];
@@ -241,6 +245,7 @@ const char *pipe_key_what(uint64_t k, char *buf, size_t len)
     case PIPE_KEY_POLL: return "poll";
     case PIPE_KEY_SELECT: return "select";
     case PIPE_KEY_EPOLL: return "epoll_wait";
+    case SIG_KEY: return "sigwait (rt_sigtimedwait)";
     }
     uint64_t off = k - PIPE_KEY_BASE;
     snprintf(buf, len, "a %s pipe %llu", off & 8 ? "write to" : "read of",

@@ -6,6 +6,7 @@
 #include "linux/files.h"
 #include "linux/schedres.h"
 #include "linux/pipes.h"
+#include "linux/signals.h"
 #include "lib/splitmix.h"
 #include "lib/util.h"
 #include <errno.h>
@@ -169,100 +170,6 @@ static int64_t do_uname(struct vm *vm, uint64_t buf)
     strcpy(u[4], "x86_64");
     strcpy(u[5], "(none)");
     return copy_to_user(&vm->gm, buf, u, sizeof u) ? 0 : -EFAULT;
-}
-
-static bool default_ignored(int sig)
-{
-    return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
-}
-
-/* kill/tkill/tgkill: no signal delivery to handlers; a signal whose action is to
- * terminate ends the program with that signal, reported on the target thread. */
-static int64_t do_kill(struct vm *vm, struct vcpu *v, int tid, int sig, bool *gone)
-{
-    if (sig < 0 || sig > 64)
-        return -EINVAL;
-    struct vcpu *target = NULL;
-    if (tid == 0 || tid == -1) {
-        target = v; /* the process: report on the caller */
-    } else {
-        pthread_mutex_lock(&vm->lock);
-        for (int i = 0; i < vm->nvcpus; i++)
-            if (vm->vcpus[i]->tid == tid)
-                target = vm->vcpus[i];
-        pthread_mutex_unlock(&vm->lock);
-    }
-    if (!target)
-        return -ESRCH;
-    if (sig == 0 || vm->sigact[sig] == 1 || (vm->sigact[sig] == 0 && default_ignored(sig)) ||
-        sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-        return 0;
-    const char *why = "raised by the program (kill/tkill/tgkill)";
-    if (vm->sigact[sig] > 1) {
-        why = "raised by the program; its signal handler was not run (jinx does not deliver "
-              "signals to handlers)";
-        if (!vm->warned_handler) {
-            vm->warned_handler = true;
-            jx_err("warning: the program installed a handler for signal %d; jinx treats the "
-                   "signal as fatal", sig);
-        }
-        if (!vm->sandbox)
-            limits_note(&vm->limits, LIMIT_SIGNAL, sig, NULL, "signal %d (%s) ended the program: "
-                        "jinx does not run the handler the program installed for it", sig,
-                        signal_name(sig));
-    }
-    struct kvm_regs r = v->run->s.regs.regs;
-    if (target == v) {
-        vm_fatal_signal(vm, v, sig, &r, r.rcx, why);
-        *gone = true;
-    } else {
-        struct kvm_regs tr = target->state == T_BLOCKED ? target->blocked_regs : r;
-        vm_fatal_signal(vm, target, sig, &tr, tr.rcx, why);
-        *gone = true; /* the program is ending */
-    }
-    return 0;
-}
-
-static int64_t do_rt_sigaction(struct vm *vm, int sig, uint64_t act, uint64_t oact, uint64_t sz)
-{
-    if (sig < 1 || sig > 64 || sz != 8)
-        return -EINVAL;
-    uint64_t old[4] = {vm->sigact[sig], 0, 0, 0};
-    if (act) {
-        uint64_t a[4];
-        if (sig == SIGKILL || sig == SIGSTOP)
-            return -EINVAL;
-        if (!copy_from_user(&vm->gm, a, act, sizeof a))
-            return -EFAULT;
-        vm->sigact[sig] = a[0];
-    }
-    if (oact && !copy_to_user(&vm->gm, oact, old, sizeof old))
-        return -EFAULT;
-    return 0;
-}
-
-static int64_t do_rt_sigprocmask(struct vm *vm, struct vcpu *v, int how, uint64_t set,
-                                 uint64_t oset, uint64_t sz)
-{
-    if (sz != 8)
-        return -EINVAL;
-    uint64_t old = v->sigmask;
-    if (set) {
-        uint64_t s;
-        if (!copy_from_user(&vm->gm, &s, set, 8))
-            return -EFAULT;
-        if (how == SIG_BLOCK)
-            v->sigmask |= s;
-        else if (how == SIG_UNBLOCK)
-            v->sigmask &= ~s;
-        else if (how == SIG_SETMASK)
-            v->sigmask = s;
-        else
-            return -EINVAL;
-    }
-    if (oset && !copy_to_user(&vm->gm, oset, &old, 8))
-        return -EFAULT;
-    return 0;
 }
 
 /* An unsupported syscall: -ENOSYS, a warning the first time, and a jinx limit (limitlog.h),
@@ -441,14 +348,12 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
     bool by_files = false;
     v->sync_kind = 0;
     ret = pipes_syscall(vm, v, nr, args, &by_files);
-    if (by_files && ret == -EPIPE && vm->sigact[SIGPIPE] == 0 &&
-        !(nr == SYS_sendto && (a3 & 0x4000))) { /* MSG_NOSIGNAL */
-        /* A write with no reader left: SIGPIPE, whose default action ends the program
-         * (ignored or with a handler, which jinx does not run: just EPIPE). */
-        struct kvm_regs sr = v->run->s.regs.regs;
-        vm_fatal_signal(vm, v, SIGPIPE, &sr, sr.rcx, "a write to a pipe that has no reader");
-        return SYSCALL_THREAD_GONE;
-    }
+    if (by_files && ret == -EPIPE && !(nr == SYS_sendto && (a3 & 0x4000)) && /* MSG_NOSIGNAL */
+        signals_raise_self(vm, v, SIGPIPE, "a write to a pipe that has no reader"))
+        return SYSCALL_THREAD_GONE; /* SIGPIPE's default action (signals.h) */
+    if (by_files)
+        goto done;
+    ret = signals_syscall(vm, v, nr, args, &by_files, &gone);
     if (by_files)
         goto done;
     ret = files_syscall(vm, nr, args, &by_files);
@@ -482,8 +387,6 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
         ret = memory_syscall(vm, nr, a0, a1, a2, a3, a4, a5);
         break;
     case SYS_mlock: case SYS_munlock: case SYS_mlockall: case SYS_munlockall: ret = 0; break;
-    case SYS_rt_sigaction: ret = do_rt_sigaction(vm, (int)a0, a1, a2, a3); break;
-    case SYS_rt_sigprocmask: ret = do_rt_sigprocmask(vm, v, (int)a0, a1, a2, a3); break;
     case SYS_sigaltstack: ret = altstack_syscall(vm, v, a0, a1); break;
     case SYS_sched_yield: sched_yield(); ret = 0; break;
     case SYS_nanosleep: ret = do_nanosleep(vm, v, 1, 0, a0); break;
@@ -533,14 +436,6 @@ int syscall_dispatch(struct vm *vm, struct vcpu *v, int64_t *result)
             snprintf(op, sizeof op, " operation %d", (int)a1 & ~384 /* FUTEX_CMD_MASK: without PRIVATE, CLOCK_REALTIME */);
             warn_once(vm, (unsigned)nr, op);
         }
-        break;
-    case SYS_tkill: ret = do_kill(vm, v, (int)a0, (int)a1, &gone); break;
-    case SYS_tgkill:
-        ret = (int)a0 != 1 ? -ESRCH : do_kill(vm, v, (int)a1, (int)a2, &gone);
-        break;
-    case SYS_kill:
-        ret = ((int)a0 == 1 || (int)a0 == 0 || (int)a0 == -1) ? do_kill(vm, v, 0, (int)a1, &gone)
-                                                              : -ESRCH;
         break;
     case SYS_getrandom: ret = do_getrandom(vm, a0, a1); break;
     case SYS_uname: ret = do_uname(vm, a0); break;

@@ -58,6 +58,7 @@ int64_t thread_clone(struct vm *vm, struct vcpu *v, uint64_t flags, uint64_t sta
         copy_to_user(&vm->gm, ctid, &tid, 4);
     c->clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     c->sigmask = v->sigmask;
+    c->sigpending = c->sigpend_tkill = 0; /* a new thread has none pending (clone(2)) */
     altstack_reset(vm, c);
     /* The child starts in user mode right after the syscall instruction: rcx holds the
      * return address and r11 the flags, as the syscall ABI left them. */
@@ -96,6 +97,7 @@ void thread_exit(struct vm *vm, struct vcpu *v, int status)
     v->tid = 0;
     v->state = T_FREE;
     v->clear_child_tid = 0;
+    v->sigpending = v->sigpend_tkill = 0; /* its own pending signals die with it */
     vm->live--;
     vm->progress_wait = vm->wait_counter; /* a thread gone: progress (linux/futex.c) */
     if (vm->live == 0) {

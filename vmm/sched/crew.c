@@ -310,11 +310,9 @@ void crew_switch_locked(struct vm *vm, int next)
     for (size_t i = 0; i < c->nowned; i++)
         revoke(vm, c->owned[i], &b);
     c->nowned = 0;
-    /* ...and give the incoming thread the pages it owns, and those its half-done
-     * instruction was given (it must be able to finish it). */
-    for (size_t slot = 0; next && slot < c->npage; slot++)
-        if (c->page[slot].owner == next && !c->page[slot].shared)
-            grant(vm, (int)slot);
+    /* ...and give the incoming thread the pages its half-done instruction was given. Its
+     * own pages it gets at first touch (crew_fault, no cue point): mapping them all here
+     * cost xz -T2 ~2 ms a switch, thousands of buffer pages mapped and flushed. */
     struct vcpu *w = vcpu_of(vm, next);
     if (w && STEP(w)->on)
         for (size_t i = 0; i < STEP(w)->n; i++)
@@ -407,7 +405,7 @@ static bool record_locked(struct vm *vm, struct vcpu *v, uint64_t value)
                     value);
     /* Ownership: the first toucher owns the page; a second thread makes it shared. */
     if (!pg->shared && ((pg->owner && pg->owner != v->tid) ||
-                        (c->preshared.n && ex_u64map_get(&c->preshared, pg->va)))) {
+                        (c->preshared.n && !pg->handed && ex_u64map_get(&c->preshared, pg->va)))) {
         pg->shared = true;
         c->shared_pages++;
     } else if (!pg->shared && !pg->owner) {
@@ -467,6 +465,21 @@ void crew_perform_pending_locked(struct vm *vm, struct vcpu *v)
     }
 }
 
+/* v's own page (not shared, not claimed in this turn: turn claims keep those trapping)
+ * is mapped for the rest of its turn. True when it was. Caller holds vm->lock. */
+static bool own_page_locked(struct vm *vm, struct vcpu *v, int slot)
+{
+    struct crew *c = vm->crew;
+    const struct crew_page *pg = &c->page[slot];
+    if (pg->owner != v->tid || pg->shared || (vm->ser->turn_claims && pg->claim_turn == c->turn))
+        return false;
+    pthread_mutex_lock(&vm->gm.lock);
+    grant(vm, slot); /* into c->owned: trapped again when the turn ends */
+    pthread_mutex_unlock(&vm->gm.lock);
+    c->lazy_grants++;
+    return true;
+}
+
 enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64_t errcode,
                              uint64_t rip, const struct kvm_regs *regs,
                              const struct kvm_sregs *sregs)
@@ -488,6 +501,10 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     if (!ours) {
         pthread_mutex_unlock(&vm->lock);
         return CREW_NOT_WATCHED;
+    }
+    if (own_page_locked(vm, v, slot)) { /* not a cue point: mapped for its turn */
+        pthread_mutex_unlock(&vm->lock);
+        return CREW_GO;
     }
     struct insn_info info;
     describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, ACC(v), &info);
@@ -623,6 +640,29 @@ bool crew_unpatch(struct vm *vm, struct vcpu *v)
     unpatch(vm, v);
     pthread_mutex_unlock(&vm->lock);
     return true;
+}
+
+void crew_hand_stack_locked(struct vm *vm, int child, uint64_t rsp, uint64_t tls)
+{
+    struct crew *c = vm->crew;
+    if (!c || !c->on || !child || rsp > USER_TOP - CREW_STACK_ABOVE)
+        return;
+    uint64_t top = tls > rsp && tls < rsp + CREW_STACK_ABOVE ? tls : rsp + 15;
+    struct frame_batch b = {0};
+    pthread_mutex_lock(&vm->gm.lock);
+    for (uint64_t page = rsp & PAGE_MASK; page <= (top & PAGE_MASK); page += PAGE_SIZE) {
+        uint64_t *known = ex_u64map_get(&c->slot_of_va, page);
+        if (!known || *known >= c->npage)
+            continue;
+        struct crew_page *pg = &c->page[*known];
+        pg->owner = child;
+        pg->shared = false;
+        pg->handed = true;
+        pg->claim_turn = c->turn;
+        revoke(vm, (int)*known, &b); /* the parent runs on: its next touch is a cue point */
+    }
+    pthread_mutex_unlock(&vm->gm.lock);
+    batch_flush(&vm->gm, &b);
 }
 
 int crew_preshare(struct vm *vm, const uint64_t *pages, size_t n)

@@ -280,8 +280,14 @@ void serialize_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t nr
             vm->ser->limit = vm->ser->cues + 1; /* this very cue point */
         }
         for (int i = 0; i < vm->nvcpus; i++)
-            if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0)
+            if (vm->vcpus[i]->tid == (int)ret && vm->vcpus[i]->xid > 0) {
                 arg = (uint32_t)vm->vcpus[i]->xid;
+                uint64_t sp = vm->vcpus[i]->start_regs.rsp; /* its stack top is its own */
+                if (vm->crew && vm->vcpus[i]->start_pending &&
+                    (sp & PAGE_MASK) != (v->run->s.regs.regs.rsp & PAGE_MASK))
+                    crew_hand_stack_locked(vm, (int)ret, sp,
+                                           vm->vcpus[i]->start_sregs.fs.base);
+            }
     }
     serialize_cue_locked(vm, v, tid, kind, addr, arg, flags);
     pthread_mutex_unlock(&vm->lock);
