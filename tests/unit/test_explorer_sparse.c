@@ -307,6 +307,51 @@ static void test_hot_counter_bounded(void **state)
     ex_trace_free(&t);
 }
 
+/* A work cursor two threads raced on, beside 200 per-thread slots on one shared page,
+ * each written by its own thread at the same instruction (racy because their page was
+ * shared): the slots weigh as one variable together, so most points go to the cursor
+ * (drawn per slot, 200 to 6, the cursor got about 1 point in 35). */
+static void test_one_instruction_slots_weigh_as_one(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    for (int i = 0; i < 20; i++) {
+        acc(&t, 2 + (i & 1), EX_READ, 0xc000, 0x401500);
+        acc(&t, 2 + (i & 1), EX_WRITE, 0xc000, 0x401508);
+    }
+    for (int i = 0; i < 200; i++)
+        acc(&t, 4 + (uint32_t)i, EX_WRITE, 0xb000 + 8 * (uint64_t)i, 0x401600);
+    struct ex_u64map shared;
+    ex_u64map_init(&shared);
+    assert_non_null(ex_u64map_put(&shared, 0xb000, 1, NULL));
+    assert_non_null(ex_u64map_put(&shared, 0xc000, 1, NULL));
+    struct ex_sparse_model m;
+    ex_sparse_model_init(&m);
+    assert_int_equal(ex_sparse_learn(&m, &t, true, &shared), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 201);
+    struct ex_sparse_run r;
+    ex_sparse_run_init(&r);
+    struct ex_schedule plan;
+    ex_schedule_init(&plan);
+    unsigned on_cursor = 0, on_slots = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        assert_int_equal(ex_sparse_begin(&r, &m, 5, i, &plan), 0);
+        for (uint32_t k = 0; k < plan.npreempt; k++) {
+            on_cursor += plan.preempt[k].rip < 0x401600;
+            on_slots += plan.preempt[k].rip >= 0x401600;
+        }
+    }
+    double share = (double)on_cursor / (on_cursor + on_slots);
+    if (share < 0.6 || on_slots == 0)
+        fail_msg("the raced cursor got %.3f of the points (%u on slots)", share, on_slots);
+    ex_schedule_free(&plan);
+    ex_sparse_run_free(&r);
+    ex_sparse_model_free(&m);
+    ex_u64map_free(&shared);
+    ex_trace_free(&t);
+}
+
 /* A cut run's counts are lower bounds: a point may go past them (log-uniform up to the
  * cap), and a sparse run that ended tells the exact count. */
 static void test_counts_bound_then_observed(void **state)
@@ -489,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_learn_racy_variables),
         cmocka_unit_test(test_skip_code),
         cmocka_unit_test(test_hot_counter_bounded),
+        cmocka_unit_test(test_one_instruction_slots_weigh_as_one),
         cmocka_unit_test(test_own_threads),
         cmocka_unit_test(test_counts_bound_then_observed),
         cmocka_unit_test(test_pct_over_decisions),

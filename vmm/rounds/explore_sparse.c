@@ -1,5 +1,6 @@
 /* Sparse runs in whole-run exploration (explore_sparse.h). */
 #include "rounds/explore_sparse.h"
+#include "rounds/explore.h"
 #include "kvm/vm.h"
 #include "linux/vmlibs.h"
 #include "sched/serialize.h"
@@ -149,7 +150,7 @@ bool explore_sparse_take_over(struct explore_sparse *es)
 
 bool explore_sparse_next_is_sparse(const struct explore_sparse *es)
 {
-    uint64_t share = es->traced_ended ? 1 : EXPLORE_SPARSE_SHARE;
+    uint64_t share = es->traced_ended || es->modest ? 1 : EXPLORE_SPARSE_SHARE;
     return es->probe || (es->on && (es->only || es->cost_sparse <= share * es->cost_traced));
 }
 
@@ -194,14 +195,18 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es)
     uint64_t hits = 0;
     for (uint32_t i = 0; i < es->plan.npreempt; i++)
         hits += es->plan.preempt[i].count;
-    /* The probe must show a large gain: a tenth of a traced run's budget is plenty to
-     * show it in cue points; after a prefix, the prefix's CPU time (a probe that takes
-     * as long shows no gain in time either). */
+    /* The probe must show a gain: a tenth of a traced run's budget is plenty to show it
+     * in cue points; after a prefix, EXPLORE_SPARSE_PROBE_PREFIXES times the prefix's CPU
+     * time. A sparse run makes a traced one's cue points at syscalls and yields and none
+     * at memory accesses, so a whole sparse run that fits there is cheaper than the whole
+     * traced run the prefix was cut from: a pipeline that yields at every full or empty
+     * ring (pipe-publish: ~7000 yields a run, 0.9 s of CPU, where the prefix's 5000 cue
+     * points took 0.5 s) was cut at one prefix's time and turned sparse runs off. */
     uint64_t base = es->wall_ns;
     if (es->probe) {
         base /= EXPLORE_SPARSE_PROBE_DIV;
-        if (es->probe_cpu_ref > base)
-            base = es->probe_cpu_ref;
+        if (EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref > base)
+            base = EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref;
     }
     return base + hits * EXPLORE_SPARSE_HIT_NS;
 }
@@ -254,10 +259,31 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
          * every yield, and it pays for the shared accesses between them too. A probe of
          * 150 threads makes more (hundreds of clones, exits and futexes) than the
          * prefix's hundred syscalls: those keep their traced runs. */
-        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref))
+        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref)) {
             es->candidate = true;
-        else if (!ended)
+        } else if (ended) {
+            /* The whole program ran sparse within the time the traced run was cut at,
+             * but not with far fewer cue points (150 threads' clones, exits and
+             * joins): sparse runs join at once with an equal share of the cost, and the
+             * traced runs go on as they would have (no deciding prefix: the next one
+             * gets the stretched budget, and a traced run that ends keeps them going).
+             * Traced runs alone left many-160-claim's sparse runs none of a 60 s
+             * budget (its stretched traced run took it), and sparse runs alone would
+             * leave many-150-ticket's traced flip (its first stretched run) none. */
+            es->on = es->modest = true;
+            /* How far the prefix got: the probe ran the whole program and made `cues`
+             * cue points at syscalls and yields, the prefix probe_sync_ref of them. A
+             * traced run of the whole program would then take about the prefix's CPU
+             * time times their ratio: past a stretched traced run's budget it cannot end
+             * (pipe-publish's ~7000 yields, a few hundred of them in its prefix), and
+             * sparse runs take over now rather than after that run is cut. */
+            if (es->probe_cpu_ref && es->probe_sync_ref &&
+                es->probe_cpu_ref / es->probe_sync_ref * cues >
+                    (uint64_t)EXPLORE_STRETCH * es->traced_wall_ns)
+                es->only = true;
+        } else {
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
+        }
     }
     if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {
         es->on = false; /* they all spin or outlast the budget: sparse runs do not fit */

@@ -65,7 +65,8 @@ struct vm;
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PREFIX 5000u     /* a learning prefix's cue points (EXPLORE_SPARSE_CUES) */
 #define EXPLORE_SPARSE_PREFIX_GAIN 25u  /* ... a probe this many times shorter than one */
-#define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
+#define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this, */
+#define EXPLORE_SPARSE_PROBE_PREFIXES 4u /* ... or this many times the prefix's CPU time */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
 #define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */
@@ -89,6 +90,8 @@ struct explore_sparse {
     bool prefixed;              /* the first traced run was a learning prefix */
     uint64_t traced_runs;       /* traced runs learnt (prefixes included) */
     bool candidate;             /* the probe succeeded: the next traced run decides */
+    bool modest;                /* the probe ended, not with far fewer cue points:
+                                 * sparse runs on, with an equal share of the cost */
     uint64_t probe_ref;         /* the cut traced run's cue points */
     uint64_t probe_cpu_ref;     /* the prefix's CPU time (0: the probe followed a cut run) */
     uint64_t probe_sync_ref;    /* the prefix's cue points that were no memory access */
