@@ -268,6 +268,18 @@ static uint64_t draw_weight(const struct ex_sparse_model *m, const struct ex_spa
     return w ? w : 1;
 }
 
+/* A count when only a lower bound is known: log-uniform, a power of two below the cap,
+ * then uniform within its octave. */
+static uint32_t log_count(struct ex_sparse_run *r)
+{
+    uint32_t octaves = 0;
+    while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
+        octaves++;
+    uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
+    uint32_t count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
+    return count > EX_SPARSE_MAX_COUNT ? EX_SPARSE_MAX_COUNT : count;
+}
+
 /* A change point: a racy variable by weight, then one of its sites, a thread and a count.
  * 1 when drawn, 0 when the site is known never to run (drawn again), -1 no variable. */
 static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
@@ -295,7 +307,15 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
         s = m->next_site[s - 1];
     const struct ex_sparse_site *site = &m->site[s - 1];
     uint32_t tid = site->tid, nthreads = ex_tidset_count(&m->threads);
-    if (nthreads && !m->own_threads && ex_rng_below(&r->rng, 2)) {
+    /* Whose executions count: the site's thread (half of the time), any one thread the
+     * runs showed, or every thread (thread 0: whichever makes the count-th). */
+    uint64_t whose = m->own_threads ? 0 : ex_rng_below(&r->rng, 4);
+    if (whose == 3) {
+        if (ex_schedule_add_preempt(plan, 0, site->rip, log_count(r)) == 0)
+            r->point_var[plan->npreempt - 1] = v->addr;
+        return 1;
+    }
+    if (nthreads && whose == 2) {
         uint64_t j = ex_rng_below(&r->rng, nthreads);
         tid = ex_tidset_next_cyclic(&m->threads, 0);
         while (j--)
@@ -315,14 +335,7 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
             top = EX_SPARSE_MAX_COUNT;
         count = 1 + (uint32_t)ex_rng_below(&r->rng, top);
     } else {
-        /* Log-uniform: a power of two below the cap, then uniform within its octave. */
-        uint32_t octaves = 0;
-        while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
-            octaves++;
-        uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
-        count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
-        if (count > EX_SPARSE_MAX_COUNT)
-            count = EX_SPARSE_MAX_COUNT;
+        count = log_count(r);
     }
     /* A repeat of a (thread, rip) already planned is dropped: the plan has fewer points. */
     if (ex_schedule_add_preempt(plan, tid, site->rip, count) == 0)
@@ -336,8 +349,8 @@ int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
     int rc = 0;
     for (uint32_t i = 0; i < plan->npreempt && i < EX_MAX_PREEMPTS; i++) {
         const struct ex_preempt *p = &plan->preempt[i];
-        if (hits[i] >= p->count)
-            continue; /* it fired: only a lower bound */
+        if (hits[i] >= p->count || !p->thread)
+            continue; /* it fired: only a lower bound (any thread's: no one site's count) */
         const uint64_t *vi = ex_u64map_get(&m->var_of, r->point_var[i]);
         struct ex_sparse_site *s =
             vi && *vi ? site_of(m, p->thread, p->rip, (size_t)(*vi - 1)) : NULL;
