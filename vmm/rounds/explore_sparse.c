@@ -163,7 +163,9 @@ int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
          * syscalls alone. A point could lower a lock's holder, and the others' futex
          * round trips while it waits would make it long for the point's sake. */
         es->plan.npreempt = 0;
-        ex_schedule_set_note(&es->plan, "sparse probe (pct over syscalls, no points)");
+        ex_schedule_set_note(&es->plan, "sparse probe (pct over syscalls, no points; the "
+                             "prefix: %llu cue points at syscalls, %.0f ms of CPU)",
+                             (unsigned long long)es->probe_sync_ref, es->probe_cpu_ref / 1e6);
     }
     for (uint32_t i = 0; i < es->nyield; i++)
         ex_schedule_add_yield(&es->plan, es->yield[i]);
