@@ -44,6 +44,7 @@ struct explore_driver {
     uint64_t traced;            /* traced runs done */
     bool sparse_ended;          /* a sparse run ended (whole runs fit) */
     bool prefix_run;            /* the current traced run was a learning prefix */
+    struct ex_yielders yielders; /* a traced run's threads that yielded (explorer/yielders.h) */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -76,12 +77,20 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
         const struct ex_trace *t = &vm->ser->trace;
         return ex_sparse_next(&d->sparse.run, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
     }
-    struct ex_tidset from = *enabled;
-    if (avoid) {
-        struct ex_tidset rest = *enabled;
+    struct ex_tidset from = *enabled, yielded;
+    /* A thread that just yielded lets the others go (explorer/yielders.h), as a spinner
+     * does (avoid), unless nobody else can. */
+    const struct ex_trace *t = &vm->ser->trace;
+    ex_yielders_observe(&d->yielders, t->n ? &t->ev[t->n - 1] : NULL);
+    ex_yielders_avoid(&d->yielders, &yielded);
+    for (int k = 0; k < 2; k++) {
+        const struct ex_tidset *out = k ? &yielded : avoid;
+        if (!out)
+            continue;
+        struct ex_tidset rest = from;
         bool any = false;
         for (int i = 0; i < 4; i++) {
-            rest.w[i] &= ~avoid->w[i];
+            rest.w[i] &= ~out->w[i];
             any |= rest.w[i] != 0;
         }
         if (any)
@@ -475,6 +484,7 @@ static void explore(struct explore_driver *d)
         if (!sp) {
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
                             d->traced); /* traced runs keep their sequence, sparse or not */
+            ex_yielders_init(&d->yielders);
             preshare_learnt(d);
         }
         set_picker(vm, d);

@@ -1,0 +1,36 @@
+/* Yielders: a thread that yields (sched_yield, a sleep) lets the others run.
+ *
+ * A traced run's strategies (PCT, flip, ...) choose among the enabled threads at every cue
+ * point; a thread that polls with sched_yield stays enabled, and a high-priority one that
+ * spins so (a pipeline stage on an empty ring, a barrier's waiter) kept the turn: the
+ * first traced run of a three-stage pipeline made 4 998 yields of one spinner among its
+ * 5 000 cue points and learnt nothing of the program. Spin detection (spin.h) sees only
+ * identical reads, and a yield loop whose page is not shared makes none.
+ *
+ * So a thread whose last cue point was a yield (EX_SYNC_OTHER that is no sparse point) is
+ * left out of the choice while another thread can run, until EX_YIELD_PATIENCE cue points
+ * of the others have passed since (the thread it waits for may need it after all; a sparse
+ * run lowers it below everyone instead: sparse.h). Its next cue point of its own ends that.
+ * A pure function of the cue points in trace order: a run stays deterministic, and its
+ * choices, recorded, replay it. Pure C, no KVM. */
+#ifndef EXPLORER_YIELDERS_H
+#define EXPLORER_YIELDERS_H
+#include "trace.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EX_YIELD_PATIENCE 64u
+
+struct ex_yielders {
+    uint64_t at[EX_MAX_TID + 1];   /* 1 + seq of the thread's last yield, 0: none pending */
+    uint64_t seen;                 /* 1 + seq of the last cue point observed */
+};
+
+void ex_yielders_init(struct ex_yielders *y);
+/* The cue point just made (NULL: none yet); the same one twice counts once. */
+void ex_yielders_observe(struct ex_yielders *y, const struct ex_event *last);
+/* The threads to leave out of the next choice (cleared first): the yielders whose
+ * patience is not used up. */
+void ex_yielders_avoid(const struct ex_yielders *y, struct ex_tidset *out);
+
+#endif
