@@ -7,10 +7,13 @@
  * 5 000 cue points and learnt nothing of the program. Spin detection (spin.h) sees only
  * identical reads, and a yield loop whose page is not shared makes none.
  *
- * So a thread whose last cue point was a yield (EX_SYNC_OTHER that is no sparse point) is
- * left out of the choice while another thread can run, until EX_YIELD_PATIENCE cue points
- * of the others have passed since (the thread it waits for may need it after all; a sparse
- * run lowers it below everyone instead: sparse.h). Its next cue point of its own ends that.
+ * So a thread that yields in a loop (its last EX_YIELD_STREAK cue points were all yields:
+ * EX_SYNC_OTHER that is no sparse point) is left out of the choice while another thread
+ * can run, until EX_YIELD_PATIENCE cue points of the others have passed since its last
+ * yield (the thread it waits for may need it after all; a sparse run lowers it below
+ * everyone instead: sparse.h). A cue point of its own that is no yield ends that. A yield
+ * or two (a library's back-off, a test's single sched_yield) changes nothing: the flips
+ * and PCT runs of the corpus's short tests make the choices they made before.
  * A pure function of the cue points in trace order: a run stays deterministic, and its
  * choices, recorded, replay it. Pure C, no KVM. */
 #ifndef EXPLORER_YIELDERS_H
@@ -20,17 +23,19 @@
 #include <stdint.h>
 
 #define EX_YIELD_PATIENCE 64u
+#define EX_YIELD_STREAK 8u
 
 struct ex_yielders {
     uint64_t at[EX_MAX_TID + 1];   /* 1 + seq of the thread's last yield, 0: none pending */
+    uint32_t streak[EX_MAX_TID + 1]; /* its cue points in a row that were yields */
     uint64_t seen;                 /* 1 + seq of the last cue point observed */
 };
 
 void ex_yielders_init(struct ex_yielders *y);
 /* The cue point just made (NULL: none yet); the same one twice counts once. */
 void ex_yielders_observe(struct ex_yielders *y, const struct ex_event *last);
-/* The threads to leave out of the next choice (cleared first): the yielders whose
- * patience is not used up. */
+/* The threads to leave out of the next choice (cleared first): the threads yielding in a
+ * loop whose patience is not used up. */
 void ex_yielders_avoid(const struct ex_yielders *y, struct ex_tidset *out);
 
 #endif

@@ -1,6 +1,7 @@
-/* Unit tests for explorer/yielders.c: a thread that yields is left out of the choice
- * while the others have not made EX_YIELD_PATIENCE cue points since, and its own next
- * cue point ends that. */
+/* Unit tests for explorer/yielders.c: a thread that yields in a loop (EX_YIELD_STREAK in
+ * a row) is left out of the choice while the others have not made EX_YIELD_PATIENCE cue
+ * points since, a cue point of its own that is no yield ends that, and a yield or two
+ * change nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,15 @@ static struct ex_event ev(uint64_t seq, uint32_t tid, enum ex_kind kind, uint8_t
     return e;
 }
 
+/* T yields n times in a row (cue points seq on). */
+static void yields(struct ex_yielders *y, uint64_t *seq, uint32_t tid, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        struct ex_event e = ev((*seq)++, tid, EX_SYNC_OTHER, 0);
+        ex_yielders_observe(y, &e);
+    }
+}
+
 static void test_yielder_left_out_until_patience(void **st)
 {
     (void)st;
@@ -32,7 +42,12 @@ static void test_yielder_left_out_until_patience(void **st)
     ex_yielders_observe(&y, &e);
     ex_yielders_avoid(&y, &out);
     assert_true(ex_tidset_empty(&out));
-    /* T2 yields: left out. The same cue point seen twice counts once. */
+    /* A yield or a few: nothing changes (a library's back-off, one sched_yield). */
+    yields(&y, &seq, 2, EX_YIELD_STREAK - 1);
+    ex_yielders_avoid(&y, &out);
+    assert_true(ex_tidset_empty(&out));
+    /* The streak-th yield in a row: T2 yields in a loop, left out. The same cue point
+     * seen twice counts once. */
     e = ev(seq++, 2, EX_SYNC_OTHER, 0);
     ex_yielders_observe(&y, &e);
     ex_yielders_observe(&y, &e);
@@ -50,25 +65,28 @@ static void test_yielder_left_out_until_patience(void **st)
     ex_yielders_observe(&y, &e);
     ex_yielders_avoid(&y, &out);
     assert_false(ex_tidset_has(&out, 2));
-    /* T2 yields again, then makes another cue point of its own (it ran: nobody else
-     * could): that ends it. */
-    e = ev(seq++, 2, EX_SYNC_OTHER, 0);
-    ex_yielders_observe(&y, &e);
+    /* Its next yield: still in the loop, out again at once. Then a cue point of its own
+     * that is no yield (it ran: nobody else could) ends the loop. */
+    yields(&y, &seq, 2, 1);
     ex_yielders_avoid(&y, &out);
     assert_true(ex_tidset_has(&out, 2));
     e = ev(seq++, 2, EX_READ, 0);
     ex_yielders_observe(&y, &e);
     ex_yielders_avoid(&y, &out);
     assert_false(ex_tidset_has(&out, 2));
-    /* A sparse preemption point is no yield; two yielders at once are both out. */
+    yields(&y, &seq, 2, 1);
+    ex_yielders_avoid(&y, &out);
+    assert_false(ex_tidset_has(&out, 2)); /* a streak of 1 again */
+    /* A sparse preemption point is no yield and breaks a streak; two loops at once are
+     * both out. */
+    yields(&y, &seq, 2, EX_YIELD_STREAK - 1);
     e = ev(seq++, 2, EX_SYNC_OTHER, EX_F_PREEMPT);
     ex_yielders_observe(&y, &e);
+    yields(&y, &seq, 2, 1);
     ex_yielders_avoid(&y, &out);
     assert_true(ex_tidset_empty(&out));
-    e = ev(seq++, 3, EX_SYNC_OTHER, 0);
-    ex_yielders_observe(&y, &e);
-    e = ev(seq++, 4, EX_SYNC_OTHER, 0);
-    ex_yielders_observe(&y, &e);
+    yields(&y, &seq, 3, EX_YIELD_STREAK);
+    yields(&y, &seq, 4, EX_YIELD_STREAK);
     ex_yielders_avoid(&y, &out);
     assert_true(ex_tidset_has(&out, 3) && ex_tidset_has(&out, 4));
     /* Out-of-range threads are ignored. */
