@@ -5,7 +5,9 @@
  * to interleave), and a round's serialized tail that began while the workers lived
  * runs at most 1 s (five times its 200 ms wall budget), so none reaches the abort. jinx test must report it as
  * met in free execution and say that its search from snapshots did not meet it again
- * (tests/integration/explore.sh). */
+ * (tests/integration/explore.sh), or meet it in a sparse whole run (no memory cue
+ * points: the increments cost it nothing, and its probe may take 4 prefixes' CPU time,
+ * docs/sparse.md), whose dump replays. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
