@@ -239,7 +239,7 @@ case "$st $r" in
     "$VMM" replay "$d" >/dev/null 2>"$tmp/fcr.err"; rst=$?
     [ "$rst" = 134 ] && ok "freecrash: met by a round (no search needed), that dump replays" ||
       { bad "freecrash: reported replayable without a search, replay status $rst"; tail -3 "$tmp/fcr.err"; tail -6 "$tmp/fc.err"; } ;;
-  "1 None True False")
+  "1 True None True False")
     # A sparse whole run reached the abort (its probe may take 4 prefixes' CPU time, and
     # the workers' 800 000 increments cost a sparse run nothing): a schedule, no search;
     # acceptable only if that dump really replays the abort.
