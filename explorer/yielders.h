@@ -7,13 +7,17 @@
  * 5 000 cue points and learnt nothing of the program. Spin detection (spin.h) sees only
  * identical reads, and a yield loop whose page is not shared makes none.
  *
- * So a thread that yields in a loop (its last EX_YIELD_STREAK cue points were all yields:
+ * So a thread that yields (its last EX_YIELD_STREAK cue points were all yields:
  * EX_SYNC_OTHER that is no sparse point) is left out of the choice while another thread
  * can run, until EX_YIELD_PATIENCE cue points of the others have passed since its last
  * yield (the thread it waits for may need it after all; a sparse run lowers it below
- * everyone instead: sparse.h). A cue point of its own that is no yield ends that. A yield
- * or two (a library's back-off, a test's single sched_yield) changes nothing: the flips
- * and PCT runs of the corpus's short tests make the choices they made before.
+ * everyone instead: sparse.h). A cue point of its own that is no yield ends that. The
+ * explorer applies it to learning prefixes and to the traced runs of a program whose
+ * prefix was cut (vmm/rounds/explore.c): a short test's flips follow their parent's
+ * choices, and one yield left out made order-done-flag's flip diverge and miss. A streak
+ * of 8 instead of 1 kept them, but its traced prefixes then spun 8 yields a hand-over and
+ * pipe-publish's and wsq-last's finds went from 4 and 2 of 5 seeds to 3 and 0 of 4
+ * (most of them stress runs', not replayable).
  * A pure function of the cue points in trace order: a run stays deterministic, and its
  * choices, recorded, replay it. Pure C, no KVM. */
 #ifndef EXPLORER_YIELDERS_H
@@ -23,7 +27,7 @@
 #include <stdint.h>
 
 #define EX_YIELD_PATIENCE 64u
-#define EX_YIELD_STREAK 8u
+#define EX_YIELD_STREAK 1u
 
 struct ex_yielders {
     uint64_t at[EX_MAX_TID + 1];   /* 1 + seq of the thread's last yield, 0: none pending */

@@ -45,6 +45,7 @@ struct explore_driver {
     bool sparse_ended;          /* a sparse run ended (whole runs fit) */
     bool prefix_run;            /* the current traced run was a learning prefix */
     struct ex_yielders yielders; /* a traced run's threads that yielded (explorer/yielders.h) */
+    bool hand_over;             /* ... are left out: a learning prefix, or a long program's run */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -79,10 +80,14 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
     }
     struct ex_tidset from = *enabled, yielded;
     /* A thread that just yielded lets the others go (explorer/yielders.h), as a spinner
-     * does (avoid), unless nobody else can. */
+     * does (avoid), unless nobody else can: in a learning prefix and in the traced runs
+     * of a program whose prefix was cut. A short test's other runs choose as they always
+     * did (a flip that follows its parent's choices diverged at one yield: order-done-flag). */
     const struct ex_trace *t = &vm->ser->trace;
     ex_yielders_observe(&d->yielders, t->n ? &t->ev[t->n - 1] : NULL);
     ex_yielders_avoid(&d->yielders, &yielded);
+    if (!d->hand_over)
+        ex_tidset_clear(&yielded);
     for (int k = 0; k < 2; k++) {
         const struct ex_tidset *out = k ? &yielded : avoid;
         if (!out)
@@ -485,6 +490,7 @@ static void explore(struct explore_driver *d)
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
                             d->traced); /* traced runs keep their sequence, sparse or not */
             ex_yielders_init(&d->yielders);
+            d->hand_over = capped || d->sparse.prefixed;
             preshare_learnt(d);
         }
         set_picker(vm, d);
