@@ -273,6 +273,11 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
              * budget (its stretched traced run took it), and sparse runs alone would
              * leave many-150-ticket's traced flip (its first stretched run) none. */
             es->on = es->modest = true;
+            /* The traced run comes first: sparse runs then take an equal share of what it
+             * cost. 8 sparse runs ahead of it put many-150-ticket's flip (that traced
+             * run) at schedule 10 instead of 3, and found nothing there or in
+             * many-160-claim, whose finds were a traced flip's and stress runs'. */
+            es->cost_sparse += es->cost_traced;
             /* How far the prefix got: the probe ran the whole program and made `cues`
              * cue points at syscalls and yields, the prefix probe_sync_ref of them. A
              * traced run of the whole program would then take about the prefix's CPU
