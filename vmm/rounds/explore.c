@@ -304,8 +304,9 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
             const struct ex_preempt *p = &d->sparse.plan.preempt[k];
             char sym[EX_SYM_LEN];
             vm_symbolize(d->vm, p->rip, sym, sizeof sym);
-            fprintf(stderr, "jinx-vmm: explore:   point: T%u before its execution %u of 0x%llx %s\n",
-                    p->thread, p->count, (unsigned long long)p->rip, sym);
+            fprintf(stderr, "jinx-vmm: explore:   point: T%u%s before its execution %u of 0x%llx %s\n",
+                    p->thread, p->thread ? "" : " (any thread)", p->count,
+                    (unsigned long long)p->rip, sym);
         }
         return;
     }
