@@ -150,7 +150,7 @@ bool explore_sparse_take_over(struct explore_sparse *es)
 
 bool explore_sparse_next_is_sparse(const struct explore_sparse *es)
 {
-    uint64_t share = es->traced_ended || es->modest ? 1 : EXPLORE_SPARSE_SHARE;
+    uint64_t share = es->traced_ended ? 1 : EXPLORE_SPARSE_SHARE;
     return es->probe || (es->on && (es->only || es->cost_sparse <= share * es->cost_traced));
 }
 
@@ -263,32 +263,20 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
          * prefix's hundred syscalls: those keep their traced runs. */
         if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref)) {
             es->candidate = true;
-        } else if (ended) {
-            /* The whole program ran sparse within the time the traced run was cut at,
-             * but not with far fewer cue points (150 threads' clones, exits and
-             * joins): sparse runs join at once with an equal share of the cost, and the
-             * traced runs go on as they would have (no deciding prefix: the next one
-             * gets the stretched budget, and a traced run that ends keeps them going).
-             * Traced runs alone left many-160-claim's sparse runs none of a 60 s
-             * budget (its stretched traced run took it), and sparse runs alone would
-             * leave many-150-ticket's traced flip (its first stretched run) none. */
-            es->on = es->modest = true;
-            /* The traced run comes first: sparse runs then take an equal share of what it
-             * cost. 8 sparse runs ahead of it put many-150-ticket's flip (that traced
-             * run) at schedule 10 instead of 3, and found nothing there or in
-             * many-160-claim, whose finds were a traced flip's and stress runs'. */
-            es->cost_sparse += es->cost_traced;
-            /* How far the prefix got: the probe ran the whole program and made `cues`
-             * cue points at syscalls and yields, the prefix probe_sync_ref of them. A
-             * traced run of the whole program would then take about the prefix's CPU
-             * time times their ratio: past a stretched traced run's budget it cannot end
-             * (pipe-publish's ~7000 yields, a few hundred of them in its prefix), and
-             * sparse runs take over now rather than after that run is cut. */
-            if (es->probe_cpu_ref && es->probe_sync_ref &&
-                es->probe_cpu_ref / es->probe_sync_ref * cues >
-                    (uint64_t)EXPLORE_STRETCH * es->traced_wall_ns)
-                es->only = true;
-        } else {
+        } else if (ended && es->probe_cpu_ref && es->probe_sync_ref &&
+                   es->probe_cpu_ref / es->probe_sync_ref * cues >
+                       (uint64_t)EXPLORE_STRETCH * es->traced_wall_ns) {
+            /* The whole program ran sparse, not with far fewer cue points than the prefix,
+             * but a traced run of it would take the prefix's CPU time per syscall cue point
+             * times the probe's cue points: past a stretched traced run's budget it cannot
+             * end (pipe-publish: 69 syscalls in its prefix, 7045 in its probe, ~100 s), so
+             * sparse runs take over now rather than after that run is cut. Otherwise (150
+             * threads' clones, exits and joins: many-150-ticket's probe 600, its prefix
+             * 128) the traced runs go on, stretched, and find those bugs; sparse runs
+             * between them found none there nor in many-160-claim, and 1 to 1 after each
+             * run that ended put many-64-max's sweep at schedule 42-48 instead of 4. */
+            es->on = es->only = true;
+        } else if (!ended) {
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
         }
     }

@@ -90,8 +90,6 @@ struct explore_sparse {
     bool prefixed;              /* the first traced run was a learning prefix */
     uint64_t traced_runs;       /* traced runs learnt (prefixes included) */
     bool candidate;             /* the probe succeeded: the next traced run decides */
-    bool modest;                /* the probe ended, not with far fewer cue points:
-                                 * sparse runs on, with an equal share of the cost */
     uint64_t probe_ref;         /* the cut traced run's cue points */
     uint64_t probe_cpu_ref;     /* the prefix's CPU time (0: the probe followed a cut run) */
     uint64_t probe_sync_ref;    /* the prefix's cue points that were no memory access */
