@@ -162,8 +162,14 @@ grep -q '"divergences":0' "$tmp/err" || bad "files seed 5 --attach: divergences 
 # suite and memcheck it took more than 30.)
 files_run "files seed 6 --serial" --serial --timeout 60s --seed 6 -- files 6 300 2 "$ro"
 # The secret check can fail: grant the directory that holds the secret and it is read.
-run "files: the secret check sees a granted secret" 0 --ro-dir "$tmp/files" -- files 7 "$iters" 4 "$ro"
-grep -q "secret_reads=[1-9]" "$tmp/err" || bad "files with the secret granted: secret_reads stayed 0 (the check is blind)"
+# Whether a run's random paths reach it depends on how its four threads interleave (free
+# execution): up to three seeds (one CI run in ~10 saw seed 7 read it 0 times).
+seen=0
+for s in 7 8 9; do
+  run "files seed $s: the secret check sees a granted secret" 0 --ro-dir "$tmp/files" -- files "$s" "$iters" 4 "$ro"
+  grep -q "secret_reads=[1-9]" "$tmp/err" && { seen=$s; break; }
+done
+[ "$seen" != 0 ] || bad "files with the secret granted: secret_reads stayed 0 in seeds 7-9 (the check is blind)"
 
 echo "outcomes (report outcome, exit status: runs):"
 for k in "${!hist[@]}"; do echo "  $k: ${hist[$k]}"; done | sort
