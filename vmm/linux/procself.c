@@ -107,26 +107,11 @@ static char *strings(char **v, int n, size_t *len)
     return buf;
 }
 
-int procself_open(struct vm *vm, const char *p, bool writes, bool dir, struct gfile **out)
+int procself_text_file(const char *p, char *text, size_t len, struct gfile **out)
 {
-    static const char *const names[] = {"/proc/self/maps", "/proc/self/cmdline",
-                                        "/proc/self/environ", "/proc/thread-self/maps"};
-    int which = -1;
-    for (int i = 0; i < 4 && which < 0; i++)
-        if (!strcmp(p, names[i]))
-            which = i;
-    if (which < 0)
-        return 1;
-    if (writes)
-        return -EACCES;
-    if (dir)
-        return -ENOTDIR;
-    size_t len = 0;
-    char *text = which == 1 ? strings(vm->argv, vm->argc, &len)
-                 : which == 2 ? strings(vm->envp, vm->envc, &len) : procself_maps(vm, &len);
     if (!text)
         return -ENOMEM;
-    int fd = memfd_create("jinx-procself", MFD_CLOEXEC);
+    int fd = memfd_create("jinx-proc", MFD_CLOEXEC);
     int r = fd < 0 ? -errno : 0;
     for (size_t done = 0; !r && done < len;) {
         ssize_t w = write(fd, text + done, len - done);
@@ -153,4 +138,24 @@ int procself_open(struct vm *vm, const char *p, bool writes, bool dir, struct gf
     }
     *out = f;
     return 0;
+}
+
+int procself_open(struct vm *vm, const char *p, bool writes, bool dir, struct gfile **out)
+{
+    static const char *const names[] = {"/proc/self/maps", "/proc/self/cmdline",
+                                        "/proc/self/environ", "/proc/thread-self/maps"};
+    int which = -1;
+    for (int i = 0; i < 4 && which < 0; i++)
+        if (!strcmp(p, names[i]))
+            which = i;
+    if (which < 0)
+        return 1;
+    if (writes)
+        return -EACCES;
+    if (dir)
+        return -ENOTDIR;
+    size_t len = 0;
+    char *text = which == 1 ? strings(vm->argv, vm->argc, &len)
+                 : which == 2 ? strings(vm->envp, vm->envc, &len) : procself_maps(vm, &len);
+    return procself_text_file(p, text, len, out);
 }

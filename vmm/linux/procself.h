@@ -21,6 +21,10 @@ struct gfile;
  * goes on); 0 with *out (one reference) when it is; -errno when it is but cannot be
  * opened (EACCES for writing, as Linux). */
 int procself_open(struct vm *vm, const char *p, bool writes, bool dir, struct gfile **out);
+/* A gfile for path p that reads text (len bytes, an anonymous host file): 0 with *out (one
+ * reference), or -errno. Takes text (malloc'd; NULL: -ENOMEM) and frees it. For the
+ * /proc and /sys files whose text jinx makes (procsys.h too). */
+int procself_text_file(const char *p, char *text, size_t len, struct gfile **out);
 
 /* /proc/self/maps' text for vm into a malloc'd buffer (*len bytes); NULL when out of
  * memory. Exposed for tests. */

@@ -1,5 +1,6 @@
 /* /proc/cpuinfo and /sys/devices/system/cpu from the guest's machine (procsys.h). */
 #include "linux/procsys.h"
+#include "linux/procself.h"
 #include "kvm/cpumodel.h"
 #include "kvm/vm.h"
 #include "linux/files_int.h"
@@ -118,36 +119,6 @@ char *procsys_cpuinfo(struct vm *vm, size_t *len)
     }
     *len = n;
     return buf;
-}
-
-/* A gfile reading text (an anonymous host file), or -errno. */
-static int text_file(const char *p, char *text, size_t len, struct gfile **out)
-{
-    if (!text)
-        return -ENOMEM;
-    int fd = memfd_create("jinx-procsys", MFD_CLOEXEC);
-    int r = fd < 0 ? -errno : 0;
-    for (size_t done = 0; !r && done < len;) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w <= 0)
-            r = w < 0 ? -errno : -EIO;
-        else
-            done += (size_t)w;
-    }
-    free(text);
-    struct gfile *f = r ? NULL : calloc(1, sizeof *f);
-    if (!r && !(f ? (f->path = strdup(p)) : NULL))
-        r = -ENOMEM;
-    if (r) {
-        if (fd >= 0)
-            close(fd);
-        free(f);
-        return r;
-    }
-    f->hostfd = fd;
-    atomic_init(&f->refs, 1);
-    *out = f;
-    return 0;
 }
 
 /* Appends a getdents64 record (d_off: the next record's position, as load_dents makes). */
@@ -280,5 +251,5 @@ int procsys_open(struct vm *vm, const char *given, bool writes, bool dir, struct
             return -ENOMEM;
         len = (size_t)w;
     }
-    return text_file(p, text, len, out);
+    return procself_text_file(p, text, len, out);
 }
