@@ -36,6 +36,7 @@
 #include "score.h"
 #include "sparse.h"
 #include "spin.h"
+#include "yielders.h"
 #include "steer.h"
 #include "strategy.h"
 #include "syncdep.h"

@@ -109,7 +109,7 @@ int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps)
 
 int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count)
 {
-    if (thread == 0 || thread > EX_SCHED_MAX_TID || count == 0 || count > EX_MAX_STEPS ||
+    if (thread > EX_SCHED_MAX_TID || count == 0 || count > EX_MAX_STEPS ||
         rip == 0 || rip > EX_MAX_PREEMPT_RIP || s->npreempt >= EX_MAX_PREEMPTS)
         return -1;
     for (uint32_t i = 0; i < s->npreempt; i++)
@@ -443,7 +443,7 @@ static int parse_sparse_line(struct ex_schedule *s, const char *const *tok, cons
     uint32_t thread = 0, count = 0;
     if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') || (tok[3][0] != 'x' && tok[3][0] != 'X'))
         return ex_parse_error_set(err, line, tcol[0], "expected 'preempt T<thread> 0x<rip> x<count>'");
-    if (parse_num(tok[1] + 1, tlen[1] - 1, 1, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
+    if (parse_num(tok[1] + 1, tlen[1] - 1, 0, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
                   tcol[1] + 1) != 0 ||
         parse_rip(tok[2], tlen[2], &rip, err, line, tcol[2]) != 0 ||
         parse_num(tok[3] + 1, tlen[3] - 1, 1, EX_MAX_STEPS, "count", &count, err, line,

@@ -93,7 +93,10 @@ struct ex_segment {
 
 /* A sparse schedule's decision inside computation: thread `thread` is stopped right
  * before its `count`-th execution (counted from the run's start) of the instruction
- * at `rip`, and that stop is a cue point like a syscall's (vmm/sched/sparse.h). */
+ * at `rip`, and that stop is a cue point like a syscall's (vmm/sched/sparse.h). Thread
+ * 0: any thread, the `count`-th execution by whichever threads run it (one runs at a
+ * time, so the count is as deterministic as one thread's); the thread that makes it
+ * stops. */
 struct ex_preempt {
     uint32_t thread;
     uint32_t count;
@@ -158,8 +161,8 @@ int ex_schedule_push(struct ex_schedule *s, uint32_t thread, uint32_t steps);
  * to its page). Returns 0, or -1 (s unchanged) for more than
  * EX_MAX_SHARED_PAGES distinct pages or no memory. */
 int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t n);
-/* Adds a preemption point (sparse schedules): 0, or -1 for a bad point (thread 0 or
- * past EX_SCHED_MAX_TID, count 0 or past EX_MAX_STEPS, rip 0 or past
+/* Adds a preemption point (sparse schedules; thread 0: any thread): 0, or -1 for a bad
+ * point (thread past EX_SCHED_MAX_TID, count 0 or past EX_MAX_STEPS, rip 0 or past
  * EX_MAX_PREEMPT_RIP), a repeat of a (thread, rip) already there, or a full list. */
 int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count);
 /* Adds a yield point (sparse schedules), kept ascending: 0, or -1 for rip 0 or past

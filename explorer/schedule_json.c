@@ -178,7 +178,7 @@ static int preempt_member(struct json_lex *p, const char *key, void *vctx, int d
     if (strcmp(key, "thread") == 0) {
         if (first_time(p, &c->have_thread, "thread") != 0)
             return -1;
-        return juint(p, 1, EX_SCHED_MAX_TID, "thread", &c->thread);
+        return juint(p, 0, EX_SCHED_MAX_TID, "thread", &c->thread); /* 0: any thread */
     }
     if (strcmp(key, "count") == 0) {
         if (first_time(p, &c->have_count, "count") != 0)

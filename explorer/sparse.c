@@ -234,17 +234,63 @@ static uint64_t weight(const struct ex_sparse_var *v)
     return w;
 }
 
+/* The instruction a variable's draw is grouped by: its first site's. */
+static uint64_t group_of(const struct ex_sparse_model *m, const struct ex_sparse_var *v)
+{
+    return m->site[v->first_site - 1].rip;
+}
+
+/* Counts the racy variables of each instruction into *groups (rip -> count). Out of
+ * memory: fewer counted, every weight still valid. */
+static void count_groups(const struct ex_sparse_model *m, struct ex_u64map *groups)
+{
+    for (size_t i = 0; i < m->nvar; i++)
+        if (racy(&m->var[i])) {
+            uint64_t *n = ex_u64map_put(groups, group_of(m, &m->var[i]), 0, NULL);
+            if (n)
+                ++*n;
+        }
+}
+
+/* A racy variable's share of the draw: its weight (EX_SPARSE_WEIGHT_SCALE units each)
+ * over the number of racy variables its instruction (its first site's) accessed. A point
+ * is an instruction: the variables one instruction accesses, a slot each (per-thread or
+ * per-chunk data: the C library's thread descriptors at thread exit, ~900 of them in a
+ * 160-thread program, partial sums, an array of accounts), give the same points and
+ * weigh as one variable together, not as hundreds that drown the one that raced. */
+static uint64_t draw_weight(const struct ex_sparse_model *m, const struct ex_sparse_var *v,
+                            const struct ex_u64map *groups)
+{
+    uint64_t w = weight(v) * EX_SPARSE_WEIGHT_SCALE;
+    const uint64_t *n = ex_u64map_get(groups, group_of(m, v));
+    if (n && *n > 1)
+        w /= *n;
+    return w ? w : 1;
+}
+
+/* A count when only a lower bound is known: log-uniform, a power of two below the cap,
+ * then uniform within its octave. */
+static uint32_t log_count(struct ex_sparse_run *r)
+{
+    uint32_t octaves = 0;
+    while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
+        octaves++;
+    uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
+    uint32_t count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
+    return count > EX_SPARSE_MAX_COUNT ? EX_SPARSE_MAX_COUNT : count;
+}
+
 /* A change point: a racy variable by weight, then one of its sites, a thread and a count.
  * 1 when drawn, 0 when the site is known never to run (drawn again), -1 no variable. */
 static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
-                      uint64_t total, struct ex_schedule *plan)
+                      const struct ex_u64map *groups, uint64_t total, struct ex_schedule *plan)
 {
     uint64_t k = ex_rng_below(&r->rng, total);
     const struct ex_sparse_var *v = NULL;
     for (size_t i = 0; i < m->nvar && !v; i++) {
         if (!racy(&m->var[i]))
             continue;
-        uint64_t w = weight(&m->var[i]);
+        uint64_t w = draw_weight(m, &m->var[i], groups);
         if (k < w)
             v = &m->var[i];
         else
@@ -261,7 +307,15 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
         s = m->next_site[s - 1];
     const struct ex_sparse_site *site = &m->site[s - 1];
     uint32_t tid = site->tid, nthreads = ex_tidset_count(&m->threads);
-    if (nthreads && !m->own_threads && ex_rng_below(&r->rng, 2)) {
+    /* Whose executions count: the site's thread (half of the time), any one thread the
+     * runs showed, or every thread (thread 0: whichever makes the count-th). */
+    uint64_t whose = m->own_threads ? 0 : ex_rng_below(&r->rng, 4);
+    if (whose == 3) {
+        if (ex_schedule_add_preempt(plan, 0, site->rip, log_count(r)) == 0)
+            r->point_var[plan->npreempt - 1] = v->addr;
+        return 1;
+    }
+    if (nthreads && whose == 2) {
         uint64_t j = ex_rng_below(&r->rng, nthreads);
         tid = ex_tidset_next_cyclic(&m->threads, 0);
         while (j--)
@@ -281,14 +335,7 @@ static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
             top = EX_SPARSE_MAX_COUNT;
         count = 1 + (uint32_t)ex_rng_below(&r->rng, top);
     } else {
-        /* Log-uniform: a power of two below the cap, then uniform within its octave. */
-        uint32_t octaves = 0;
-        while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
-            octaves++;
-        uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
-        count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
-        if (count > EX_SPARSE_MAX_COUNT)
-            count = EX_SPARSE_MAX_COUNT;
+        count = log_count(r);
     }
     /* A repeat of a (thread, rip) already planned is dropped: the plan has fewer points. */
     if (ex_schedule_add_preempt(plan, tid, site->rip, count) == 0)
@@ -302,8 +349,8 @@ int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
     int rc = 0;
     for (uint32_t i = 0; i < plan->npreempt && i < EX_MAX_PREEMPTS; i++) {
         const struct ex_preempt *p = &plan->preempt[i];
-        if (hits[i] >= p->count)
-            continue; /* it fired: only a lower bound */
+        if (hits[i] >= p->count || !p->thread)
+            continue; /* it fired: only a lower bound (any thread's: no one site's count) */
         const uint64_t *vi = ex_u64map_get(&m->var_of, r->point_var[i]);
         struct ex_sparse_site *s =
             vi && *vi ? site_of(m, p->thread, p->rip, (size_t)(*vi - 1)) : NULL;
@@ -330,22 +377,29 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
     r->low = SPARSE_PRIO_BASE;
     ex_schedule_reset(plan);
     plan->sparse = true;
+    struct ex_u64map groups;
+    ex_u64map_init(&groups);
+    count_groups(m, &groups);
     size_t nracy = 0;
     uint64_t total = 0;
     for (size_t i = 0; i < m->nvar; i++)
         if (racy(&m->var[i])) {
             nracy++;
-            total += weight(&m->var[i]);
+            total += draw_weight(m, &m->var[i], &groups);
         }
     uint32_t npoints = nracy ? 1 + (uint32_t)ex_rng_below(&r->rng, EX_SPARSE_MAX_POINTS) : 0;
-    for (uint32_t i = 0; i < npoints; i++)
+    int rc = 0;
+    for (uint32_t i = 0; i < npoints && rc == 0; i++)
         for (uint32_t tries = 0; tries < EX_SPARSE_DRAWS; tries++) {
-            int got = draw_point(r, m, total, plan);
+            int got = draw_point(r, m, &groups, total, plan);
             if (got < 0)
-                return -1;
-            if (got > 0)
+                rc = -1;
+            if (got != 0)
                 break;
         }
+    ex_u64map_free(&groups);
+    if (rc < 0)
+        return -1;
     ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu", plan->npreempt, nracy);
     return 0;
 }

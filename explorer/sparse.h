@@ -31,7 +31,13 @@
  * exact count (the hits of a point that did not fire in a run that ended), which the
  * model keeps (ex_sparse_observe): sparse runs refine what the traced prefix showed. Drawing by
  * variable is the bounding that keeps a hot statistics counter, accessed 10^5 times,
- * from absorbing every change point: it is one variable among the others.
+ * from absorbing every change point: it is one variable among the others. And a point
+ * is an instruction: the racy variables whose first site is at one instruction share one
+ * variable's weight (their weights over their number). One instruction that accesses a
+ * slot per thread or per chunk (the C library's thread descriptors at thread exit, ~900
+ * in a 160-thread program; partial sums; an array of accounts) gives the same points
+ * whichever slot is drawn, and drawn per slot those drowned the one variable that raced
+ * (a work cursor got about 1 point in 100).
  *
  * The run itself (ex_sparse_next) is PCT: every thread gets a random priority when it
  * first shows up; at each cue point the enabled thread of highest priority runs; when a
@@ -57,6 +63,7 @@
 #define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
 #define EX_SPARSE_DRAWS 8u        /* tries to draw a point at a site that can fire */
 #define EX_SPARSE_MAX_SKIP 32u    /* code ranges ex_sparse_skip_code keeps */
+#define EX_SPARSE_WEIGHT_SCALE 4096u /* draw units per weight unit: a page-only share is >= 1 */
 
 struct ex_sparse_site {
     uint64_t rip, var;

@@ -248,6 +248,14 @@ case "$st $r" in
     "$VMM" replay "$d" >/dev/null 2>"$tmp/fcr.err"; rst=$?
     [ "$rst" = 134 ] && ok "freecrash: met by a round (no search needed), that dump replays" ||
       { bad "freecrash: reported replayable without a search, replay status $rst"; tail -3 "$tmp/fcr.err"; tail -6 "$tmp/fc.err"; } ;;
+  "1 True None True False")
+    # A sparse whole run reached the abort (its probe may take 4 prefixes' CPU time, and
+    # the workers' 800 000 increments cost a sparse run nothing): a schedule, no search;
+    # acceptable only if that dump really replays the abort.
+    d=$(python3 -c "import json; print(json.load(open('$tmp/fc.json'))['dump'])")
+    "$VMM" replay "$d" >/dev/null 2>"$tmp/fcr.err"; rst=$?
+    [ "$rst" = 134 ] && ok "freecrash: a sparse whole run met the abort (no search needed), that dump replays" ||
+      { bad "freecrash: reported replayable from a schedule, replay status $rst"; tail -3 "$tmp/fcr.err"; } ;;
   *) bad "freecrash: status $st, $r (want a search after a free-execution crash)"; tail -4 "$tmp/fc.err" ;;
 esac
 

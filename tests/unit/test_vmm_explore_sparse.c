@@ -42,8 +42,9 @@ static void test_prefix_probe_decider_turn_sparse_on(void **st)
     assert_true(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_begin(&es, 1), 0);
     assert_int_equal(es.plan.npreempt, 0);
-    /* Its budget: the prefix's CPU time (a probe as slow shows no gain). */
-    assert_int_equal(explore_sparse_budget(&es), 900 * MS);
+    /* Its budget: EXPLORE_SPARSE_PROBE_PREFIXES times the prefix's CPU time (a whole
+     * sparse run that fits there beats the traced run the prefix was cut from). */
+    assert_int_equal(explore_sparse_budget(&es), EXPLORE_SPARSE_PROBE_PREFIXES * 900 * MS);
     explore_sparse_after_counts(&es, true, false, 15, 0, 0, no_hits, 3 * MS);
     /* A probe 300 times shorter: the next traced run decides, capped too. */
     assert_false(explore_sparse_next_is_sparse(&es));
@@ -109,13 +110,32 @@ static void test_probe_gain_in_cues_or_syscalls(void **st)
     bool decider;
     uint64_t most = EXPLORE_SPARSE_PREFIX / EXPLORE_SPARSE_PREFIX_GAIN;
     /* 150 threads: the prefix made 128 syscall cue points, the probe 600: no decider,
-     * traced run 1 gets the stretched budget as before. */
+     * traced run 1 gets the stretched budget as before (a whole traced run at the
+     * prefix's pace: ~900 ms / 128 x 600, 4.2 s of CPU, fits in it). */
     explore_sparse_init(&es, 2 * S);
     prefix_of(&es, 128);
     sparse_ended(&es, 600, 200 * MS);
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), 0);
     assert_false(explore_sparse_next_is_sparse(&es));
+    assert_false(es.on || es.only);
     assert_false(es.off); /* traced runs giving up may still hand over to sparse runs */
+    explore_sparse_free(&es);
+    /* A pipeline whose prefix made 4000 syscall cue points: its probe (7000, in 3 times
+     * the prefix's CPU time) ends, the traced runs go on the same way. */
+    explore_sparse_init(&es, 2 * S);
+    prefix_of(&es, 4000);
+    sparse_ended(&es, 7000, 2700 * MS);
+    assert_false(es.on || es.only);
+    explore_sparse_free(&es);
+    /* ... but its prefix made 300 of the probe's 7000 yields: a traced run of the whole
+     * program would take ~21 s of CPU, past a stretched run's budget: sparse runs only. */
+    explore_sparse_init(&es, 2 * S);
+    prefix_of(&es, 300);
+    sparse_ended(&es, 7000, 2700 * MS);
+    assert_true(es.on);
+    assert_true(es.only);
+    for (int i = 0; i < 50; i++)
+        sparse_ended(&es, 7000, 2700 * MS);
     explore_sparse_free(&es);
     /* Just past the cue-point bound: no. At it: a candidate. */
     explore_sparse_init(&es, 2 * S);

@@ -44,6 +44,8 @@ struct explore_driver {
     uint64_t traced;            /* traced runs done */
     bool sparse_ended;          /* a sparse run ended (whole runs fit) */
     bool prefix_run;            /* the current traced run was a learning prefix */
+    struct ex_yielders yielders; /* a traced run's threads that yielded (explorer/yielders.h) */
+    bool hand_over;             /* ... are left out: a learning prefix, or a long program's run */
 };
 
 void explore_config_default(struct explore_config *c)
@@ -76,12 +78,24 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
         const struct ex_trace *t = &vm->ser->trace;
         return ex_sparse_next(&d->sparse.run, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
     }
-    struct ex_tidset from = *enabled;
-    if (avoid) {
-        struct ex_tidset rest = *enabled;
+    struct ex_tidset from = *enabled, yielded;
+    /* A thread that just yielded lets the others go (explorer/yielders.h), as a spinner
+     * does (avoid), unless nobody else can: in a learning prefix and in the traced runs
+     * of a program whose prefix was cut. A short test's other runs choose as they always
+     * did (a flip that follows its parent's choices diverged at one yield: order-done-flag). */
+    const struct ex_trace *t = &vm->ser->trace;
+    ex_yielders_observe(&d->yielders, t->n ? &t->ev[t->n - 1] : NULL);
+    ex_yielders_avoid(&d->yielders, &yielded);
+    if (!d->hand_over)
+        ex_tidset_clear(&yielded);
+    for (int k = 0; k < 2; k++) {
+        const struct ex_tidset *out = k ? &yielded : avoid;
+        if (!out)
+            continue;
+        struct ex_tidset rest = from;
         bool any = false;
         for (int i = 0; i < 4; i++) {
-            rest.w[i] &= ~avoid->w[i];
+            rest.w[i] &= ~out->w[i];
             any |= rest.w[i] != 0;
         }
         if (any)
@@ -290,8 +304,9 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
             const struct ex_preempt *p = &d->sparse.plan.preempt[k];
             char sym[EX_SYM_LEN];
             vm_symbolize(d->vm, p->rip, sym, sizeof sym);
-            fprintf(stderr, "jinx-vmm: explore:   point: T%u before its execution %u of 0x%llx %s\n",
-                    p->thread, p->count, (unsigned long long)p->rip, sym);
+            fprintf(stderr, "jinx-vmm: explore:   point: T%u%s before its execution %u of 0x%llx %s\n",
+                    p->thread, p->thread ? "" : " (any thread)", p->count,
+                    (unsigned long long)p->rip, sym);
         }
         return;
     }
@@ -483,6 +498,8 @@ static void explore(struct explore_driver *d)
         if (!sp) {
             ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
                             d->traced); /* traced runs keep their sequence, sparse or not */
+            ex_yielders_init(&d->yielders);
+            d->hand_over = capped || d->sparse.prefixed;
             preshare_learnt(d);
         }
         set_picker(vm, d);

@@ -1,5 +1,6 @@
 /* Sparse runs in whole-run exploration (explore_sparse.h). */
 #include "rounds/explore_sparse.h"
+#include "rounds/explore.h"
 #include "kvm/vm.h"
 #include "linux/vmlibs.h"
 #include "sched/serialize.h"
@@ -168,7 +169,9 @@ int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
          * syscalls alone. A point could lower a lock's holder, and the others' futex
          * round trips while it waits would make it long for the point's sake. */
         es->plan.npreempt = 0;
-        ex_schedule_set_note(&es->plan, "sparse probe (pct over syscalls, no points)");
+        ex_schedule_set_note(&es->plan, "sparse probe (pct over syscalls, no points; the "
+                             "prefix: %llu cue points at syscalls, %.0f ms of CPU)",
+                             (unsigned long long)es->probe_sync_ref, es->probe_cpu_ref / 1e6);
     }
     for (uint32_t i = 0; i < es->nyield; i++)
         ex_schedule_add_yield(&es->plan, es->yield[i]);
@@ -200,14 +203,18 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es)
     uint64_t hits = 0;
     for (uint32_t i = 0; i < es->plan.npreempt; i++)
         hits += es->plan.preempt[i].count;
-    /* The probe must show a large gain: a tenth of a traced run's budget is plenty to
-     * show it in cue points; after a prefix, the prefix's CPU time (a probe that takes
-     * as long shows no gain in time either). */
+    /* The probe must show a gain: a tenth of a traced run's budget is plenty to show it
+     * in cue points; after a prefix, EXPLORE_SPARSE_PROBE_PREFIXES times the prefix's CPU
+     * time. A sparse run makes a traced one's cue points at syscalls and yields and none
+     * at memory accesses, so a whole sparse run that fits there is cheaper than the whole
+     * traced run the prefix was cut from: a pipeline that yields at every full or empty
+     * ring (pipe-publish: ~7000 yields a run, 0.9 s of CPU, where the prefix's 5000 cue
+     * points took 0.5 s) was cut at one prefix's time and turned sparse runs off. */
     uint64_t base = es->wall_ns;
     if (es->probe) {
         base /= EXPLORE_SPARSE_PROBE_DIV;
-        if (es->probe_cpu_ref > base)
-            base = es->probe_cpu_ref;
+        if (EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref > base)
+            base = EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref;
     }
     return base + hits * EXPLORE_SPARSE_HIT_NS;
 }
@@ -260,10 +267,24 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
          * every yield, and it pays for the shared accesses between them too. A probe of
          * 150 threads makes more (hundreds of clones, exits and futexes) than the
          * prefix's hundred syscalls: those keep their traced runs. */
-        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref))
+        if (ended && (cues * EXPLORE_SPARSE_GAIN <= es->probe_ref || cues < es->probe_sync_ref)) {
             es->candidate = true;
-        else if (!ended)
+        } else if (ended && es->probe_cpu_ref && es->probe_sync_ref &&
+                   es->probe_cpu_ref / es->probe_sync_ref * cues >
+                       (uint64_t)EXPLORE_STRETCH * es->traced_wall_ns) {
+            /* The whole program ran sparse, not with far fewer cue points than the prefix,
+             * but a traced run of it would take the prefix's CPU time per syscall cue point
+             * times the probe's cue points: past a stretched traced run's budget it cannot
+             * end (pipe-publish: 69 syscalls in its prefix, 7045 in its probe, ~100 s), so
+             * sparse runs take over now rather than after that run is cut. Otherwise (150
+             * threads' clones, exits and joins: many-150-ticket's probe 600, its prefix
+             * 128) the traced runs go on, stretched, and find those bugs; sparse runs
+             * between them found none there nor in many-160-claim, and 1 to 1 after each
+             * run that ended put many-64-max's sweep at schedule 42-48 instead of 4. */
+            es->on = es->only = true;
+        } else if (!ended) {
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
+        }
     }
     if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {
         es->on = false; /* they all spin or outlast the budget: sparse runs do not fit */

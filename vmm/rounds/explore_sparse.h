@@ -65,7 +65,8 @@ struct vm;
 #define EXPLORE_SPARSE_GAIN 50u         /* a probe this many times shorter: sparse runs join */
 #define EXPLORE_SPARSE_PREFIX 5000u     /* a learning prefix's cue points (EXPLORE_SPARSE_CUES) */
 #define EXPLORE_SPARSE_PREFIX_GAIN 25u  /* ... a probe this many times shorter than one */
-#define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this */
+#define EXPLORE_SPARSE_PROBE_DIV 10u    /* the probe's budget: the traced runs' over this, */
+#define EXPLORE_SPARSE_PROBE_PREFIXES 4u /* ... or this many times the prefix's CPU time */
 #define EXPLORE_SPARSE_SHARE 3u        /* sparse runs' share of the cost: 3 to traced 1 */
 #define EXPLORE_SPARSE_FIRST_CUTS 3u    /* the first sparse runs all cut: no sparse runs */
 #define EXPLORE_SPARSE_RUN_COST 16u     /* a sparse run's fixed cost in cue points (restore) */

@@ -60,6 +60,7 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
     for (uint32_t i = 0; i < s->npreempt && i < EX_MAX_PREEMPTS; i++)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->preempt[i].rip,
                                                 .xid = s->preempt[i].thread,
+                                                .any = !s->preempt[i].thread,
                                                 .count = s->preempt[i].count};
     for (uint32_t i = 0; i < s->nyield && i < EX_MAX_YIELDS; i++)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->yield[i], .xid = 0, .count = 1};
@@ -164,7 +165,7 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
         return stale;
     }
     unplant(vm, p);
-    if (!p->xid) {
+    if (!p->xid && !p->any) {
         /* A yield point: the thread yields here, and steps over the instruction when it
          * runs again (TF stays in its flags while it waits). */
         sp->yields++;

@@ -18,6 +18,10 @@
  * Deterministic: hits depend only on what the thread executes, the points only on the
  * schedule, so a sparse schedule replays exactly (the dump's schedule carries them).
  *
+ * A point of thread 0 (any thread) is planted for whichever thread runs and counts the
+ * executions of all of them: the thread that makes the N-th stops (a 160-thread
+ * program's work cursor is advanced by whichever worker PCT lets run first).
+ *
  * Yield points (schedule.yield[]): planted for whichever thread runs; every hit is a cue
  * point (EX_SYNC_OTHER at the rip, no flag: the thread yields), and the instruction is
  * stepped over when the thread runs again, so a spin loop that makes no syscall hands
@@ -40,8 +44,9 @@ struct vcpu;
 
 struct sparse_point {
     uint64_t rip;
-    uint32_t xid;           /* the explorer thread id whose executions count (0: a yield
-                             * point, any thread's) */
+    uint32_t xid;           /* the explorer thread id whose executions count (0: any
+                             * thread's: a yield point, or a preemption point of any) */
+    bool any;               /* a preemption point counted over every thread */
     uint32_t count, hits;
     bool done;              /* fired, or cannot be planted */
     bool planted;
