@@ -22,7 +22,7 @@ static void sparse_ended(struct explore_sparse *es, uint64_t cues, uint64_t cpu_
 {
     assert_true(explore_sparse_next_is_sparse(es));
     assert_int_equal(explore_sparse_begin(es, 1), 0);
-    explore_sparse_after_counts(es, true, false, cues, 0, 0, no_hits, cpu_ns);
+    explore_sparse_after_counts(es, true, false, 0, cues, 0, 0, no_hits, cpu_ns);
 }
 
 static void test_prefix_probe_decider_turn_sparse_on(void **st)
@@ -45,7 +45,7 @@ static void test_prefix_probe_decider_turn_sparse_on(void **st)
     /* Its budget: EXPLORE_SPARSE_PROBE_PREFIXES times the prefix's CPU time (a whole
      * sparse run that fits there beats the traced run the prefix was cut from). */
     assert_int_equal(explore_sparse_budget(&es), EXPLORE_SPARSE_PROBE_PREFIXES * 900 * MS);
-    explore_sparse_after_counts(&es, true, false, 15, 0, 0, no_hits, 3 * MS);
+    explore_sparse_after_counts(&es, true, false, 0, 15, 0, 0, no_hits, 3 * MS);
     /* A probe 300 times shorter: the next traced run decides, capped too. */
     assert_false(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_prefix_cues(&es, &decider), EXPLORE_SPARSE_PREFIX);
@@ -162,9 +162,26 @@ static void test_probe_gain_in_cues_or_syscalls(void **st)
     prefix_of(&es, 4980);
     assert_true(explore_sparse_next_is_sparse(&es));
     assert_int_equal(explore_sparse_begin(&es, 1), 0);
-    explore_sparse_after_counts(&es, false, false, 20, 0, 0, no_hits, 900 * MS);
+    explore_sparse_after_counts(&es, false, false, 3, 20, 0, 0, no_hits, 900 * MS);
     assert_true(es.off);
+    assert_false(es.long_alone); /* three threads: it may spin; traced runs go on */
     assert_false(explore_sparse_take_over(&es));
+    explore_sparse_free(&es);
+    /* ... cut while one thread lived (freecrash.c: main computing alone): whole runs
+     * cannot end, the driver hands over at once. */
+    explore_sparse_init(&es, 2 * S);
+    prefix_of(&es, 5);
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    explore_sparse_after_counts(&es, false, true, 1, 9, 0, 0, no_hits, 4 * S);
+    assert_true(es.off && es.long_alone);
+    explore_sparse_free(&es);
+    /* A sparse run after the probe, cut with one thread: no verdict (the probe decides). */
+    explore_sparse_init(&es, 2 * S);
+    prefix_of(&es, 4980);
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    explore_sparse_after_counts(&es, true, false, 0, 463, 0, 0, no_hits, 70 * MS);
+    explore_sparse_after_counts(&es, false, true, 1, 9, 0, 0, no_hits, 4 * S);
+    assert_false(es.long_alone);
     explore_sparse_free(&es);
 }
 

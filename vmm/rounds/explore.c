@@ -551,7 +551,7 @@ static void explore(struct explore_driver *d)
         if (found)
             break;
         if (sp) {
-            if (d->sparse.off && d->sparse.only) {
+            if ((d->sparse.off && d->sparse.only) || (d->sparse.long_alone && !ended_any)) {
                 d->st.gave_up = true; /* neither kind of run fits: rounds, if anything */
                 break;
             }

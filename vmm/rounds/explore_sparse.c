@@ -198,6 +198,14 @@ static void learn_spin(struct explore_sparse *es, struct vm *vm)
     }
 }
 
+static int live_threads(const struct vm *vm)
+{
+    int n = 0;
+    for (int i = 0; i < vm->nvcpus; i++)
+        n += vm->vcpus[i]->tid && vm->vcpus[i]->state != T_FREE;
+    return n;
+}
+
 uint64_t explore_sparse_budget(const struct explore_sparse *es)
 {
     uint64_t hits = 0;
@@ -228,11 +236,12 @@ void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, 
         hits[i] = sp->pt[i].hits;
     if (!ended)
         learn_spin(es, vm);
-    explore_sparse_after_counts(es, ended, vm->ser->stopped, cues, sp->decisions, sp->hits, hits,
+    explore_sparse_after_counts(es, ended, vm->ser->stopped, ended ? 0 : live_threads(vm), cues,
+                                sp->decisions, sp->hits, hits,
                                 cpu_ns);
 }
 
-void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped,
+void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped, int live,
                                  uint64_t cues, uint64_t decisions, uint64_t nhits,
                                  const uint32_t *hits, uint64_t cpu_ns)
 {
@@ -284,6 +293,7 @@ void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool sto
             es->on = es->only = true;
         } else if (!ended) {
             es->off = true; /* long even sparse (or it spins): rounds, when traced runs give up */
+            es->long_alone = live == 1; /* ... or at once: one thread, no spin */
         }
     }
     if (!es->ended && es->runs >= EXPLORE_SPARSE_FIRST_CUTS) {

@@ -97,6 +97,7 @@ struct explore_sparse {
     uint64_t probe_cpu_ref;     /* the prefix's CPU time (0: the probe followed a cut run) */
     uint64_t probe_sync_ref;    /* the prefix's cue points that were no memory access */
     bool only;                  /* traced runs gave up: sparse runs only */
+    bool long_alone;            /* the probe was cut while one thread lived (below) */
     bool sized;                 /* wall_ns set from an ended run */
     bool traced_ended;          /* a traced run ended (sparse runs then get an equal share) */
     uint32_t long_runs;         /* traced runs of EXPLORE_SPARSE_CUES or more that ended */
@@ -144,13 +145,18 @@ int explore_sparse_begin(struct explore_sparse *es, uint64_t seed);
 /* The planned run's budget: es->wall_ns and its points' counts (an exit pair each). */
 uint64_t explore_sparse_budget(const struct explore_sparse *es);
 /* After a sparse run of `cues` cue points (the VM's sparse counters still hold its
- * decisions and hits); cpu_ns its CPU time. */
+ * decisions and hits); cpu_ns its CPU time. A probe cut while a single thread of the
+ * program lived sets long_alone: that thread alone, at native speed, outlasted the
+ * budget, so no whole run (traced runs are slower still) can end in one, and there is
+ * nothing left to interleave where it was: the driver hands over to free execution and
+ * rounds at once, instead of first stretching a traced run over half the budget left
+ * (tests/guest/freecrash.c: 22 s of a 45 s budget before its free run began). */
 void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,
                           uint64_t cpu_ns);
 /* The same from the run's counts (the VM's part aside: a spin learnt): stopped, the run
- * was stopped with no cue point; decisions, nhits: points fired, hits counted; hits[i]:
+ * was stopped with no cue point; live, the program's threads alive at a cut; decisions, nhits: points fired, hits counted; hits[i]:
  * plan point i's hits (EX_MAX_PREEMPTS of them). */
-void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped,
+void explore_sparse_after_counts(struct explore_sparse *es, bool ended, bool stopped, int live,
                                  uint64_t cues, uint64_t decisions, uint64_t nhits,
                                  const uint32_t *hits, uint64_t cpu_ns);
 
