@@ -119,6 +119,14 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
     return 0;
 }
 
+int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match)
+{
+    if (thread == 0 || match == 0 || ex_schedule_add_preempt(s, thread, rip, EX_MAX_STEPS) < 0)
+        return -1;
+    s->preempt[s->npreempt - 1].match = match;
+    return 0;
+}
+
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip)
 {
     if (rip == 0 || rip > EX_MAX_PREEMPT_RIP || s->nyield >= EX_MAX_YIELDS)

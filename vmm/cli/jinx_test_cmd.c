@@ -76,8 +76,8 @@ static void usage(FILE *f)
         "  --budget DUR    wall time to spend (default 60s)\n"
         "  --rate R        simulation rounds per second (default 5/s)\n"
         "  --strategy NAME whole-run strategy: portfolio (default), pct, pos, random, rf,\n"
-        "                  window, flip, nest, sweep, wake or lanes (jinx-vmm run\n"
-        "                  --explore-strategy)\n"
+        "                  window, flip, nest, sweep, wake, lanes or timed (jinx-vmm\n"
+        "                  run --explore-strategy)\n"
         "  --depth D       PCT depth, 1 to %d (jinx-vmm run --explore-depth)\n"
         "  --fragment-wall DUR  wall-time budget of each round's fragments (default: runs\n"
         "                  alternate " FRAGMENT_WALL_SHORT " and " FRAGMENT_WALL_LONG ")\n"
@@ -374,9 +374,9 @@ static int parse_test_args(int argc, char **argv, char **posv, struct test_opts 
         }
         case 's': {
             enum ex_online_kind k;
-            if (ex_online_from_name(optarg, &k) < 0) {
+            if (strcmp(optarg, "timed") && ex_online_from_name(optarg, &k) < 0) {
                 jx_err("--strategy %s: expected portfolio (the default), pct, pos, random, rf, "
-                       "window, flip, nest, sweep, wake or lanes",
+                       "window, flip, nest, sweep, wake, lanes or timed",
                        optarg);
                 return -1;
             }

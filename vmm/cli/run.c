@@ -182,9 +182,10 @@ static int parse_special(struct run *r, int c, const char *name)
             r->round_opt = name;
         return 0;
     case OPT_EXPLORE_STRATEGY:
-        if (ex_online_from_name(optarg, &r->ecfg.strategy) < 0) {
+        r->ecfg.timed_only = strcmp(optarg, "timed") == 0; /* explore_timed.h's runs alone */
+        if (!r->ecfg.timed_only && ex_online_from_name(optarg, &r->ecfg.strategy) < 0) {
             jx_err("--explore-strategy %s: expected portfolio, pct, pos, random, rf, window, "
-                   "flip, nest, sweep, wake or lanes", optarg);
+                   "flip, nest, sweep, wake, lanes or timed", optarg);
             return -1;
         }
         r->explore_strategy_given = true;

@@ -171,6 +171,12 @@ static void kick(struct vcpu *v)
     pthread_kill(v->host, SIG_KICK);
 }
 
+void vm_kick(struct vcpu *v)
+{
+    if (atomic_load(&v->in_guest))
+        kick(v);
+}
+
 void vm_stop_locked(struct vm *vm, const struct outcome *o)
 {
     if (atomic_load(&vm->stopping))

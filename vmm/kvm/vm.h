@@ -362,6 +362,9 @@ void vm_rerun_syscall(struct vcpu *v);
  * pending syscall completion is at a clean point. vm_resume lets them go on. */
 void vm_pause(struct vm *vm);
 void vm_resume(struct vm *vm);
+/* Interrupts v's KVM_RUN if it is in the guest: it leaves with an interrupted exit (the
+ * mode's guest_left sees it) and runs on unless something else changed. */
+void vm_kick(struct vcpu *v);
 /* Sets the outcome (first one wins) and stops every vCPU. In a sandboxed simulation a
  * guest outcome only ends the simulation (vm->sim_out). Caller holds vm->lock. */
 void vm_stop_locked(struct vm *vm, const struct outcome *o);

@@ -1,11 +1,12 @@
 /* Whole-run exploration (explore.h). */
 #include "rounds/explore.h"
+#include "rounds/explore_int.h"
 #include "rounds/explore_replay.h"
 #include "rounds/explore_sparse.h"
 #include "rounds/explore_stress.h"
+#include "rounds/explore_timed.h"
 #include "rounds/explore_timers.h"
 #include "rounds/explore_wall.h"
-#include "lib/json.h"
 #include "rounds/simulation.h"
 #include "kvm/snapshot.h"
 #include "lib/util.h"
@@ -17,36 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct explore_driver {
-    struct vm *vm;
-    struct explore_config cfg;
-    pthread_t thread;
-    bool started;
-    struct snapshot snap;
-    bool have_snap;
-    struct ex_online online;
-    struct ex_history hist;
-    struct ex_pending pend[MAX_VCPUS];
-    struct explore_stats st;
-    struct round_retired retired;
-    bool have_retired;
-    /* Pages the last run shared (crew.h), learnt by the history (ex_online_learn) and
-     * pre-shared in the next runs; preshare[] is the set the current run uses (sorted: it
-     * goes into the bug's schedule as it is). */
-    struct ex_u64map learnt;
-    uint64_t *preshare;
-    size_t npreshare, cappreshare;
-    uint64_t bug_ns;            /* how long the bug run took */
-    struct explore_sparse sparse; /* sparse runs (explore_sparse.h) */
-    struct explore_stress stress; /* stress runs (explore_stress.h) */
-    bool run_sparse;            /* the current run is sparse: the picker asks its PCT */
-    struct explore_timers timers; /* timers that end early (explore_timers.h) */
-    uint64_t traced;            /* traced runs done */
-    bool sparse_ended;          /* a sparse run ended (whole runs fit) */
-    bool prefix_run;            /* the current traced run was a learning prefix */
-    struct ex_yielders yielders; /* a traced run's threads that yielded (explorer/yielders.h) */
-    bool hand_over;             /* ... are left out: a learning prefix, or a long program's run */
-};
 
 void explore_config_default(struct explore_config *c)
 {
@@ -76,7 +47,8 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
         avoid = NULL; /* the thread whose timer ended early goes on: explore_timers.h */
     if (d->run_sparse) {
         const struct ex_trace *t = &vm->ser->trace;
-        return ex_sparse_next(&d->sparse.run, enabled, avoid, t->n ? &t->ev[t->n - 1] : NULL);
+        return ex_sparse_next(d->run_timed ? &d->timed.run : &d->sparse.run, enabled, avoid,
+                              t->n ? &t->ev[t->n - 1] : NULL);
     }
     struct ex_tidset from = *enabled, yielded;
     /* A thread that just yielded lets the others go (explorer/yielders.h), as a spinner
@@ -154,17 +126,6 @@ static void preshare_learnt(struct explore_driver *d)
         d->npreshare = 0; /* the crew's set is empty then: say so in the schedule */
 }
 
-/* A whole run's outcome: as a simulation's (rounds/simulation.h), except that a nonzero exit
- * status is a failure too. A test reports failure by its exit status as often as by an
- * assertion (jinx test counts it as one), so a run that ends so is a bug, classed with
- * assertions. */
-static enum ex_outcome run_outcome(const struct outcome *o, bool ended)
-{
-    if (ended && o->kind == OUT_EXIT && o->status != 0)
-        return EX_OUTCOME_ASSERT;
-    return sim_outcome_class(o, ended);
-}
-
 /* Waits for the stop at the first thread creation (sched/serialize.h's stop_at_clone). False if
  * the program ended first: nothing concurrent to explore. */
 static bool wait_first_clone(struct vm *vm)
@@ -181,95 +142,6 @@ static bool wait_first_clone(struct vm *vm)
         return false;
     }
     return true;
-}
-
-static void keep_bug(struct explore_driver *d, const struct ex_schedule *s,
-                     const struct ex_trace *reference, const struct sim_result *sim,
-                     const struct sim_result *live)
-{
-    struct round_retired *r = &d->retired;
-    ex_schedule_init(&r->sched);
-    ex_trace_init(&r->recorded);
-    ex_trace_init(&r->retired);
-    if (ex_schedule_copy(&r->sched, s) < 0 || ex_trace_copy(&r->recorded, reference) < 0 ||
-        ex_trace_copy(&r->retired, &live->trace) < 0) {
-        jx_err("explore: out of memory keeping the bug's schedule for the dump (no replay)");
-        ex_schedule_free(&r->sched);
-        ex_trace_free(&r->recorded);
-        ex_trace_free(&r->retired);
-        return;
-    }
-    r->snap = &d->snap;
-    memset(&r->score, 0, sizeof r->score);
-    r->score.outcome = (uint8_t)sim->outcome;
-    r->score.bug = true;
-    r->score.rank = EX_SCORE_BUG;
-    r->round = 0; /* a whole run, not a round */
-    r->sim = (int)d->st.bug_at;
-    r->nsim = (int)d->st.schedules;
-    r->cue_limit = d->cfg.run_cues;
-    r->cues_sim = sim->cues;
-    r->cues_live = live->cues;
-    snprintf(r->strategy, sizeof r->strategy, "%s", d->st.strategy);
-    snprintf(r->why, sizeof r->why, "its schedule (%.160s) ended in a bug", d->st.note);
-    d->have_retired = true;
-}
-
-/* A run met one of jinx's limits and failed, or was stopped by the timeout, and the live
- * program did not get as far: its report must still list the limit, so that jinx test says
- * "could not test" rather than judging a program jinx could not run as it asked. */
-static void note_unjudged_limits(struct explore_driver *d, uint64_t run)
-{
-    d->st.limited = true;
-    if (limits_merge(&d->vm->limits, &d->vm->sandbox_lims) > 0)
-        jx_err("explore: run %llu met the jinx limits below, and the live program did not get "
-               "as far", (unsigned long long)run);
-}
-
-/* Replays the bug run live from the snapshot: the program really ends in the bug. */
-static void reproduce(struct explore_driver *d, const struct ex_schedule *s,
-                      const struct ex_trace *reference, const struct sim_result *sim)
-{
-    struct vm *vm = d->vm;
-    struct sim_result live;
-    memset(&live, 0, sizeof live);
-    ex_trace_init(&live.trace);
-    /* No wall budget cuts it short: the run took sim->ns, the live replay about as long
-     * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
-    uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
-    sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
-    bool ended = over(vm);
-    pthread_mutex_lock(&vm->lock);
-    enum outcome_kind out = vm->out.kind;
-    bool same_outcome = run_outcome(&vm->out, true) == sim->outcome;
-    pthread_mutex_unlock(&vm->lock);
-    struct explore_replay_result j = explore_replay_judge(
-        &live.trace, &sim->trace, ended, out == OUT_TIMEOUT || out == OUT_NONE, same_outcome);
-    d->st.reproduced = j.verdict == EXPLORE_REPLAY_SAME;
-    if (j.verdict == EXPLORE_REPLAY_SAME) {
-        keep_bug(d, s, reference, sim, &live);
-    } else {
-        if (j.verdict == EXPLORE_REPLAY_STOPPED)
-            jx_err("explore: the live replay of run %llu (%s) was stopped %s after %zu of its "
-                   "%zu cue points, the same as the run's up to there: give the test more time "
-                   "(--budget, --timeout) to see it end", (unsigned long long)d->st.bug_at,
-                   ex_outcome_name(sim->outcome),
-                   !ended ? "by its wall budget" : out == OUT_TIMEOUT ? "by the timeout"
-                                                  : "from outside", j.live_n, j.run_n);
-        else
-            jx_err("explore: the live replay of run %llu did not reproduce its %s (trace "
-                   "differs at cue point %ld of %zu, the live one has %zu%s): a bug in jinx, "
-                   "please report it", (unsigned long long)d->st.bug_at,
-                   ex_outcome_name(sim->outcome), j.diff, j.run_n, j.live_n,
-                   ended ? "" : ", the program did not end");
-        if (d->st.limited)
-            note_unjudged_limits(d, d->st.bug_at);
-        if (!ended) {
-            serialize_fragment_end(vm);
-            serialize_free_run(vm);
-        }
-    }
-    ex_trace_free(&live.trace);
 }
 
 static void note_run(struct explore_driver *d, uint64_t i, const struct sim_result *r,
@@ -328,28 +200,6 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
     }
 }
 
-/* The bug run's strategy and description, for the stats and the dump. */
-static void name_bug_run(struct explore_driver *d, bool sparse)
-{
-    snprintf(d->st.strategy, sizeof d->st.strategy, "%s",
-             sparse ? "sparse" : ex_online_name((enum ex_online_kind)d->online.kind));
-    if (sparse)
-        snprintf(d->st.note, sizeof d->st.note, "%s", d->sparse.plan.note);
-    else
-        ex_online_describe(&d->online, d->st.note, sizeof d->st.note);
-}
-
-/* The run just made, as a schedule that replays it: the choices (and the sparse points or
- * the pre-shared pages) and the timers it ended early. 0, or -1 (out of memory). */
-static int bug_schedule(struct explore_driver *d, bool sparse, struct ex_schedule *out)
-{
-    int got = sparse ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, out)
-              : ex_online_schedule(&d->online, out) < 0 ||
-                      ex_schedule_set_shared(out, d->preshare, d->npreshare) < 0
-                  ? -1 : 0;
-    return got < 0 ? -1 : explore_timers_to_schedule(d->vm, out);
-}
-
 /* A stress run if one is due (explore_stress.h): 0 go on, 1 stop exploring (the program
  * met a bug for real, or the budget is spent), -1 the VM failed. One between two
  * controlled runs, not as many as would restore their quarter of the time after a long
@@ -373,6 +223,78 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
             return 1;
     }
     return 0;
+}
+
+/* A timed run if one is due (explore_timed.h), between controlled runs i - 1 and i: 0 go
+ * on, 1 it ended in a bug (or met a jinx limit: *bug_sched and *bug as keep_bug_run sets
+ * them), 2 stop exploring (the VM's end, the budget's), -1 the restore failed. */
+static int timed_if_due(struct explore_driver *d, uint64_t i, uint64_t t0, uint64_t deadline,
+                        struct sim_result *r, struct ex_schedule *bug_sched,
+                        struct sim_result *bug)
+{
+    struct vm *vm = d->vm;
+    if (!explore_timed_due(&d->timed, mono_ns() - t0) ||
+        explore_timed_begin(&d->timed, vm, d->cfg.seed, d->sparse.yield, d->sparse.nyield) < 0)
+        return 0;
+    d->run_sparse = d->run_timed = true;
+    explore_timers_begin(&d->timers, true, d->cfg.seed, EXPLORE_TIMED_INDEX + d->timed.runs);
+    set_picker(vm, d);
+    unsigned lim0 = atomic_load(&vm->sandbox_limits);
+    uint64_t t_run = mono_ns();
+    sim_run_fragment(vm, &d->timed.plan, d->cfg.run_cues, explore_timed_budget(&d->timed),
+                     d->snap.vtime, false, r);
+    t_run = mono_ns() - t_run;
+    set_picker(vm, NULL);
+    int got = 0;
+    if (over(vm) || (!r->ended && mono_ns() >= deadline)) {
+        got = over(vm) || sim_rewind(vm, &d->snap) == 0 ? 2 : -1;
+    } else {
+        r->outcome = explore_run_outcome(&r->out, r->ended);
+        uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
+        uint32_t made = vm->ser->sparse.ntimed;
+        explore_timed_after(&d->timed, r->ended, t_run, made);
+        if (d->cfg.verbose)
+            fprintf(stderr, "jinx-vmm: explore: timed run %llu: %s, %llu cue points, %u of %u "
+                    "timed decisions, in %.1f ms (%s)\n", (unsigned long long)d->timed.runs,
+                    r->ended ? ex_outcome_name(r->outcome) : "cut by its budget",
+                    (unsigned long long)r->cues, made, d->timed.nat, t_run / 1e6,
+                    d->timed.plan.note);
+        bool limited = atomic_load(&vm->sandbox_limits) != lim0;
+        if (limited && r->ended)
+            d->st.limited = true;
+        if (r->ended && (ex_outcome_is_bug(r->outcome) || limited) &&
+            explore_keep_bug_run(d, i, r, true, ended, t_run, bug_sched, bug))
+            got = 1;
+        if (sim_rewind(vm, &d->snap) < 0)
+            got = -1;
+    }
+    d->run_sparse = d->run_timed = false;
+    return got;
+}
+
+/* Controlled runs are slow: stress and timed runs begin (if they did not). */
+static void runs_are_slow(struct explore_driver *d, uint64_t elapsed_ns)
+{
+    explore_stress_start(&d->stress, elapsed_ns);
+    explore_timed_start(&d->timed, elapsed_ns);
+}
+
+/* The runs due between controlled runs i - 1 and i (a stress run, a timed run): 0 go on,
+ * 1 stop exploring, 2 a timed run ended in a bug (*bug_sched, *bug), 3 timed runs alone
+ * (--explore-strategy timed) go on, -1 the VM failed. */
+static int between_runs(struct explore_driver *d, uint64_t i, uint64_t t0, uint64_t deadline,
+                        struct sim_result *r, struct ex_schedule *bug_sched,
+                        struct sim_result *bug)
+{
+    int got = stress_if_due(d, t0, deadline);
+    if (got != 0)
+        return got;
+    got = timed_if_due(d, i, t0, deadline, r, bug_sched, bug);
+    if (got == 0 && d->cfg.timed_only) {
+        d->st.gave_up = d->timed.off; /* they do not fit: rounds, if anything */
+        return d->timed.off ? 1 : 3;
+    }
+    return got == 1 ? 2 : got == 2 ? 1 : got;
 }
 
 /* What run i (r: its trace and outcome; t_run, cpu_run: its wall and CPU time) teaches:
@@ -428,30 +350,12 @@ static void close_exploration(struct explore_driver *d, bool decided, uint64_t t
     d->st.stress = d->stress.runs;
     d->st.stress_cut = d->stress.cut;
     d->st.stress_ns = d->stress.ns;
+    d->st.timed = d->timed.runs;
+    d->st.timed_cut = d->timed.cut;
+    d->st.timed_ns = d->timed.ns;
+    d->st.timed_decisions = d->timed.decisions;
     vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
     vm->ser->wall_deadline = 0;
-}
-
-/* Run i (r) ended in a bug, or met a jinx limit (replayed live the same way): its
- * schedule (*bug_sched) and result (*bug) are what reproduce() replays. False when its
- * choices were lost (out of memory): not reported. */
-static bool keep_bug_run(struct explore_driver *d, uint64_t i, const struct sim_result *r,
-                         bool sp, uint32_t timers_ended, uint64_t t_run,
-                         struct ex_schedule *bug_sched, struct sim_result *bug)
-{
-    if (bug_schedule(d, sp, bug_sched) < 0) {
-        jx_err("explore: run %llu ended in a bug but its choices were lost (out of memory): "
-               "not reported", (unsigned long long)(i + 1));
-        return false;
-    }
-    d->st.bug_at = i + 1;
-    d->st.timers_bug = timers_ended;
-    name_bug_run(d, sp);
-    bug->outcome = r->outcome;
-    bug->cues = r->cues;
-    d->bug_ns = t_run;
-    ex_trace_copy(&bug->trace, &r->trace);
-    return true;
 }
 
 static void explore(struct explore_driver *d)
@@ -476,11 +380,14 @@ static void explore(struct explore_driver *d)
     for (uint64_t i = 0; !over(vm); i++) {
         if ((d->cfg.max_schedules && i >= d->cfg.max_schedules) || mono_ns() >= deadline)
             break;
-        int stress = stress_if_due(d, t0, deadline);
-        if (stress < 0)
+        int between = between_runs(d, i, t0, deadline, &r, &bug_sched, &bug);
+        if (between < 0)
             goto out;
-        if (stress > 0)
+        found = between == 2;
+        if (between == 1 || found)
             break;
+        if (between == 3)
+            continue; /* --explore-strategy timed: nothing else */
         bool sp = explore_sparse_next_is_sparse(&d->sparse) &&
                   explore_sparse_begin(&d->sparse, d->cfg.seed) == 0;
         d->run_sparse = sp;
@@ -514,7 +421,7 @@ static void explore(struct explore_driver *d)
         if (over(vm)) {
             /* A real end (timeout, interrupt): that is the outcome. */
             if (atomic_load(&vm->sandbox_limits) != lim0)
-                note_unjudged_limits(d, i + 1);
+                explore_note_unjudged_limits(d, i + 1);
             break;
         }
         if (!r.ended && mono_ns() >= deadline) {
@@ -524,7 +431,7 @@ static void explore(struct explore_driver *d)
                 goto out;
             break;
         }
-        r.outcome = run_outcome(&r.out, r.ended);
+        r.outcome = explore_run_outcome(&r.out, r.ended);
         uint32_t ended = explore_timers_after(&d->timers, vm, &d->st.timers_early);
         /* Stopped at its cap (or the deciding one cut by its budget: long too), or the
          * deciding one ended below it. */
@@ -533,7 +440,7 @@ static void explore(struct explore_driver *d)
         d->prefix_run = prefix;
         learn_from_run(d, i, &r, t_run, cpu_run, &wall, prefix, decider_ended);
         if (!sp && (!r.ended || r.cues >= EXPLORE_SPARSE_CUES))
-            explore_stress_start(&d->stress, mono_ns() - t0); /* controlled runs are slow */
+            runs_are_slow(d, mono_ns() - t0);
         if (d->cfg.verbose)
             explore_timers_print(vm, stderr);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
@@ -543,7 +450,7 @@ static void explore(struct explore_driver *d)
         if (limited && r.ended)
             d->st.limited = true;
         if (r.ended && (ex_outcome_is_bug(r.outcome) || limited))
-            found = keep_bug_run(d, i, &r, sp, ended, t_run, &bug_sched, &bug);
+            found = explore_keep_bug_run(d, i, &r, sp, ended, t_run, &bug_sched, &bug);
         else if (r.ended && !have_ref)
             have_ref = ex_trace_copy(&reference, &r.trace) == 0;
         if (sim_rewind(vm, &d->snap) < 0)
@@ -585,7 +492,7 @@ static void explore(struct explore_driver *d)
     if (over(vm))
         goto out;
     if (found) {
-        reproduce(d, &bug_sched, &reference, &bug); /* with the bug run's pre-shared pages */
+        explore_reproduce(d, &bug_sched, &reference, &bug); /* with the bug run's pre-shared pages */
         crew_preshare(vm, NULL, 0);
     } else {
         crew_preshare(vm, NULL, 0); /* free execution and rounds share pages as ever */
@@ -661,8 +568,11 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     ex_u64map_init(&d->learnt);
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     explore_stress_init(&d->stress, d->cfg.run_wall_ns);
+    explore_timed_init(&d->timed, d->cfg.run_wall_ns, d->cfg.seed);
+    explore_timed_start(&d->timed, d->cfg.timed_only ? 0 : EXPLORE_STRESS_AFTER_NS);
+    d->timed.always = d->cfg.timed_only;
     explore_timers_init(&d->timers, d->cfg.timers_strict);
-    d->stress.off = d->cfg.no_stress;
+    d->stress.off = d->cfg.no_stress || d->cfg.timed_only;
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;
@@ -704,43 +614,6 @@ const struct round_retired *explore_retired(struct vm *vm)
     return vm->explore->have_retired ? &vm->explore->retired : NULL;
 }
 
-int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
-{
-    double secs = st->ns_explore / 1e9;
-    int n = snprintf(buf, len,
-                     "{\"snapshot\":%s,\"snapshot_cue\":%llu,\"schedules\":%llu,\"cut\":%llu,"
-                     "\"schedules_to_bug\":%llu,\"schedules_per_second\":%.1f,"
-                     "\"cues_mean\":%llu,\"cues_max\":%llu,\"seconds\":%.3f,"
-                     "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,"
-                     "\"sparse_schedules\":%llu,\"sparse_cut\":%llu,\"sparse_cues_mean\":%.1f,"
-                     "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,"
-                     "\"stress_runs\":%llu,\"stress_cut\":%llu,\"stress_seconds\":%.3f,"
-                     "\"timers_early\":%llu,\"timers_early_bug\":%llu,\"strategy\":",
-                     st->snapshot_taken ? "true" : "false",
-                     (unsigned long long)st->snapshot_cue, (unsigned long long)st->schedules,
-                     (unsigned long long)st->cut, (unsigned long long)st->bug_at,
-                     secs > 0 ? st->schedules / secs : 0.0,
-                     (unsigned long long)(st->schedules ? st->cues_total / st->schedules : 0),
-                     (unsigned long long)st->cues_max, secs, st->reproduced ? "true" : "false",
-                     st->gave_up ? "true" : "false", st->limited ? "true" : "false",
-                     (unsigned long long)st->sparse, (unsigned long long)st->sparse_cut,
-                     st->sparse ? (double)st->sparse_cues / st->sparse : 0.0,
-                     st->sparse ? (double)st->sparse_fired / st->sparse : 0.0,
-                     st->sparse ? (double)st->sparse_hits / st->sparse : 0.0,
-                     (unsigned long long)st->stress, (unsigned long long)st->stress_cut,
-                     st->stress_ns / 1e9, (unsigned long long)st->timers_early,
-                     (unsigned long long)st->timers_bug);
-    if (n < 0 || (size_t)n >= len)
-        return -1;
-    struct jbuf j;
-    jb_init(&j, buf + n, len - (size_t)n);
-    jb_str(&j, st->strategy);
-    jb_raw(&j, ",\"note\":");
-    jb_str(&j, st->note);
-    jb_raw(&j, "}");
-    return jb_ok(&j) == 0 ? 0 : -1;
-}
-
 void explore_shutdown(struct vm *vm)
 {
     struct explore_driver *d = vm->explore;
@@ -758,6 +631,7 @@ void explore_shutdown(struct vm *vm)
     ex_history_free(&d->hist);
     ex_u64map_free(&d->learnt);
     explore_sparse_free(&d->sparse);
+    explore_timed_free(&d->timed);
     free(d->preshare);
     free(d);
     vm->explore = NULL;

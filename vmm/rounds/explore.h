@@ -45,6 +45,7 @@ struct explore_config {
     bool no_stress;                 /* no stress runs (explore_stress.h) */
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
     bool timers_strict;             /* --timers strict: no timer ends early (explore_timers.h) */
+    bool timed_only;                /* --explore-strategy timed: timed runs alone (explore_timed.h) */
     struct round_config rounds;     /* ... with this configuration */
 };
 
@@ -64,6 +65,8 @@ struct explore_stats {
     uint64_t sparse, sparse_cut, sparse_cues, sparse_fired, sparse_hits;
     /* Stress runs (explore_stress.h): how many, stopped at their budget, wall time. */
     uint64_t stress, stress_cut, stress_ns;
+    /* Timed runs (explore_timed.h): how many, cut, wall time, timed decisions made. */
+    uint64_t timed, timed_cut, timed_ns, timed_decisions;
     /* Timers ended early (explore_timers.h): in all runs; in the bug run. */
     uint64_t timers_early, timers_bug;
     char strategy[32];              /* the strategy of the bug run (portfolio members) */

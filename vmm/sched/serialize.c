@@ -420,6 +420,9 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
             if (!vm->ser->cut && until > clk.deadline)
                 until = clk.deadline;
         }
+        uint64_t timed = sparse_timed_tick_locked(vm, start, now); /* a timed decision */
+        if (timed < until)
+            until = timed;
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);

@@ -59,7 +59,7 @@ static void ser_after_syscall(struct vm *vm, struct vcpu *v, int tid, uint64_t n
 static bool ser_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
                            bool *step)
 {
-    if (sparse_breakpoint(vm, v, rip, step))
+    if (sparse_breakpoint(vm, v, rip, u, step))
         return true;
     *step = false;
     return crew_breakpoint(vm, v, rip, u);
@@ -85,6 +85,15 @@ static void ser_guest_enter(struct vm *vm, struct vcpu *v)
 {
     sparse_enter(vm, v);
     guest_cues_enter(vm, v);
+}
+
+/* The guest cues' block first (guest_cue.h), then a timed decision (sparse.h). */
+static const char *ser_guest_left(struct vm *vm, struct vcpu *v, bool interrupted, bool *busy)
+{
+    const char *err = guest_cues_left(vm, v, interrupted, busy);
+    if (!err && !*busy)
+        sparse_timed_left(vm, v, interrupted);
+    return err;
 }
 
 static void ser_destroy(struct vm *vm)
@@ -113,7 +122,7 @@ static const struct vm_mode_ops serialize_ops = {
     .mapped = crew_watch_range,
     .destroy = ser_destroy,
     .guest_enter = ser_guest_enter,
-    .guest_left = guest_cues_left,
+    .guest_left = ser_guest_left,
 };
 
 int serialize_mode_install(struct vm *vm)

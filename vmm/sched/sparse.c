@@ -2,6 +2,9 @@
 #include "sched/sparse.h"
 #include "sched/serialize.h"
 #include "kvm/vm.h"
+#include "lib/util.h"
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool sparse_insn_ok(const uint8_t *b, size_t n)
@@ -54,6 +57,11 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
     memset(sp->stepping, 0, sizeof sp->stepping);
     sp->decisions = sp->hits = sp->yields = 0;
     sp->n = 0;
+    /* The timed decisions set for this fragment, once (sparse_set_timed_locked). */
+    sp->ntimed_at = s->sparse ? sp->npending_at : 0;
+    memcpy(sp->timed_at, sp->pending_at, sp->ntimed_at * sizeof sp->timed_at[0]);
+    sp->npending_at = sp->timed_next = sp->ntimed = 0;
+    sp->timed_due = false;
     __atomic_store_n(&sp->on, s->sparse, __ATOMIC_RELEASE);
     if (!s->sparse)
         return;
@@ -61,7 +69,8 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->preempt[i].rip,
                                                 .xid = s->preempt[i].thread,
                                                 .any = !s->preempt[i].thread,
-                                                .count = s->preempt[i].count};
+                                                .count = s->preempt[i].count,
+                                                .match = s->preempt[i].match};
     for (uint32_t i = 0; i < s->nyield && i < EX_MAX_YIELDS; i++)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->yield[i], .xid = 0, .count = 1};
 }
@@ -136,7 +145,96 @@ void sparse_unpatch(struct vm *vm, struct vcpu *v)
     pthread_mutex_unlock(&vm->lock);
 }
 
-bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
+uint64_t sparse_state_hash(struct vm *vm, const struct kvm_regs *u)
+{
+    uint64_t r[17 + SPARSE_HASH_STACK] = {
+        u->rax, u->rbx, u->rcx, u->rdx, u->rsi, u->rdi, u->rsp, u->rbp, u->r8, u->r9, u->r10,
+        u->r11, u->r12, u->r13, u->r14, u->r15,
+        u->rflags & 0xCD5}; /* CF PF AF ZF SF DF OF: not TF, RF, IF */
+    /* The top of the stack: its callers' frames (return addresses, the registers they
+     * saved: a loop's counter in the caller of a libc call). Zeros if unreadable. */
+    if (!copy_from_user(&vm->gm, r + 17, u->rsp, SPARSE_HASH_STACK * sizeof r[0]))
+        memset(r + 17, 0, SPARSE_HASH_STACK * sizeof r[0]);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned i = 0; i < 17 + SPARSE_HASH_STACK; i++) {
+        h ^= r[i];
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+void sparse_set_timed_locked(struct vm *vm, const uint64_t *at_ns, uint32_t n)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    sp->npending_at = n < SPARSE_MAX_TIMED ? n : SPARSE_MAX_TIMED;
+    memcpy(sp->pending_at, at_ns, sp->npending_at * sizeof *at_ns);
+}
+
+uint64_t sparse_timed_tick_locked(struct vm *vm, uint64_t start_ns, uint64_t now_ns)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!sp->on || sp->timed_next >= sp->ntimed_at)
+        return UINT64_MAX;
+    uint64_t due = start_ns + sp->timed_at[sp->timed_next];
+    if (now_ns < due)
+        return due;
+    if (sp->timed_due && now_ns < sp->timed_kick + SPARSE_TIMED_RETRY_NS)
+        return sp->timed_kick + SPARSE_TIMED_RETRY_NS;
+    sp->timed_due = true;
+    sp->timed_kick = now_ns;
+    for (int i = 0; i < vm->nvcpus; i++)
+        if (vm->vcpus[i]->tid && vm->vcpus[i]->tid == vm->ser->current)
+            vm_kick(vm->vcpus[i]);
+    return now_ns + SPARSE_TIMED_RETRY_NS;
+}
+
+/* Whether v, stopped at rip, may be preempted there by a timed decision: the program's
+ * user code (not jinx's syscall entry), an instruction a point could carry, and no
+ * point of v's at the same place (a replay matches each (thread, rip) once). */
+static bool timed_place_ok(struct vm *vm, struct vcpu *v, uint64_t rip)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!rip || rip > EX_MAX_PREEMPT_RIP || (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE))
+        return false;
+    uint8_t *b = gm_code_byte(&vm->gm, rip);
+    uint64_t room = PAGE_SIZE - (rip & (PAGE_SIZE - 1));
+    if (!b || *b == 0xCC || !sparse_insn_ok(b, room < 15 ? (size_t)room : 15))
+        return false;
+    for (uint32_t i = 0; i < sp->ntimed; i++)
+        if (sp->timed[i].xid == (uint32_t)v->xid && sp->timed[i].rip == rip)
+            return false;
+    for (uint32_t i = 0; i < sp->n; i++)
+        if (sp->pt[i].rip == rip)
+            return false;
+    return true;
+}
+
+void sparse_timed_left(struct vm *vm, struct vcpu *v, bool interrupted)
+{
+    struct sparse *sp = &vm->ser->sparse;
+    if (!interrupted || !__atomic_load_n(&sp->timed_due, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&vm->lock);
+    const struct kvm_regs *u = &v->run->s.regs.regs;
+    if (sp->on && sp->timed_due && vm->ser->on && vm->ser->current == v->tid && v->xid > 0 &&
+        v->index >= 0 && v->index < MAX_VCPUS && !sp->stepping[v->index] &&
+        !v->acc_pending && !v->result_pending && sp->ntimed < SPARSE_MAX_TIMED &&
+        timed_place_ok(vm, v, u->rip)) {
+        sp->timed[sp->ntimed++] = (struct sparse_timed){.xid = (uint32_t)v->xid, .rip = u->rip,
+                                                        .hash = sparse_state_hash(vm, u)};
+        if (getenv("JINX_DEBUG_TIMED"))
+            fprintf(stderr, "DBG rec xid=%d rip=%llx h=%llx rax=%llx rcx=%llx r11=%llx rsp=%llx fl=%llx\n", v->xid, (unsigned long long)u->rip, (unsigned long long)sparse_state_hash(vm, u), (unsigned long long)u->rax, (unsigned long long)u->rcx, (unsigned long long)u->r11, (unsigned long long)u->rsp, (unsigned long long)u->rflags);
+        sp->timed_due = false;
+        sp->timed_next++;
+        sp->decisions++;
+        serialize_preempt_locked(vm, v, u->rip); /* v goes on at rip when its turn comes */
+    }
+    pthread_mutex_unlock(&vm->lock);
+}
+
+bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                       bool *step)
 {
     struct sparse *sp = &vm->ser->sparse;
     *step = false;
@@ -177,6 +275,10 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step)
     }
     p->hits++;
     sp->hits++;
+    if (p->match && u && sparse_state_hash(vm, u) == p->match)
+        p->count = p->hits; /* a timed decision's place, found: it fires here */
+    if (p->match && getenv("JINX_DEBUG_TIMED"))
+        fprintf(stderr, "DBG hit xid=%u rip=%llx hits=%u h=%llx want=%llx rax=%llx rcx=%llx r11=%llx rsp=%llx fl=%llx\n", v->xid, (unsigned long long)p->rip, p->hits, (unsigned long long)sparse_state_hash(vm, u), (unsigned long long)p->match, (unsigned long long)u->rax, (unsigned long long)u->rcx, (unsigned long long)u->r11, (unsigned long long)u->rsp, (unsigned long long)u->rflags);
     if (p->hits < p->count) {
         sp->stepping[v->index] = true;
         *step = true;

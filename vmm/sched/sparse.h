@@ -34,6 +34,7 @@
 #define JINX_SPARSE_H
 #include "explorer/explorer.h"
 #include "kvm/layout.h"
+#include <linux/kvm.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,6 +45,8 @@ struct vcpu;
 
 struct sparse_point {
     uint64_t rip;
+    uint64_t match;         /* nonzero: fires at the first hit whose registers hash to it
+                             * (sparse_state_hash); count is then set to that hit */
     uint32_t xid;           /* the explorer thread id whose executions count (0: any
                              * thread's: a yield point, or a preemption point of any) */
     bool any;               /* a preemption point counted over every thread */
@@ -56,8 +59,32 @@ struct sparse_point {
     uint8_t saved;          /* the byte under the int3 */
 };
 
+/* A timed decision (below): where the thread with the turn was when its slice ended. */
+struct sparse_timed {
+    uint32_t xid;
+    uint64_t rip, hash;     /* hash: sparse_state_hash there */
+};
+
+#define SPARSE_MAX_TIMED 8u
+#define SPARSE_HASH_STACK 16u /* stack words in a matched point's hash */
+#define SPARSE_TIMED_RETRY_NS 200000ULL /* a kick that found no place to stop: again after */
+
 struct sparse {
     bool on;                /* this fragment runs sparse (read without the lock) */
+    /* Timed decisions: at these wall-clock offsets from the fragment's start (ascending;
+     * set by the driver with sparse_set_timed_locked), the thread with the turn is kicked
+     * out of the guest and, where it stands in the program's code at an instruction a
+     * point could carry, preempted there as if a point fired (kicked again after
+     * SPARSE_TIMED_RETRY_NS while it is elsewhere: jinx's syscall entry, a rep string).
+     * Where it stopped depends on the host, so the run cannot be replayed from the times;
+     * it is recorded (timed[]) and a live replay matches each by its registers (a point
+     * with `match`). */
+    uint64_t timed_at[SPARSE_MAX_TIMED], pending_at[SPARSE_MAX_TIMED];
+    uint32_t ntimed_at, npending_at, timed_next;
+    bool timed_due;
+    uint64_t timed_kick;    /* when the due one was last kicked (mono_ns) */
+    struct sparse_timed timed[SPARSE_MAX_TIMED];
+    uint32_t ntimed;
     uint32_t n;
     struct sparse_point pt[EX_MAX_PREEMPTS + EX_MAX_YIELDS];
     uint64_t decisions;     /* preemption points fired in this fragment */
@@ -91,11 +118,28 @@ void sparse_enter(struct vm *vm, struct vcpu *v);
 /* v is back in the VMM and may not run on (a pause, a stop, another turn): the bytes it
  * planted go. */
 void sparse_unpatch(struct vm *vm, struct vcpu *v);
+/* What a matched point compares (struct sparse_point.match): every general register, the
+ * arithmetic and direction flags and the SPARSE_HASH_STACK words at the top of the user
+ * stack (a function called the same way from two iterations of its caller's loop differs
+ * there); rip is compared apart. Never 0. */
+uint64_t sparse_state_hash(struct vm *vm, const struct kvm_regs *u);
+/* The timed decisions of the next sparse fragment only (n <= SPARSE_MAX_TIMED offsets in
+ * ns, ascending): its sparse_begin_locked takes them, and any fragment after has none
+ * (a replay never makes one). Caller holds vm->lock. */
+void sparse_set_timed_locked(struct vm *vm, const uint64_t *at_ns, uint32_t n);
+/* The fragment's wait loop (serialize_fragment_run_from), elapsed_ns after its start:
+ * kicks the thread with the turn when a timed decision is due. Returns when to look
+ * again (mono_ns; UINT64_MAX: never). Caller holds vm->lock. */
+uint64_t sparse_timed_tick_locked(struct vm *vm, uint64_t start_ns, uint64_t now_ns);
+/* v left the guest (vm_mode_ops.guest_left), interrupted: if a timed decision is due and v
+ * has the turn at a place a point could be, v is preempted there. No lock held. */
+void sparse_timed_left(struct vm *vm, struct vcpu *v, bool interrupted);
 /* A #BP from user mode, rip after the int3: true if it was a point of v's. Then either
  * the hit is counted and the instruction is to be stepped over (*step), or it was the
  * point's N-th hit: a cue point was made and the picker chose (v resumes at rip - 1
  * when its turn comes). Caller holds no lock. */
-bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, bool *step);
+bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct kvm_regs *u,
+                       bool *step);
 /* A #DB from user mode: true if it ended v's step over a point (TF then goes), also
  * after the fragment ended (the step was under way when it was stopped). */
 bool sparse_step_done(struct vm *vm, struct vcpu *v);
