@@ -225,17 +225,21 @@ static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadlin
     return 0;
 }
 
-/* A timed run if one is due (explore_timed.h), between controlled runs i - 1 and i: 0 go
- * on, 1 it ended in a bug (or met a jinx limit: *bug_sched and *bug as keep_bug_run sets
- * them), 2 stop exploring (the VM's end, the budget's), -1 the restore failed. */
+/* A timed run if one is due (explore_timed.h), between controlled runs i - 1 and i: 0
+ * none was due, 3 it ran and ended well or was cut, 1 it ended in a bug (or met a jinx
+ * limit: *bug_sched and *bug as explore_keep_bug_run sets them), 2 stop exploring (the
+ * VM's end, the budget's), -1 the restore failed. */
 static int timed_if_due(struct explore_driver *d, uint64_t i, uint64_t t0, uint64_t deadline,
                         struct sim_result *r, struct ex_schedule *bug_sched,
                         struct sim_result *bug)
 {
     struct vm *vm = d->vm;
     if (!explore_timed_due(&d->timed, mono_ns() - t0) ||
-        explore_timed_begin(&d->timed, vm, d->cfg.seed, d->sparse.yield, d->sparse.nyield) < 0)
+        explore_timed_begin(&d->timed, d->cfg.seed, d->sparse.yield, d->sparse.nyield) < 0)
         return 0;
+    pthread_mutex_lock(&vm->lock);
+    sparse_set_timed_locked(vm, d->timed.at, d->timed.nat); /* its next fragment's */
+    pthread_mutex_unlock(&vm->lock);
     d->run_sparse = d->run_timed = true;
     explore_timers_begin(&d->timers, true, d->cfg.seed, EXPLORE_TIMED_INDEX + d->timed.runs);
     set_picker(vm, d);
@@ -245,7 +249,7 @@ static int timed_if_due(struct explore_driver *d, uint64_t i, uint64_t t0, uint6
                      d->snap.vtime, false, r);
     t_run = mono_ns() - t_run;
     set_picker(vm, NULL);
-    int got = 0;
+    int got = 3;
     if (over(vm) || (!r->ended && mono_ns() >= deadline)) {
         got = over(vm) || sim_rewind(vm, &d->snap) == 0 ? 2 : -1;
     } else {
@@ -289,12 +293,16 @@ static int between_runs(struct explore_driver *d, uint64_t i, uint64_t t0, uint6
     int got = stress_if_due(d, t0, deadline);
     if (got != 0)
         return got;
-    got = timed_if_due(d, i, t0, deadline, r, bug_sched, bug);
-    if (got == 0 && d->cfg.timed_only) {
+    /* Timed runs catch up on their share (a controlled run may have taken a second):
+     * unlike a stress run's, their bugs' dumps replay. */
+    do
+        got = timed_if_due(d, i, t0, deadline, r, bug_sched, bug);
+    while (got == 3 && !d->cfg.timed_only && mono_ns() < deadline);
+    if ((got == 0 || got == 3) && d->cfg.timed_only) {
         d->st.gave_up = d->timed.off; /* they do not fit: rounds, if anything */
         return d->timed.off ? 1 : 3;
     }
-    return got == 1 ? 2 : got == 2 ? 1 : got;
+    return got == 1 ? 2 : got == 2 ? 1 : got == 3 ? 0 : got;
 }
 
 /* What run i (r: its trace and outcome; t_run, cpu_run: its wall and CPU time) teaches:
@@ -365,9 +373,7 @@ static void explore(struct explore_driver *d)
     struct ex_schedule none, bug_sched;
     ex_schedule_init(&none);
     ex_schedule_init(&bug_sched);
-    struct sim_result r, bug;
-    memset(&r, 0, sizeof r);
-    memset(&bug, 0, sizeof bug);
+    struct sim_result r = {0}, bug = {0};
     ex_trace_init(&r.trace);
     ex_trace_init(&bug.trace);
     struct ex_trace reference; /* the first run that did not fail, for the dump */

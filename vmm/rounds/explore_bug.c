@@ -88,7 +88,7 @@ void explore_reproduce(struct explore_driver *d, const struct ex_schedule *s,
     ex_schedule_init(&counted);
     bool same = j.verdict == EXPLORE_REPLAY_SAME, uncounted = false;
     if (same && explore_timed_has_match(s) &&
-        (ex_schedule_copy(&counted, s) < 0 || explore_timed_counts(vm, &counted) < 0)) {
+        (ex_schedule_copy(&counted, s) < 0 || explore_timed_counts(&vm->ser->sparse, &counted) < 0)) {
         jx_err("explore: the live replay of run %llu met its bug, but a timed decision's place "
                "was not counted (or no memory): no schedule in the dump",
                (unsigned long long)d->st.bug_at);
@@ -148,7 +148,7 @@ static void name_bug_run(struct explore_driver *d, bool sparse)
  * the pre-shared pages) and the timers it ended early. 0, or -1 (out of memory). */
 static int bug_schedule(struct explore_driver *d, bool sparse, struct ex_schedule *out)
 {
-    int got = d->run_timed ? explore_timed_schedule(&d->timed, d->vm, out)
+    int got = d->run_timed ? explore_timed_schedule(&d->timed, &d->vm->ser->sparse, out)
               : sparse ? ex_sparse_schedule(&d->sparse.run, &d->sparse.plan, out)
               : ex_online_schedule(&d->online, out) < 0 ||
                       ex_schedule_set_shared(out, d->preshare, d->npreshare) < 0

@@ -1,7 +1,6 @@
 /* Timed runs in whole-run exploration (explore_timed.h). */
 #include "rounds/explore_timed.h"
-#include "kvm/vm.h"
-#include "sched/serialize.h"
+#include "sched/sparse.h"
 #include <string.h>
 
 void explore_timed_init(struct explore_timed *t, uint64_t first_wall_ns, uint64_t seed)
@@ -34,8 +33,8 @@ bool explore_timed_due(const struct explore_timed *t, uint64_t elapsed_ns)
            (t->always || t->ns * EXPLORE_TIMED_SHARE_DIV <= elapsed_ns - t->after_ns);
 }
 
-int explore_timed_begin(struct explore_timed *t, struct vm *vm, uint64_t seed,
-                        const uint64_t *yields, uint32_t nyield)
+int explore_timed_begin(struct explore_timed *t, uint64_t seed, const uint64_t *yields,
+                        uint32_t nyield)
 {
     /* Run indexes apart from the sparse runs' (their sequence stays the seed's). */
     if (ex_sparse_begin(&t->run, &t->none, seed, EXPLORE_TIMED_INDEX + t->runs, &t->plan) < 0)
@@ -57,9 +56,6 @@ int explore_timed_begin(struct explore_timed *t, struct vm *vm, uint64_t seed,
     }
     ex_schedule_set_note(&t->plan, "timed pct: %u change points in time, over a %.1f ms run",
                          t->nat, t->span / 1e6);
-    pthread_mutex_lock(&vm->lock);
-    sparse_set_timed_locked(vm, t->at, t->nat);
-    pthread_mutex_unlock(&vm->lock);
     return 0;
 }
 
@@ -89,21 +85,19 @@ void explore_timed_after(struct explore_timed *t, bool ended, uint64_t wall_ns,
     }
 }
 
-int explore_timed_schedule(const struct explore_timed *t, const struct vm *vm,
+int explore_timed_schedule(const struct explore_timed *t, const struct sparse *sp,
                            struct ex_schedule *out)
 {
     if (ex_sparse_schedule(&t->run, &t->plan, out) < 0)
         return -1;
-    const struct sparse *sp = &vm->ser->sparse;
     for (uint32_t i = 0; i < sp->ntimed; i++)
         if (ex_schedule_add_match(out, sp->timed[i].xid, sp->timed[i].rip, sp->timed[i].hash) < 0)
             return -1;
     return 0;
 }
 
-int explore_timed_counts(const struct vm *vm, struct ex_schedule *s)
+int explore_timed_counts(const struct sparse *sp, struct ex_schedule *s)
 {
-    const struct sparse *sp = &vm->ser->sparse;
     for (uint32_t i = 0; i < s->npreempt; i++) {
         struct ex_preempt *p = &s->preempt[i];
         if (!p->match)

@@ -21,8 +21,10 @@
  * over a serialized execution; here the recording is the schedule itself.)
  *
  * They begin when stress runs begin (explore_stress_start: after 5 s of exploration, or
- * as soon as a traced run is slow) and take 1/EXPLORE_TIMED_SHARE_DIV of the wall time
- * after that; one is due whenever they have taken less. Their timing is the host's, so
+ * as soon as a traced run is slow: a short test's traced runs find its bugs first, and a
+ * seed's finds there stay the same from one run to the next) and take
+ * 1/EXPLORE_TIMED_SHARE_DIV of the wall time after that: between two controlled runs,
+ * as many as bring them back to it. Their timing is the host's, so
  * they never change which traced and sparse runs a seed makes (those keep their indexes)
  * and they are counted apart. A run's budget is EXPLORE_TIMED_FACTOR times the longest
  * that ended (at least EXPLORE_TIMED_MIN_NS); when the first EXPLORE_TIMED_FIRST_CUTS are
@@ -34,10 +36,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct vm;
+struct sparse;
 
 #define EXPLORE_TIMED_MAX 4u          /* change points a timed run: 1..this */
-#define EXPLORE_TIMED_SHARE_DIV 4u    /* their share of the wall time: 1/4 */
+#define EXPLORE_TIMED_SHARE_DIV 2u    /* their share of the wall time: 1/2 */
 #define EXPLORE_TIMED_MIN_NS 100000000ULL /* a run's budget: at least this, */
 #define EXPLORE_TIMED_FACTOR 4u       /* ... and this many times the longest that ended */
 #define EXPLORE_TIMED_FIRST_CUTS 2u   /* the first ones all cut: no more */
@@ -67,23 +69,24 @@ void explore_timed_free(struct explore_timed *t);
 /* Controlled runs are slow (or 5 s went by): timed runs are due from elapsed_ns on. */
 void explore_timed_start(struct explore_timed *t, uint64_t elapsed_ns);
 bool explore_timed_due(const struct explore_timed *t, uint64_t elapsed_ns);
-/* Plans the next run (t->plan: PCT over syscalls and the yields given) and hands its times
- * to vm's next sparse fragment. 0, or -1 (no memory). */
-int explore_timed_begin(struct explore_timed *t, struct vm *vm, uint64_t seed,
-                        const uint64_t *yields, uint32_t nyield);
+/* Plans the next run: t->plan (PCT over syscalls and the yields given) and its times
+ * (t->at, t->nat: for the VM's next sparse fragment, sched/sparse.h). 0, or -1 (no
+ * memory). */
+int explore_timed_begin(struct explore_timed *t, uint64_t seed, const uint64_t *yields,
+                        uint32_t nyield);
 uint64_t explore_timed_budget(const struct explore_timed *t);
 /* After the run: ended or cut, its wall time, the decisions the VM made. */
 void explore_timed_after(struct explore_timed *t, bool ended, uint64_t wall_ns,
                          uint32_t decisions);
 /* The run just made, as a schedule a live replay follows: its choices, the plan's yields
- * and a matched point per timed decision (the VM's record). 0, or -1 (no memory, or a
- * decision the schedule cannot hold). */
-int explore_timed_schedule(const struct explore_timed *t, const struct vm *vm,
+ * and a matched point per timed decision (sp: the VM's sparse state, which recorded
+ * them). 0, or -1 (no memory, or a decision the schedule cannot hold). */
+int explore_timed_schedule(const struct explore_timed *t, const struct sparse *sp,
                            struct ex_schedule *out);
-/* After a live replay of such a schedule: each matched point gets the count at which it
- * fired, and its match goes (the schedule replays as any sparse one). 0, or -1 when one
- * did not fire (the replay went elsewhere). */
-int explore_timed_counts(const struct vm *vm, struct ex_schedule *s);
+/* After a live replay of such a schedule (sp: the VM's sparse state after it): each
+ * matched point gets the count at which it fired, and its match goes (the schedule
+ * replays as any sparse one). 0, or -1 when one did not fire (the replay went elsewhere). */
+int explore_timed_counts(const struct sparse *sp, struct ex_schedule *s);
 /* Whether s has a point still to be matched. */
 bool explore_timed_has_match(const struct ex_schedule *s);
 
