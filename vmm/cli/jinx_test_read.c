@@ -142,6 +142,9 @@ static void read_explore(const char *js, struct result *r)
     json_get_u64(&o, "schedules", &sched);
     json_get_u64(&o, "schedules_to_bug", &to_bug);
     json_get_u64(&o, "sparse_schedules", &sparse);
+    uint64_t timed = 0;
+    json_get_u64(&o, "timed_runs", &timed);
+    r->timed += timed;
     json_get_u64(&o, "cues_mean", &cues_mean);
     double fired_mean = 0;
     json_get_double(&o, "sparse_fired_mean", &fired_mean);

@@ -89,9 +89,10 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         char jobs[32] = "";
         if (r->jobs > 1)
             snprintf(jobs, sizeof jobs, ", %d at once", r->jobs);
-        char sparse[48] = "";
-        if (r->sparse)
-            snprintf(sparse, sizeof sparse, " (%llu sparse)", (unsigned long long)r->sparse);
+        char sparse[80] = "";
+        if (r->sparse || r->timed)
+            snprintf(sparse, sizeof sparse, " (%llu sparse; %llu timed runs beside)",
+                     (unsigned long long)r->sparse, (unsigned long long)r->timed);
         fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu%s; %llu "
                 "whole-run schedules%s, %.1f/s%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
@@ -116,7 +117,10 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
                 (unsigned long long)r->schedules_to_bug, r->strategy,
                 jt_schedules_per_second(r),
-                r->reproduced ? "" : ", NOT reproduced live (a bug in jinx)");
+                r->reproduced                     ? ""
+                : strcmp(r->strategy, "timed") == 0 ? ", its time-slice decisions were not "
+                                                      "found again live: no schedule replays it"
+                                                    : ", NOT reproduced live (a bug in jinx)");
     for (size_t i = 0; i < r->ntimers; i++) /* explorer/timers.h: a sleep is no synchronization */
         fprintf(f, "  %s %s\n", i ? "          " : "timer:    ", r->timers[i].text);
     fprintf(f, "  outcome:   %s (exit status %d)\n", r->outcome, r->status);
@@ -162,9 +166,9 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
     fprintf(f, ",\"schedules\":%llu,\"schedules_per_second\":%.1f,\"whole_runs_too_long\":%s",
             (unsigned long long)r->schedules, jt_schedules_per_second(r),
             r->gave_up ? "true" : "false");
-    fprintf(f, ",\"sparse_schedules\":%llu,\"cues_per_schedule\":%.1f"
+    fprintf(f, ",\"sparse_schedules\":%llu,\"timed_schedules\":%llu,\"cues_per_schedule\":%.1f"
             ",\"decisions_per_sparse_schedule\":%.2f",
-            (unsigned long long)r->sparse, r->schedules ? (double)r->cues / r->schedules : 0.0,
+            (unsigned long long)r->sparse, (unsigned long long)r->timed, r->schedules ? (double)r->cues / r->schedules : 0.0,
             r->sparse ? r->sparse_fired / (double)r->sparse : 0.0);
     fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d,\"timers_early_all\":%llu", r->jobs, r->stopped,
             (unsigned long long)r->timers_early);

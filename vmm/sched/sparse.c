@@ -3,8 +3,6 @@
 #include "sched/serialize.h"
 #include "kvm/vm.h"
 #include "lib/util.h"
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 bool sparse_insn_ok(const uint8_t *b, size_t n)
@@ -223,8 +221,6 @@ void sparse_timed_left(struct vm *vm, struct vcpu *v, bool interrupted)
         timed_place_ok(vm, v, u->rip)) {
         sp->timed[sp->ntimed++] = (struct sparse_timed){.xid = (uint32_t)v->xid, .rip = u->rip,
                                                         .hash = sparse_state_hash(vm, u)};
-        if (getenv("JINX_DEBUG_TIMED"))
-            fprintf(stderr, "DBG rec xid=%d rip=%llx h=%llx rax=%llx rcx=%llx r11=%llx rsp=%llx fl=%llx\n", v->xid, (unsigned long long)u->rip, (unsigned long long)sparse_state_hash(vm, u), (unsigned long long)u->rax, (unsigned long long)u->rcx, (unsigned long long)u->r11, (unsigned long long)u->rsp, (unsigned long long)u->rflags);
         sp->timed_due = false;
         sp->timed_next++;
         sp->decisions++;
@@ -277,8 +273,6 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct
     sp->hits++;
     if (p->match && u && sparse_state_hash(vm, u) == p->match)
         p->count = p->hits; /* a timed decision's place, found: it fires here */
-    if (p->match && getenv("JINX_DEBUG_TIMED"))
-        fprintf(stderr, "DBG hit xid=%u rip=%llx hits=%u h=%llx want=%llx rax=%llx rcx=%llx r11=%llx rsp=%llx fl=%llx\n", v->xid, (unsigned long long)p->rip, p->hits, (unsigned long long)sparse_state_hash(vm, u), (unsigned long long)p->match, (unsigned long long)u->rax, (unsigned long long)u->rcx, (unsigned long long)u->r11, (unsigned long long)u->rsp, (unsigned long long)u->rflags);
     if (p->hits < p->count) {
         sp->stepping[v->index] = true;
         *step = true;
