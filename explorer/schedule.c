@@ -119,11 +119,13 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
     return 0;
 }
 
-int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match)
+int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match,
+                          uint64_t after)
 {
     if (thread == 0 || match == 0 || ex_schedule_add_preempt(s, thread, rip, EX_MAX_STEPS) < 0)
         return -1;
     s->preempt[s->npreempt - 1].match = match;
+    s->preempt[s->npreempt - 1].match_after = after;
     return 0;
 }
 

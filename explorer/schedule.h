@@ -104,8 +104,11 @@ struct ex_preempt {
     /* Nonzero: the point has no count yet; it fires at the first execution whose
      * registers hash to this (a timed run's decision, made where a time slice ended:
      * vmm/rounds/explore_timed.h). Only a live replay of such a run carries one, and it
-     * turns it into the count the point fired at: never in the formats nor a dump. */
+     * turns it into the count the point fired at: never in the formats nor a dump. It
+     * is looked for from the fragment's match_after-th cue point on (the decision came
+     * after that many: an execution before, with the same state, is another one). */
     uint64_t match;
+    uint64_t match_after;
 };
 
 /* A timer that ended early (above): step and thread replay it; the rest names it. */
@@ -170,9 +173,11 @@ int ex_schedule_set_shared(struct ex_schedule *s, const uint64_t *pages, size_t 
  * point (thread past EX_SCHED_MAX_TID, count 0 or past EX_MAX_STEPS, rip 0 or past
  * EX_MAX_PREEMPT_RIP), a repeat of a (thread, rip) already there, or a full list. */
 int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint32_t count);
-/* Adds a point of thread (>= 1) that fires where its registers hash to match (nonzero;
- * struct ex_preempt): 0, or -1 as ex_schedule_add_preempt refuses. */
-int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match);
+/* Adds a point of thread (>= 1) that fires where its state hashes to match (nonzero),
+ * looked for from cue point `after` on (struct ex_preempt): 0, or -1 as
+ * ex_schedule_add_preempt refuses. */
+int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match,
+                          uint64_t after);
 /* Adds a yield point (sparse schedules), kept ascending: 0, or -1 for rip 0 or past
  * EX_MAX_PREEMPT_RIP, a repeat, or a full list. */
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip);

@@ -99,7 +99,7 @@ static void test_decisions_become_matched_then_counted(void **st)
     assert_non_null(sp);
     sp->ntimed = 2;
     sp->timed[0] = (struct sparse_timed){.xid = 2, .rip = 0x401234, .hash = 0xabc};
-    sp->timed[1] = (struct sparse_timed){.xid = 3, .rip = 0x405678, .hash = 0xdef};
+    sp->timed[1] = (struct sparse_timed){.xid = 3, .rip = 0x405678, .hash = 0xdef, .cue = 9};
     struct ex_schedule s;
     ex_schedule_init(&s);
     assert_int_equal(explore_timed_schedule(&t, sp, &s), 0);
@@ -109,6 +109,7 @@ static void test_decisions_become_matched_then_counted(void **st)
     assert_int_equal(s.preempt[0].thread, 2);
     assert_int_equal(s.preempt[0].rip, 0x401234);
     assert_int_equal(s.preempt[0].match, 0xabc);
+    assert_int_equal(s.preempt[1].match_after, 9);
     /* The live replay: the VM's points as sparse_begin_locked made them; the first fired
      * at its 3118th hit, the second never did. */
     sp->n = 2;
@@ -146,11 +147,11 @@ static void test_schedule_refuses_bad_matches(void **st)
     (void)st;
     struct ex_schedule s;
     ex_schedule_init(&s);
-    assert_int_equal(ex_schedule_add_match(&s, 0, 0x401000, 5), -1); /* any thread: no */
-    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 0), -1); /* no state */
-    assert_int_equal(ex_schedule_add_match(&s, 2, 0, 5), -1);
-    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 5), 0);
-    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 6), -1); /* a repeat */
+    assert_int_equal(ex_schedule_add_match(&s, 0, 0x401000, 5, 0), -1); /* any thread: no */
+    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 0, 0), -1); /* no state */
+    assert_int_equal(ex_schedule_add_match(&s, 2, 0, 5, 0), -1);
+    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 5, 0), 0);
+    assert_int_equal(ex_schedule_add_match(&s, 2, 0x401000, 6, 0), -1); /* a repeat */
     ex_schedule_free(&s);
 }
 

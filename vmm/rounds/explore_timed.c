@@ -91,7 +91,8 @@ int explore_timed_schedule(const struct explore_timed *t, const struct sparse *s
     if (ex_sparse_schedule(&t->run, &t->plan, out) < 0)
         return -1;
     for (uint32_t i = 0; i < sp->ntimed; i++)
-        if (ex_schedule_add_match(out, sp->timed[i].xid, sp->timed[i].rip, sp->timed[i].hash) < 0)
+        if (ex_schedule_add_match(out, sp->timed[i].xid, sp->timed[i].rip, sp->timed[i].hash,
+                                  sp->timed[i].cue) < 0)
             return -1;
     return 0;
 }

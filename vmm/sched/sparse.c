@@ -68,7 +68,8 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
                                                 .xid = s->preempt[i].thread,
                                                 .any = !s->preempt[i].thread,
                                                 .count = s->preempt[i].count,
-                                                .match = s->preempt[i].match};
+                                                .match = s->preempt[i].match,
+                                                .after = s->preempt[i].match_after};
     for (uint32_t i = 0; i < s->nyield && i < EX_MAX_YIELDS; i++)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->yield[i], .xid = 0, .count = 1};
 }
@@ -220,7 +221,8 @@ void sparse_timed_left(struct vm *vm, struct vcpu *v, bool interrupted)
         !v->acc_pending && !v->result_pending && sp->ntimed < SPARSE_MAX_TIMED &&
         timed_place_ok(vm, v, u->rip)) {
         sp->timed[sp->ntimed++] = (struct sparse_timed){.xid = (uint32_t)v->xid, .rip = u->rip,
-                                                        .hash = sparse_state_hash(vm, u)};
+                                                        .hash = sparse_state_hash(vm, u),
+                                                        .cue = vm->ser->cues};
         sp->timed_due = false;
         sp->timed_next++;
         sp->decisions++;
@@ -271,7 +273,7 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct
     }
     p->hits++;
     sp->hits++;
-    if (p->match && u && sparse_state_hash(vm, u) == p->match)
+    if (p->match && u && vm->ser->cues >= p->after && sparse_state_hash(vm, u) == p->match)
         p->count = p->hits; /* a timed decision's place, found: it fires here */
     if (p->hits < p->count) {
         sp->stepping[v->index] = true;

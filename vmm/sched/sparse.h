@@ -45,8 +45,10 @@ struct vcpu;
 
 struct sparse_point {
     uint64_t rip;
-    uint64_t match;         /* nonzero: fires at the first hit whose registers hash to it
-                             * (sparse_state_hash); count is then set to that hit */
+    uint64_t match;         /* nonzero: fires at the first hit whose state hashes to it
+                             * (sparse_state_hash) once the fragment made `after` cue
+                             * points; count is then set to that hit */
+    uint64_t after;
     uint32_t xid;           /* the explorer thread id whose executions count (0: any
                              * thread's: a yield point, or a preemption point of any) */
     bool any;               /* a preemption point counted over every thread */
@@ -63,6 +65,7 @@ struct sparse_point {
 struct sparse_timed {
     uint32_t xid;
     uint64_t rip, hash;     /* hash: sparse_state_hash there */
+    uint64_t cue;           /* the fragment's cue points before it (serializer.cues) */
 };
 
 #define SPARSE_MAX_TIMED 8u
