@@ -579,6 +579,7 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     d->timed.always = d->cfg.timed_only;
     explore_timers_init(&d->timers, d->cfg.timers_strict);
     d->stress.off = d->cfg.no_stress || d->cfg.timed_only;
+    d->timed.off = d->cfg.no_stress && !d->cfg.timed_only; /* the host's timing decides both */
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);
     vm->ser->stop_at_clone = true;

@@ -42,7 +42,8 @@ struct explore_config {
     struct ex_online_params params;
     uint64_t seed;                  /* schedule i is drawn from (seed, i) */
     bool verbose;                   /* a line per run */
-    bool no_stress;                 /* no stress runs (explore_stress.h) */
+    bool no_stress;                 /* no stress runs (explore_stress.h) nor timed runs
+                                     * (explore_timed.h): nothing the host's timing decides */
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
     bool timers_strict;             /* --timers strict: no timer ends early (explore_timers.h) */
     bool timed_only;                /* --explore-strategy timed: timed runs alone (explore_timed.h) */
