@@ -156,6 +156,9 @@ done
 python3 - "$csv" "$RESULTS/compute-corpus.json" "$budget" "$host" "$markdown" \
   "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
 import csv, json, sys
+sys.dont_write_bytecode = True  # no __pycache__ left in scripts/bench
+sys.path.insert(0, "scripts/bench")
+from table import print_table
 path, out, budget, host, md, commit, load_end = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7]
 rows = list(csv.DictReader(open(path)))
 def t(found, s):
@@ -216,16 +219,7 @@ else:
     total = len(progs)
 print(f"compute corpus, budget {budget} s per side, commit {commit}, {host['date']}, "
       f"{host['cpus']} CPUs, load {host['loadavg_start']} at start, {load_end} at end")
-if md:
-    print("| " + " | ".join(hdr) + " |")
-    print("|" + "---|" * len(hdr))
-    for row in table:
-        print("| " + " | ".join(row) + " |")
-else:
-    w = [max(len(h), *(len(row[k]) for row in table)) for k, h in enumerate(hdr)]
-    print("  ".join(h.ljust(w[k]) for k, h in enumerate(hdr)))
-    for row in table:
-        print("  ".join(c.ljust(w[k]) for k, c in enumerate(row)))
+print_table(hdr, table, md)
 print(f"found{' in every seed' if multi else ''}: native {nn} of {total}, jinx {nj} of {total}")
 json.dump(dict(host=host, commit=commit, budget_s=budget, load_end=load_end, rows=rows), open(out, "w"), indent=1)
 EOF

@@ -220,6 +220,9 @@ python3 - "$csv" "$RESULTS/debian-tools.json" "$budget" "$host" "$markdown" \
   "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
   "$size" "$small" "$ser_tmo" "$wfile" <<'EOF'
 import csv, json, sys
+sys.dont_write_bytecode = True  # no __pycache__ left in scripts/bench
+sys.path.insert(0, "scripts/bench")
+from table import print_table
 (path, out, budget, host, md, commit, load_end, size, small, ser_tmo, wfile) = sys.argv[1:12]
 host = json.loads(host); md = md == "1"
 rows = list(csv.DictReader(open(path)))
@@ -236,16 +239,7 @@ for r in rows:
 print(f"Debian tools, jinx test --budget {budget}s --jobs 1, "
       f"serial bound {ser_tmo} s, commit {commit}, {host['date']}, {host['cpus']} CPUs, "
       f"load {host['loadavg_start']} at start, {load_end} at end")
-if md:
-    print("| " + " | ".join(hdr) + " |")
-    print("|" + "---|" * len(hdr))
-    for row in table:
-        print("| " + " | ".join(row) + " |")
-else:
-    w = [max(len(h), *(len(row[k]) for row in table)) for k, h in enumerate(hdr)]
-    print("  ".join(h.ljust(w[k]) for k, h in enumerate(hdr)))
-    for row in table:
-        print("  ".join(c.ljust(w[k]) for k, c in enumerate(row)))
+print_table(hdr, table, md)
 for r in rows:
     if r["note"]:
         print(f'note {r["tool"]}: {r["note"]}')

@@ -7,16 +7,15 @@
 # that runs no benchmark (leak judgment, no gnuplot, usage errors, no KVM); make
 # check-long runs them all.
 set -u
-BIN=${BIN:-bin}; BUILD=${BUILD:-build}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 ALL=${BENCH_SMOKE_ALL:-1}
 SPECS="time-to-bug round-cost overhead reset explore boot-dyn jt-jobs"
 [ "$ALL" = 1 ] || SPECS="time-to-bug boot-dyn"
 export BIN BUILD
 RESULTS=$(mktemp -d /tmp/jinx-bench-smoke.XXXXXX); export RESULTS
 trap 'rm -rf "$RESULTS"' EXIT
-pass=0; fail=0; repo=$PWD
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+repo=$PWD
 have_gnuplot=0; command -v gnuplot >/dev/null 2>&1 && have_gnuplot=1
 
 for spec in $SPECS; do
@@ -144,5 +143,4 @@ for cmd in "scripts/bench/explore.sh --quick" "scripts/bench/reset.sh --quick" \
   else bad "no KVM: $cmd: status $st, said: $(echo "$out" | tail -3)"; fi
 done
 
-echo "bench smoke: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "bench smoke"

@@ -18,14 +18,12 @@
 # Never skips: without root, KVM or a Slurm that starts, it FAILS. It stops the daemons it
 # started, by pid, even on failure, and checks that none is left.
 set -u
-BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 root=$(pwd)
 JINX=$(cd "$BIN" && pwd)/jinx
 JINXCTL=$(cd "$BIN" && pwd)/jinxctl
 BUDGET=${BUDGET:-15s}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 fatal() { echo "FAIL $*"; echo "campaign: FAILED ($pass passed, $((fail+1)) failed)"; exit 1; }
 
 tmp=$(mktemp -d /tmp/jinx-campaign.XXXXXX) || fatal "mktemp"
@@ -240,5 +238,4 @@ for d in munged slurmctld slurmd; do kill -0 "$(cat "$tmp/slurm/$d.pid")" 2>/dev
 if [ -z "$left" ]; then ok "the daemons it started are stopped (by pid)"
 else bad "still running:$left"; fi
 
-echo "campaign: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "campaign"

@@ -7,7 +7,9 @@
 # jinx-vmm cleanly and remove the socket. (Rounds themselves are the round driver's
 # tests; here the driver may be the stub.)
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"
 tmp=$(mktemp -d)
 shared=/tmp/jinx-ctl-shared-$$      # for the other-uid test: must be reachable by nobody
 pids=()
@@ -16,9 +18,6 @@ cleanup() {
   rm -rf "$tmp" "$shared"
 }
 trap cleanup EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 check() { # DESCRIPTION COMMAND... : ok if the command succeeds
   local d=$1; shift
   if "$@"; then ok "$d"; else bad "$d"; fi
@@ -224,5 +223,4 @@ check "--attach 10/s --sims 4 runs" test $st = 0
 "$VMM" run --attach 0/s images/bin/correct 10 >/dev/null 2>"$tmp/at0.err"; st=$?
 check "--attach 0/s is refused" test $st = 125 -a -n "$(grep -- '--attach 0/s: expected' "$tmp/at0.err")"
 
-echo "control: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "control"

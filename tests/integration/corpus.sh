@@ -13,14 +13,13 @@
 #  - scripts/corpus-native-rate.sh tells a pass, a crash and a deadlock apart.
 # Env: BIN (default bin), TWIN_RUNS, CORPUS_TIMEOUT (per jinx-vmm run, default 60s).
 set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
+VMM="$BIN/jinx-vmm"
 TWIN_RUNS=${TWIN_RUNS:-200}; CORPUS_TIMEOUT=${CORPUS_TIMEOUT:-60s}
 DIR=images/corpus; BINDIR=images/bin/corpus
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 field() { sed -n "s/^$2:[[:space:]]*//p" "$DIR/$1.manifest" | head -1 | sed 's/[[:space:]]*$//'; }
 has() { grep -q "^$2:" "$DIR/$1.manifest"; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
@@ -141,5 +140,4 @@ else
   [ $? -eq 2 ] && ok "rate script: unknown option refused" || bad "rate script: unknown option accepted"
 fi
 
-echo "corpus: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary "corpus"

@@ -7,12 +7,11 @@
 # place; an unwritable place still runs; --cpu-model host does not consult it. And the
 # code-scan cache beside it (vmm/linux/scancache.h).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 G="$BUILD/guest-tests"; DOCTOR=scripts/dump-cpuid.py
 tmp=$(mktemp -d); [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT; echo "tmp $tmp"
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 [ -x "$G/cpuid" ] || { echo "FAIL $G/cpuid not built (make guest-tests)"; exit 1; }
 unset XDG_CACHE_HOME
 export JINX_CACHE_DIR="$tmp/c"
@@ -119,5 +118,4 @@ else
   [ "${h4:-x}" = "$m1" ] && ok "scan cache: and rewritten" || bad "scan cache: not rewritten (hits '$h4')"
 fi
 
-echo "cpucache tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "cpucache tests"

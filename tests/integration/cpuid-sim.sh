@@ -13,11 +13,10 @@
 #     with its first differing cue point (jinx-vmm's "differs from the first" lines).
 # Env: RUNS (default 40).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/cpuidsim"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/cpuidsim"
 RUNS=${RUNS:-40}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 [ -x "$PROG" ] || { echo "FAIL $PROG not built (make guest-tests)"; exit 1; }
 
 ncpu=$(nproc)
@@ -56,7 +55,7 @@ done
 # agree. (Before rdtsc patching: serialized runs printed different hashes, and explore's
 # live replay of the crash did not reproduce it.)
 TP="$BUILD/guest-tests/tscsim"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 if [ ! -x "$TP" ]; then bad "$TP not built (make guest-tests)"
 else
   if ! grep -qw -E "vmx|svm" /proc/cpuinfo; then
@@ -113,5 +112,4 @@ else
     || bad "tscsim loop: '$o'"
 fi
 
-echo "cpuid-sim tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "cpuid-sim tests"

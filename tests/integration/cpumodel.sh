@@ -13,12 +13,11 @@
 # malformed CPUID record is refused; `jinx test --cpu-model` passes it through; `jinx
 # hosts baseline` on saved host CPU XMLs.
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
 G="$BUILD/guest-tests"; DOCTOR=scripts/dump-cpuid.py
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 [ -x "$G/cpuid" ] || { echo "FAIL $G/cpuid not built (make guest-tests)"; exit 1; }
 py() { python3 -c "$@"; }
 
@@ -279,5 +278,4 @@ out=$("$JINX" hosts baseline --json $H/*.xml 2>/dev/null | py 'import json,sys; 
 "$JINX" hosts baseline /etc/hostname >/dev/null 2>&1; st=$?
 [ $st = 2 ] && ok "hosts baseline: a file with no <cpu> refused (2)" || bad "hosts baseline junk: $st"
 
-echo "cpumodel tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "cpumodel tests"

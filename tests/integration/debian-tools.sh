@@ -11,18 +11,16 @@
 # root, apt-get); SKIP only when it cannot. nproc, getconf and /proc/cpuinfo count the
 # guest's CPUs alike (default and --vcpus 1). ~5 s.
 set -u
-BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$(realpath "$BIN/jinx-vmm")"
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 if ! { command -v xz && command -v zstd; } >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   { DEBIAN_FRONTEND=noninteractive apt-get install -y -q xz-utils zstd ||
     { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q xz-utils zstd; }; } >/dev/null 2>&1
 fi
 XZ=$(command -v xz) && ZSTD=$(command -v zstd) ||
   { echo "SKIP debian-tools: xz or zstd is not installed and could not be (apt-get install xz-utils zstd as root)"; exit 0; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 mkdir -p "$tmp/w" "$tmp/nat" "$tmp/out"
 python3 - "$tmp/w/in.bin" <<'EOF'
 import random, sys
@@ -85,5 +83,4 @@ f="$tmp/out$(realpath "$tmp/w")/in.bin.xz"
 if [ "$st" = 0 ] && [ -f "$f" ] && cmp -s "$f" "$tmp/nat/in.bin.xz"; then ok "xz -T2 -k: in.bin.xz written privately, the native bytes (--out-dir)"
 else bad "xz -T2 -k: status $st, $(tail -2 "$tmp/err" | tr '\n' ' ')"; fi
 [ "$(state)" = "$before" ] && ok "xz -k under jinx left the host's directory unchanged" || bad "xz -k changed the host: $(ls -l "$tmp/w")"
-echo "debian-tools: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "debian-tools"

@@ -11,13 +11,12 @@
 # the schedule checks on circle run when IMAGE_DIR has a circle), DET_JOBS (images simulated
 # at a time, default 2).
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 RUNS=${RUNS:-100}; RECORD=${RECORD:-200us}; IMAGE_DIR=${IMAGE_DIR:-images/bin}
 IMAGES=${IMAGES:-$(for m in images/*.manifest; do n=$(basename "$m" .manifest); [ -x "$IMAGE_DIR/$n" ] && echo "$n"; done)}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 field() { sed -n "s/^$2: *//p" "$1" | head -1; }
 
 sim() { # N RECORD ARGS...: simulate; a program that ends within 1 ms is tried again with
@@ -63,8 +62,7 @@ for i in $(seq 1 $k); do
 done
 
 if [ ! -x "$IMAGE_DIR/circle" ]; then
-  echo "determinism tests ($IMAGE_DIR): $pass passed, $fail failed"
-  [ $fail = 0 ]; exit
+  summary "determinism tests ($IMAGE_DIR)"; exit
 fi
 CIRCLE="$IMAGE_DIR/circle"
 # Different schedules, different interleavings. From one snapshot of circle: the
@@ -97,5 +95,4 @@ if [ -s "$tmp/t.a.1" ] && cmp -s "$tmp/t.a.1" "$tmp/t.a.2" && cmp -s "$tmp/t.b.1
   ok "circle from the start: two schedules, two different traces, each reproduced exactly (first difference at event $(cmp "$tmp/t.a.1" "$tmp/t.b.1" | sed -n 's/.*line \([0-9]*\).*/\1/p'))"
 else bad "circle from the start: schedule traces not as expected"; fi
 
-echo "determinism tests ($IMAGE_DIR): $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "determinism tests ($IMAGE_DIR)"

@@ -5,12 +5,10 @@
 # signal, function; --json parses); damaged copies (truncated, bit-flipped, wrong image)
 # are refused with status 2 and a message; D never holds anything but finished pairs.
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; G="$BUILD/guest-tests"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 
 for tool in gdb python3; do
@@ -203,5 +201,4 @@ else bad "--max-dump-size 64M: status $st"; cat "$tmp/e"; fi
 "$VMM" run --no-control --max-dump-size lots "$G/crash" segv >/dev/null 2>"$tmp/e"; st=$?
 if [ $st = 125 ] && grep -q "max-dump-size lots" "$tmp/e"; then ok "--max-dump-size lots: refused"; else bad "--max-dump-size lots: status $st"; fi
 
-echo "dump tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "dump tests"

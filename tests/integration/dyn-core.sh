@@ -6,12 +6,10 @@
 # and unwind from the libc frames of the abort into the program's function that asserted.
 # jinx test's own report must name the libc frames too (vmm/linux/backtrace.c).
 set -u
-BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 JINX="$BIN/jinx"; CTL="$BIN/jinxctl"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 for tool in gdb; do
   command -v $tool >/dev/null || { echo "FAIL $tool is needed (apt-get install $tool)"; exit 1; }
 done
@@ -83,5 +81,4 @@ dyncase circle 'get_area' 'reader' 'libc.so.6' images/bin/dyn/circle
 dyncase cxx-tests '(\(anonymous namespace\)::)?Circle::GetArea' '_ZNSt6thread11_State_impl[A-Za-z0-9_]*circle_area[A-Za-z0-9_]*' \
   'libc.so.6 libstdc\+\+.so.6' images/bin/dyn/cxx-tests -- --filter='Circle.*'
 
-echo "dyn-core: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "dyn-core"

@@ -12,18 +12,17 @@
 #   ONLY="circle order-init" tests/integration/dyn-find.sh
 # Env: BIN (default bin), BUDGET (jinx test budget per program, seconds, default 60).
 set -u
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; BUDGET=${BUDGET:-60}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0; n=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; BUDGET=${BUDGET:-60}
+mk_tmp
+n=0
 field() { sed -n "s/^$2:[[:space:]]*//p" "$1" | head -1 | sed 's/[[:space:]]*$//'; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal SIG"*) local s; s=$(kill -l "${1#signal SIG}" 2>/dev/null) && echo $((128 + s)) || echo "?" ;;
   *) echo none ;; esac; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+need_python
 [ -x "$JINX" ] && [ -x "$VMM" ] || { echo "FAIL no $JINX or $VMM (run make -j2)"; exit 1; }
 
 for m in images/*.manifest images/corpus/*.manifest; do

@@ -11,11 +11,10 @@
 # dynamic circle replays; a dump of dyn-heldfile (a file held open across the crash)
 # replays exactly and is refused once the file changes. Env: BUDGET (jinx test budget, seconds, default 90).
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; BUDGET=${BUDGET:-90}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; BUDGET=${BUDGET:-90}
+mk_tmp
 field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; *) echo "?" ;; esac; }
@@ -177,5 +176,4 @@ if [ $st = 1 ] && [ -n "$hdump" ]; then ok "jinx test found dyn-heldfile's bug (
     || bad "inspect does not show the changed file: $("$BIN/jinxctl" inspect "$hdump" 2>&1 | grep radii)"
 else bad "jinx test dyn-heldfile: status $st: $(tail -5 "$tmp/ht")"; fi
 
-echo "dynbin: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "dynbin"

@@ -16,13 +16,12 @@
 # before or after IMAGE) reports schedules to bug, strategy and replayability in --json;
 # options of --explore without it, and bad values, are refused.
 set -u
-BIN=${BIN:-bin}; BUILD=${BUILD:-build}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
 C=images/bin/corpus
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+need_python
+mk_tmp
 # The exploration summary line of a run's stderr, as JSON.
 xjson() { sed -n 's/^jinx-vmm: explore: \({.*}\)$/\1/p' "$1" | tail -1; }
 xget() { xjson "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)" 2>/dev/null; }
@@ -270,5 +269,4 @@ done
 "$JINX" test --strategy nope "$C/order-init" >/dev/null 2>&1; st=$?
 [ "$st" = 2 ] && ok "jinx test --strategy nope: refused (2)" || bad "jinx test --strategy nope: status $st"
 
-echo "explore tests: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "explore tests"

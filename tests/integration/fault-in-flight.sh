@@ -14,10 +14,9 @@
 # Checks: for several N and two programs, the hook fired, status 0, the program's output;
 # then the queued-trap hook below.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 
 check() { # NAME N WANT ARGS...
   local name=$1 n=$2 want=$3; shift 3
@@ -68,5 +67,4 @@ trap_check "throughput --simulate 5" "simulations: 5 of 5 identical" --after 30m
 trap_check "sleepers --attach 50/s" "sleepers: 9600 wakes" --attach 50/s --seed 1 \
   "${BUILD:-build}/guest-tests/sleepers" 800
 
-echo "fault-in-flight tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "fault-in-flight tests"

@@ -17,15 +17,14 @@
 #  - nothing is ever written on the host (the scratch cwd stays empty, no /tmp names).
 # Without /dev/kvm this fails (make check-kvm).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; CTL="$(realpath "$BIN/jinxctl")"
 G="$(realpath "$BUILD/guest-tests")"
 for p in files files_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 mkdir "$tmp/cwd" "$tmp/native"; cd "$tmp/cwd" || exit 1
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -12; }
+ERR_TAIL=12
 host_tmp() { ls -d /tmp/jinx-files-* 2>/dev/null | wc -l; }
 [ "$(host_tmp)" = 0 ] || echo "note: /tmp/jinx-files-* exist before the runs"
 tmp_before=$(host_tmp)
@@ -120,5 +119,4 @@ jt "files_glibc basic" 0 "nothing found" -- --budget 3s --seeds 1-1 "$G/files_gl
 [ -z "$(ls -A "$tmp/cwd")" ] && ok "nothing was written on the host (the scratch cwd is empty)" \
   || { ls -la "$tmp/cwd"; bad "files appeared in the cwd"; }
 [ "$(host_tmp)" = "$tmp_before" ] && ok "... nor in /tmp" || bad "/tmp/jinx-files-* appeared: $(ls -d /tmp/jinx-files-* | head -3)"
-echo "files: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "files"

@@ -13,20 +13,18 @@
 # images checked, default every images/*.manifest), SEEDS (free runs, default "1 2");
 # make test runs a subset (tests/quick.conf), make check-long all.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
 SEEDS=${SEEDS:-1 2}
 BUDGET=${BUDGET:-60}; CLEAN_BUDGET=${CLEAN_BUDGET:-8}
 GLIBC_DETERMINISM=${GLIBC_DETERMINISM:-circle wsq correct}
 GLIBC_REPLAY=${GLIBC_REPLAY:-circle wsq}
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; none) echo none ;; *) echo "?" ;; esac; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+need_python
 
 # outcome LABEL OK BAD: judges $st and $tmp/err of the last run.
 outcome() {
@@ -36,6 +34,9 @@ outcome() {
   elif [ "$st" = "$want_ok" ] || [ "$st" = "$want_bad" ]; then ok "$label: status $st"
   else bad "$label: status $st, wanted $want_ok${want_bad:+ or $want_bad}"; grep -v '^jinx-vmm: rounds: {' "$tmp/err" | tail -8; fi
 }
+
+# judge_run LABEL: a background run's outcome, as outcome judges a foreground one.
+judge_run() { cp "$bg_err" "$tmp/err"; st=$bg_st; outcome "$1" "$good" "$bug"; }
 
 images=()
 for m in images/*.manifest; do
@@ -52,27 +53,18 @@ for img in "${images[@]}"; do
   [ "$bug" = none ] && bug=""
   sargs=$args; [ "$name" = throughput ] && sargs="pingpong 30" # its default run is long serialized
 
-  # The free runs and the two serialized policies side by side: their outcomes are the
-  # program's or the schedule's (a serialized run uses one CPU; no wall-clock bound here
-  # is tight), then judged in order.
-  labels=(); k=0
+  # The free runs and the two serialized policies side by side (lib.sh's bg_start): their
+  # outcomes are the program's or the schedule's (a serialized run uses one CPU; no
+  # wall-clock bound here is tight), then judged in order.
   for seed in $SEEDS; do
-    k=$((k+1)); labels+=("$img free (seed $seed)")
     # shellcheck disable=SC2086
-    ( timeout 120 "$VMM" run --no-control --timeout 60s --seed $seed "$img" $args >/dev/null 2>"$tmp/err.$k"
-      echo $? >"$tmp/st.$k" ) &
+    bg_start "$img free (seed $seed)" -- timeout 120 "$VMM" run --no-control --timeout 60s --seed $seed "$img" $args
   done
   for pol in roundrobin continue; do
-    k=$((k+1)); labels+=("$img --serial --policy $pol")
     # shellcheck disable=SC2086
-    ( timeout 200 "$VMM" run --no-control --timeout 150s --serial --policy $pol "$img" $sargs >/dev/null 2>"$tmp/err.$k"
-      echo $? >"$tmp/st.$k" ) &
+    bg_start "$img --serial --policy $pol" -- timeout 200 "$VMM" run --no-control --timeout 150s --serial --policy $pol "$img" $sargs
   done
-  wait
-  for i in $(seq "$k"); do
-    cp "$tmp/err.$i" "$tmp/err"; st=$(cat "$tmp/st.$i")
-    outcome "${labels[$((i-1))]}" "$good" "$bug"
-  done
+  bg_judge judge_run
   # shellcheck disable=SC2086
   timeout 200 "$VMM" run --no-control --timeout 150s --stats --attach 5/s "$img" $args >/dev/null 2>"$tmp/err"; st=$?
   outcome "$img --attach 5/s" "$good" "$bug"
@@ -104,5 +96,4 @@ echo "== replay.sh on images/bin/glibc: $GLIBC_REPLAY"
 if IMAGE_DIR=images/bin/glibc IMAGES="$GLIBC_REPLAY" REPLAYS=${REPLAYS:-5} BIN=$BIN tests/integration/replay.sh; then
   ok "replay.sh on glibc builds ($GLIBC_REPLAY)"; else bad "replay.sh on glibc builds ($GLIBC_REPLAY)"; fi
 
-echo "glibc/C++ image tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "glibc/C++ image tests"

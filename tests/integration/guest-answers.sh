@@ -5,11 +5,10 @@
 # gettid and uname, which the agent must not answer, still exit every time; the answers
 # also hold under --serial.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG=images/bin/syscall-loop; N=${N:-3000}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; PROG=images/bin/syscall-loop; N=${N:-3000}
 [ -x "$PROG" ] || { echo "no $PROG: run make"; exit 2; }
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 
 run() { # KIND N [OPTIONS]: sets st (exit status) and ex (exits)
   local kind=$1 n=$2 out; shift 2
@@ -34,5 +33,4 @@ done
 run getppid "$N" --serial
 if [ "$st" = 0 ] && [ "$ex" -ge 0 ] && [ "$ex" -lt 100 ]; then ok "getppid under --serial: answered ($ex exits)"
 else bad "getppid under --serial: status $st, $ex exits"; fi
-echo "guest-answers tests: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary "guest-answers tests"

@@ -6,11 +6,10 @@
 # pointers give EFAULT with the registers kept; --no-guest-answers and --serial keep
 # every time syscall on the VMM (exits counted).
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG=${BUILD:-build}/guest-tests/clockcheck; N=${N:-3000}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; PROG=${BUILD:-build}/guest-tests/clockcheck; N=${N:-3000}
 [ -x "$PROG" ] || { echo "no $PROG: run make guest-tests"; exit 2; }
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 
 run() { # ARGS...: sets o (output), st (status), ex (exits), out (the program's line)
   o=$(timeout 120 "$VMM" run --no-control --stats "$@" 2>&1); st=$?
@@ -60,5 +59,4 @@ srounds=$(grep -c "selftest round" <<<"$o")
 if [ "$st" = 0 ] && [ "$srounds" = 3 ] && grep -q "snapshot selftest: PASS" <<<"$o"; then
   ok "a loop of in-guest answers pauses: $srounds selftest rounds, exact"
 else bad "pausing a loop of in-guest answers: status $st, $srounds of 3 selftest rounds: $(tail -2 <<<"$o" | tr '\n' ' ')"; fi
-echo "guest-clock tests: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary "guest-clock tests"

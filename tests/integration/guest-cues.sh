@@ -7,12 +7,11 @@
 # about one exit per memory cue point; --no-guest-cues about two. The same for memory cue
 # points taken in the guest (--guest-cue-points), below.
 set -u
-BIN=${BIN:-bin}; BUILD=${BUILD:-build}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
 [ -x "$G/insns" ] || { echo "no $G/insns (make guest-tests)"; exit 2; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 
 # run TAG [options] -- PROGRAM ARGS: sets st; files $tmp/TAG.{out,err,trace}
 run() {
@@ -97,5 +96,4 @@ gc=$(num "$tmp/sim.err" 's/.*guest cues: \([0-9]*\) memory cue points.*/\1/p')
 if [ "$same" = 6 ] && [ "${gc:-0}" -gt 0 ]; then ok "cxx-race --simulate 6 --guest-cue-points: 6 of 6 identical, $gc cue points taken in the guest"
 else bad "cxx-race --simulate 6 --guest-cue-points: ${same:-?} of 6 identical, ${gc:-?} cue points in the guest"; fi
 
-echo "guest cue tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "guest cue tests"

@@ -2,10 +2,10 @@
 # Boots the guest test programs under jinx-vmm and checks every outcome kind: exit
 # status, fatal signals with thread and symbol, deadlock, timeout, bad ELF files.
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
+mk_tmp
 
 # expect NAME STATUS STDERR_REGEX STDOUT_REGEX -- jinx-vmm args...
 expect() {
@@ -79,5 +79,4 @@ expect elf-missing 125 "No such file" "" -- run "$tmp/nope"
 expect bad-option 125 "--vcpus 0" "" -- run --vcpus 0 $G/crash
 expect bad-mem 125 "--mem 3M" "" -- run --mem 3M $G/crash
 
-echo "guest tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "guest tests"

@@ -13,14 +13,12 @@
 # Env: HTML_IMAGES (names of the buggy images to page, default all; make test pages a
 # subset, tests/quick.conf).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
 SCREENSHOT=${SCREENSHOT-@tmp}
 CORPUS=0; [ "${1:-}" = "--corpus" ] && CORPUS=1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+mk_tmp
 
 # Debian's chromium; as root the test installs it (scripts/setup-deps.sh does too).
 if ! command -v chromium >/dev/null; then
@@ -138,5 +136,4 @@ if [ -n "$SCREENSHOT" ] && "$CTL" inspect --html "$tmp/shot.html" "$shot_dump"; 
   if [ -s "$SCREENSHOT" ]; then ok "screenshot $SCREENSHOT"; else bad "no screenshot"; fi
 fi
 
-echo "html: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "html"

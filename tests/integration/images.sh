@@ -4,8 +4,9 @@
 # program only ever `ok`), and the widened build (-DWIDEN_WINDOW) must show the bug's
 # expected outcome, reported by jinx-vmm with the right kind.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
-pass=0; fail=0
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 status_of() { # outcome text -> exit status
   case "$1" in
     "exit "*) echo "${1#exit }" ;;
@@ -39,5 +40,4 @@ for m in images/*.manifest; do
   else fail=$((fail+1)); echo "FAIL $name widened: status $got, wanted $bad"; head -20 /tmp/jinx-img-err.$$; fi
 done
 rm -f /tmp/jinx-img-err.$$
-echo "image tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "image tests"

@@ -12,13 +12,12 @@
 # (--cpu-model, default jinx-vmm's own: kvm64, which hides AVX; `host` for every family
 # the host has).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
 ITERS=${ITERS:-1}; ATTACH_ITERS=${ATTACH_ITERS:-30000}; CPU_MODEL=${CPU_MODEL:-}
 MODEL_ARGS=(); [ -n "$CPU_MODEL" ] && MODEL_ARGS=(--cpu-model "$CPU_MODEL")
 tmp=$(mktemp -d); [ -n "${KEEP_TMP:-}" ] && echo "temporary files in $tmp" || trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 [ -x "$G/insns" ] || { echo "FAIL $G/insns not built (make guest-tests)"; exit 1; }
 
 # run NAME ITERS ARGS...: jinx-vmm run ARGS $G/insns ITERS; sets st, out file $tmp/NAME.out/.err
@@ -103,5 +102,4 @@ rounds=$(sed -n 's/.*"rounds":\([0-9]*\).*/\1/p' "$tmp/attach.err"); div=$(sed -
 if [ "${rounds:-0}" -ge 1 ] && [ "${div:-1}" = 0 ]; then ok "attach: $rounds rounds during the run, no divergence"
 else bad "attach: rounds '${rounds}', divergences '${div}'"; fi
 
-echo "insns tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "insns tests"

@@ -16,21 +16,19 @@
 #    group; --jobs 1 as before (one run at a time, no private directories).
 # Without /dev/kvm this fails (make check-kvm).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"; C=images/bin/corpus
 for f in "$VMM" "$JINX" "$C/atom-counter" "$C/lw-flag-ok"; do
   [ -x "$f" ] || { echo "FAIL no $f (make)"; exit 1; }
 done
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
+need_python
 command -v setsid >/dev/null || { echo "FAIL setsid (util-linux) is needed"; exit 1; }
 tmp=$(mktemp -d)
 # A stand-in run left behind by a failed check is killed by its pid (never by name).
 reap_fakes() { local f; for f in "$tmp"/pid.*; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; }
 trap 'reap_fakes; rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+ERR_TAIL=8
 ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
 # no_private DIR: no per-job directory left in DIR
 no_private() { [ -z "$(find "$1" -maxdepth 1 -name '.jinx-test-*' 2>/dev/null)" ]; }
@@ -211,5 +209,4 @@ if [ $st = 0 ] && [ "$up" = 1 ] && [ $priv = 0 ] && ! grep -q "at once" "$tmp/er
   ok "--jobs 1: one jinx-vmm at a time, no private directory, jinx-test-last.log as before"
 else bad "--jobs 1: status $st, most runs at once $up, private dir seen $priv"; fi
 
-echo "jinx test --jobs: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "jinx test --jobs"

@@ -12,11 +12,10 @@
 #  3. --record alone (no snapshot to start again from): the guard's stop names the worker.
 # Env: RUNS (default 5), TRIES (default 2).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/ownspin"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/ownspin"
 RUNS=${RUNS:-5}; TRIES=${TRIES:-2}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 [ -x "$PROG" ] || { echo "FAIL $PROG not built (make guest-tests)"; exit 1; }
 
 for try in $(seq 1 "$TRIES"); do
@@ -54,5 +53,4 @@ else
   echo "$out" | grep -E "wall guard|thread [0-9]+ \(T|turn was" | head -6
 fi
 
-echo "ownspin tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "ownspin tests"

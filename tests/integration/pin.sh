@@ -16,15 +16,14 @@
 #     --pin-cpu of two different allowed CPUs, --jobs 1 none, --no-pin passes --no-pin.
 # Needs /dev/kvm and at least 2 allowed CPUs (with one, pinning cannot be told apart).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; JINX="$BIN/jinx"
 PROG="$BUILD/guest-tests/pinwork"
 for f in "$VMM" "$JINX" "$PROG"; do [ -x "$f" ] || { echo "FAIL no $f (make, make guest-tests)"; exit 1; }; done
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 
 # expand "0-2,5" into "0 1 2 5"
 expand() { local r out=""; for r in ${1//,/ }; do
@@ -134,5 +133,4 @@ if [ $st = 0 ] && grep -q -- "--no-pin" "$tmp/args.1" && grep -q -- "--no-pin" "
   ok "jinx test --no-pin: both runs get --no-pin"
 else bad "jinx test --no-pin: status $st"; cat "$tmp"/args.* 2>/dev/null; fi
 
-echo "pin: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "pin"

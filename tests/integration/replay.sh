@@ -13,18 +13,16 @@
 # (default the eight buggy images), REPLAY_JOBS (replays at a time, default 2): with
 # another IMAGE_DIR only the per-image checks run, and the tail crash when IMAGES has circle.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"
 REPLAYS=${REPLAYS:-20}; IMAGE_DIR=${IMAGE_DIR:-images/bin}
 IMAGES=${IMAGES:-circle flag-open race-o1o2 race-lock-x bounding-2v bounding-3t deadlock-abba wsq}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 for tool in gdb python3; do command -v $tool >/dev/null || { echo "FAIL $tool is needed"; exit 1; }; done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; esac; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
 replayable() { "$CTL" inspect --disasm 0 "$1" 2>/dev/null | grep -q '^interleaving'; }
 
 # replays DUMP N: N replays of DUMP, RJOBS (REPLAY_JOBS, default 2) at a time: a replay

@@ -7,10 +7,8 @@
 # counters (--stats JSON, jinxctl status). Before turn claims (vmm/sched/crew.h)
 # throughput's rounds recorded 4 cue points each and ran no simulation at all.
 set -u
-BIN=${BIN:-bin}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 RESULTS=$(mktemp -d /tmp/jinx-rounds-progress.XXXXXX); export RESULTS
 trap 'rm -rf "$RESULTS"' EXIT
 
@@ -90,5 +88,4 @@ fi
 scripts/bench/rounds-progress.sh --bogus >/dev/null 2>&1; st=$?
 [ $st = 2 ] && ok "rounds-progress.sh: unknown option refused" || bad "rounds-progress.sh --bogus: status $st"
 
-echo "rounds-progress: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary "rounds-progress"

@@ -4,10 +4,9 @@
 # the correct program never fails under rounds; retired replays never diverge; a
 # simulation's output and crashes stay in the sandbox unless retired.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 field() { sed -n "s/^$2: *//p" "images/$1.manifest" | head -1; }
 status_of() { case "$1" in "exit "*) echo "${1#exit }" ;; deadlock) echo 123 ;;
   "signal "*) local s=${1#signal SIG}; echo $((128 + $(kill -l "$s"))) ;; esac; }
@@ -49,5 +48,4 @@ if [ $st = 125 ]; then ok "--sims 0 refused"; else bad "--sims 0: status $st"; f
 "$VMM" run --no-control --serial --attach 5/s images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 125 ]; then ok "--attach with --serial refused"; else bad "--attach --serial: status $st"; fi
 
-echo "round tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "round tests"

@@ -27,7 +27,8 @@
 # double free, the slowest to find), 5 replays of each dump, 20 s for each twin.
 # Guest programs: tests/guest/san_*.c (guest.mk). Without /dev/kvm this fails.
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"; G="$BUILD/guest-tests"
 LONG=${JINX_LONG:-0}
 SEEDS=${SEEDS:-$([ "$LONG" = 1 ] && echo 10 || echo 1)}
@@ -40,12 +41,9 @@ for p in san_direct_asan san_direct_asan_static san_direct_ubsan san_uaf_asan sa
          san_uninit_msan san_uninit_msan_ok san_hang_tsan san_hang_tsan_clang; do
   [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }
 done
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+need_python
+mk_tmp
+ERR_TAIL=8
 # The program's stderr as a native run prints it: jinx-vmm's lines out, pids and
 # addresses masked (ASLR natively, jinx's fixed layout in the guest).
 norm() { grep -v '^jinx-vmm' "$1" | sed -E 's/==[0-9]+==/==P==/g; s/0x[0-9a-f]+/ADDR/g'; }
@@ -185,18 +183,18 @@ if [ "$LONG" = 1 ]; then
   TWINS="$TWINS san_race_tsan_clang_ok"
 fi
 
-# The bug-free twins: nothing found. Side by side (each --jobs 1): a false bug is false
-# at any speed, and a budget is a bound on the wall time anyway.
+# The bug-free twins: nothing found. Side by side (each --jobs 1; lib.sh's bg_start): a
+# false bug is false at any speed, and a budget is a bound on the wall time anyway.
 for twin in $TWINS; do
-  ( timeout 120 "$JINX" test --budget "$TWIN_BUDGET" --jobs 1 --dump-dir "$tmp/twin-$twin" "$G/$twin" \
-      >"$tmp/twin-$twin.err" 2>&1; echo $? >"$tmp/twin-$twin.st" ) &
+  bg_start "$twin" -- timeout 120 "$JINX" test --budget "$TWIN_BUDGET" --jobs 1 --dump-dir "$tmp/twin-$twin" "$G/$twin"
 done
-wait
-for twin in $TWINS; do
-  st=$(cat "$tmp/twin-$twin.st"); cp "$tmp/twin-$twin.err" "$tmp/err"
-  if [ "$st" = 0 ]; then ok "$twin: nothing found in $TWIN_BUDGET"
-  else bad "$twin: status $st, wanted 0"; fi
-done
+# judge_twin TWIN: jinx test's verdict is its stdout's last line: after its stderr in what
+# bad shows.
+judge_twin() {
+  cat "$bg_err" "$bg_out" >"$tmp/err"
+  if [ "$bg_st" = 0 ]; then ok "$1: nothing found in $TWIN_BUDGET"
+  else bad "$1: status $bg_st, wanted 0"; fi
+}
+bg_judge judge_twin
 
-echo "sanitizers: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "sanitizers"

@@ -3,11 +3,10 @@
 # trace and output every time; another schedule gives another interleaving; schedule
 # files are untrusted input and bad ones are refused with line and column.
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
+mk_tmp
 
 # The runs of a program go two at a time (SERIAL_JOBS): a serialized run executes one vCPU
 # at a time, and its trace must not depend on what else runs.
@@ -182,5 +181,4 @@ for pol in continue roundrobin; do
   else bad "repstep ($pol): status $st, '$out' vs free '$free', ${exits:-?} exits"; tail -3 "$tmp/rs.err"; fi
 done
 
-echo "serial tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "serial tests"

@@ -10,11 +10,10 @@
 #     (before 33cdd38: 6 divergences in 7 retired simulations, at cue points 0..217).
 # Env: RUNS (default 30).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/sleepers"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; PROG="$BUILD/guest-tests/sleepers"
 RUNS=${RUNS:-30}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 num() { echo "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | tail -1; }
 [ -x "$PROG" ] || { echo "FAIL $PROG not built (make guest-tests)"; exit 1; }
 
@@ -42,5 +41,4 @@ if [ "$retired" -ge 3 ] && [ "$div" = 0 ]; then
   ok "--attach 50/s: $retired retired simulations in $rounds rounds, none diverged"
 else bad "--attach 50/s: $div divergences in $retired retired simulations ($rounds rounds)"; fi
 
-echo "sleepers tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "sleepers tests"

@@ -6,8 +6,9 @@
 # program must still finish correctly from the restored state (correct programs exit 0
 # after being rewound again and again).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
-pass=0; fail=0
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; G="$BUILD/guest-tests"
 check() { # NAME MIN_ROUNDS ARGS...: rounds are cut short when the program ends first
   local name=$1 min=$2; shift 2
   out=$(timeout 120 "$VMM" run --mem 128M --vcpus 64 --env JINX_TEST=yes "$@" 2>&1); st=$?
@@ -27,5 +28,4 @@ check fdchurn    2 --snapshot-selftest 10 --selftest-interval 1ms $G/fdchurn 300
 # Short programs: whatever rounds fit must be exact, and the program must still pass.
 check futex      0 --snapshot-selftest 10 --selftest-interval 1ms $G/futex
 check syscalls   0 --snapshot-selftest 10 --selftest-interval 1ms $G/syscalls alpha beta
-echo "snapshot tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "snapshot tests"

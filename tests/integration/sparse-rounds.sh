@@ -17,16 +17,15 @@
 #     (2026-12-07, load ~5).
 # Env: TRIES (default 8).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 TRIES=${TRIES:-8}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 PROG="$BUILD/guest-tests/sparseround"; TWIN="$BUILD/guest-tests/sparseround_ok"
 for p in "$PROG" "$TWIN" images/bin/throughput; do
   [ -x "$p" ] || { echo "FAIL $p not built (make guest-tests images)"; exit 1; }
 done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 jget() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2], ""))' "$1" "$2"; }
 
 # 1. throughput: traced rounds first, sparse ones after, cheaper.
@@ -102,5 +101,4 @@ out=$(timeout 120 "$VMM" run --no-control --attach 5/s --sim-kind sparse "$TWIN"
 [ "$st" = 0 ] && printf '%s\n' "$out" | grep -q 'sparseround: ok' &&
   ok "sparseround_ok: exit 0 under sparse rounds" || bad "sparseround_ok: status $st: $(printf '%s\n' "$out" | tail -3)"
 
-echo "sparse rounds: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "sparse rounds"

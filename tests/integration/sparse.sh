@@ -19,14 +19,13 @@
 # Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 90 s, a
 # bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
 PROG="$BUILD/guest-tests/sparsebank"; TWIN="$BUILD/guest-tests/sparsebank_ok"
 BUDGET=${BUDGET:-120}; BUDGET_OK=${BUDGET_OK:-20}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 for p in "$PROG" "$TWIN"; do [ -x "$p" ] || { echo "FAIL $p not built (make guest-tests)"; exit 1; }; done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 
 # The withdrawal's second load: the instruction after the check's `cmp $0x9` and `jle`.
 site=$(objdump -d --no-show-raw-insn "$PROG" | awk '/<teller>:/,/^$/' |
@@ -124,5 +123,4 @@ else
   echo "skip spin-yield barrier: no $PS (make corpus-compute)"
 fi
 
-echo "sparse tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "sparse tests"

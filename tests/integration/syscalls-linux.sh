@@ -27,14 +27,13 @@
 # Guest programs: tests/guest/fileout.c, schedres.c, pipes.c, pipefds.c, signals.c. Without /dev/kvm
 # this fails (make check-kvm).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$(realpath "$BIN/jinx-vmm")"; JINX="$(realpath "$BIN/jinx")"; G="$(realpath "$BUILD/guest-tests")"
 for p in fileout schedres schedres_glibc pipes pipefds pipefds_glibc signals signals_glibc; do [ -x "$G/$p" ] || { echo "FAIL no $G/$p (make guest-tests)"; exit 1; }; done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 mkdir "$tmp/cwd"; cd "$tmp/cwd" || exit 1
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -12; }
+ERR_TAIL=12
 
 # vmm NAME WANT_STATUS ERR_REGEX -- jinx-vmm args
 vmm() {
@@ -178,5 +177,4 @@ grep -q "could not test" "$tmp/err" && bad "signals fatal: could not test"
 d=$(ls -t "$tmp"/dumps/*.jinxdump 2>/dev/null | head -1)
 vmm "... its dump replays" 143 "replay reproduced" -- replay "$d"
 
-echo "syscalls-linux: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary "syscalls-linux"

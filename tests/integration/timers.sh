@@ -24,17 +24,16 @@
 # REPLAYS (default 20: replays of the first seed's dump), BUGS and TWINS (the programs;
 # default all three of each).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"; CTL="$BIN/jinxctl"
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"; CTL="$BIN/jinxctl"
 G="$BUILD/guest-tests"
 SEEDS=${SEEDS:-1-10}; TWIN_BUDGET=${TWIN_BUDGET:-60}; BUDGET=${BUDGET:-60}; REPLAYS=${REPLAYS:-20}
 BUGS=${BUGS:-sleepuaf sleepdouble sleeporder}; TWINS=${TWINS:-sleepuaf_ok sleepdouble_ok sleeporder_ok}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
 for p in $BUGS $TWINS sleepuaf_hot; do
   [ -x "$G/$p" ] || { echo "FAIL $G/$p not built (make guest-tests)"; exit 1; }
 done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mk_tmp
 first=${SEEDS%-*}; last=${SEEDS#*-}
 
 # 1. Each bug, each seed: found, named, replayed.
@@ -105,11 +104,12 @@ if [ $st = 1 ] && [ "$f" = true ] && [ "$strat" = sparse ] && [ "${early:-0}" -g
 else bad "sleepuaf_hot: status $st, found ${f:-?}, strategy ${strat:-?}, timers_early ${early:-?}"; fi
 
 # 3. The twins: no false bug and no livelock with timers ending early. They run in the
-# background beside 1c and 2, which are clean or deterministic too: a false bug is false
-# at any speed, and "none cut" holds on a shared CPU (a run's budget is CPU time).
+# background (lib.sh's bg_start) beside 1c and 2, which are clean or deterministic too: a
+# false bug is false at any speed, and "none cut" holds on a shared CPU (a run's budget is
+# CPU time).
 for p in $TWINS; do
-  ( timeout $((TWIN_BUDGET + 60)) "$JT" test "$G/$p" --budget "${TWIN_BUDGET}s" --jobs 1 --json \
-      --dump-dir "$tmp/$p" >"$tmp/$p.json" 2>"$tmp/$p.err"; echo $? >"$tmp/$p.st" ) &
+  bg_start "$p" -- timeout $((TWIN_BUDGET + 60)) "$JT" test "$G/$p" --budget "${TWIN_BUDGET}s" --jobs 1 --json \
+      --dump-dir "$tmp/$p"
 done
 
 # 1c. A hand-written schedule (explorer/schedule.h): 'timer T1 at N' ends main's sleep at
@@ -148,20 +148,21 @@ out=$(timeout 90 "$JT" test "$G/sleepuaf" --budget 8s --jobs 1 --seeds 1-1 --tim
 all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
 [ $st = 0 ] && [ "$all" = 0 ] && ok "jinx test --timers strict: nothing found, no timer ended early" ||
   bad "jinx test --timers strict: status $st, timers_early_all ${all:-none}"
-wait # the twins
 
 # 3. The twins, judged (they ran beside 1c and 2).
-for p in $TWINS; do
-  st=$(cat "$tmp/$p.st" 2>/dev/null); out=$(cat "$tmp/$p.json" 2>/dev/null)
+judge_twin() {
+  local p=$1 st=$bg_st out all sch cut
+  out=$(cat "$bg_out" 2>/dev/null)
   all=$(echo "$out" | sed -n 's/.*"timers_early_all":\([0-9]*\).*/\1/p')
   sch=$(echo "$out" | sed -n 's/.*"schedules":\([0-9]*\).*/\1/p')
   cut=$(grep -ho '"cut":[0-9]*' "$tmp/$p"/jinx-test-last.log 2>/dev/null | tail -1 | cut -d: -f2)
   if [ "$st" = 0 ] && [ "${all:-0}" -gt 0 ] && [ "${cut:-0}" = 0 ]; then
     ok "$p: nothing found in ${TWIN_BUDGET} s ($sch schedules, $all timers ended early, none cut)"
   else
-    bad "$p: status ${st:-none}, timers_early_all ${all:-none}, cut ${cut:-?}"; tail -5 "$tmp/$p.err"
+    bad "$p: status ${st:-none}, timers_early_all ${all:-none}, cut ${cut:-?}"; tail -5 "$bg_err"
   fi
-done
+}
+bg_judge judge_twin
 
 # 4. Corpus twins that sleep: the -DWIDEN_WINDOW builds of images/corpus's bug-free twins
 # sleep (nanosleep) where their bug's window would be; a timer ending early there must find
@@ -179,5 +180,4 @@ for img in ${CORPUS_TWINS:-images/bin/corpus/widen/order-init-ok images/bin/corp
   fi
 done
 
-echo "timers tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "timers tests"

@@ -15,16 +15,14 @@
 #    for the others), never ignored.
 # Guest program: tests/guest/verdict.c. Without /dev/kvm this fails (make check-kvm).
 set -u
-BUILD=${BUILD:-build}; BIN=${BIN:-bin}
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; CTL="$BIN/jinxctl"; JINX="$BIN/jinx"; G="$BUILD/guest-tests"
 P="$G/verdict"
 [ -x "$P" ] || { echo "FAIL no $P (make guest-tests)"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL python3 is needed"; exit 1; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; sed 's/^/     | /' "$tmp/err" 2>/dev/null | tail -8; }
-jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+need_python
+mk_tmp
+ERR_TAIL=8
 
 # vmm NAME WANT_STATUS ERR_REGEX -- jinx-vmm args: one run, status and stderr checked.
 vmm() {
@@ -43,33 +41,25 @@ jt() {
   else bad "$name: status $st, wanted $want and /$re/"; fi
 }
 
-# jt_bg NAME WANT_STATUS OUT_REGEX -- jinx test args: the same check in the background,
-# judged by jt_wait. For the clean runs only: "nothing found in BUDGET" holds however
-# few schedules a loaded CPU leaves them (a false bug is false at any speed), so they
-# share the budget's wall time instead of running one after the other.
-nbg=0
-bg() { # bg PROGRAM NAME WANT_STATUS OUT_REGEX -- args
-  local prog=$1 name=$2 want=$3 re=$4; shift 5
-  nbg=$((nbg+1))
-  printf '%s\n%s\n%s\n' "$name" "$want" "$re" >"$tmp/bg$nbg.what"
-  ( timeout 120 "$prog" "$@" >"$tmp/bg$nbg.out" 2>"$tmp/bg$nbg.err"; echo $? >"$tmp/bg$nbg.st" ) &
-}
-jt_bg() { local name=$1 want=$2 re=$3; shift 4; bg "$JINX" "$name" "$want" "$re" -- test "$@"; }
+# jt_bg NAME WANT_STATUS OUT_REGEX -- jinx test args: the same check in the background
+# (lib.sh's bg_start), judged by jt_wait. For the clean runs only: "nothing found in
+# BUDGET" holds however few schedules a loaded CPU leaves them (a false bug is false at any
+# speed), so they share the budget's wall time instead of running one after the other.
+jt_bg() { local name=$1 want=$2 re=$3; shift 4; bg_start "$name" "$want" "$re" -- timeout 120 "$JINX" test "$@"; }
 # vmm_bg NAME WANT_STATUS ERR_REGEX -- jinx-vmm args: for runs whose result no load
 # changes (serialized runs: their trace and status are the schedule's), beside the clean
 # jinx test runs, whose budgets are wall time the CPU would otherwise leave to them alone.
-vmm_bg() { local name=$1 want=$2 re=$3; shift 4; bg "$VMM" "$name" "$want" "$re" -- "$@"; }
-jt_wait() {
-  wait
-  for i in $(seq "$nbg"); do
-    { read -r name; read -r want; read -r re; } <"$tmp/bg$i.what"
-    cat "$tmp/bg$i.out" >>"$tmp/bg$i.err"
-    cp "$tmp/bg$i.err" "$tmp/err"
-    if [ "$(cat "$tmp/bg$i.st")" = "$want" ] && grep -Eq -- "$re" "$tmp/err"; then ok "$name"
-    else bad "$name: status $(cat "$tmp/bg$i.st"), wanted $want and /$re/"; fi
-  done
-  nbg=0
+vmm_bg() { local name=$1 want=$2 re=$3; shift 4; bg_start "$name" "$want" "$re" -- timeout 120 "$VMM" "$@"; }
+# bg_check NAME WANT_STATUS OUT_REGEX: one background run judged (stdout after stderr, as
+# jt's), its output left in its bg.N.err for the BUG FOUND check after jt_wait.
+bg_check() {
+  local name=$1 want=$2 re=$3
+  cat "$bg_out" >>"$bg_err"
+  cp "$bg_err" "$tmp/err"
+  if [ "$bg_st" = "$want" ] && grep -Eq -- "$re" "$tmp/err"; then ok "$name"
+  else bad "$name: status $bg_st, wanted $want and /$re/"; fi
 }
+jt_wait() { bg_judge bg_check; }
 
 echo "-- many threads: free execution, serialized, jinx test"
 vmm "100 threads alive at once" 0 "" -- run --no-control "$P" alive 100
@@ -100,7 +90,7 @@ jt_bg "jinx test: 400 threads one after the other, no bug" 0 "nothing found in" 
 jt_bg "main exits while a worker still runs: nothing found" 0 "nothing found" \
   -- --budget 15s --dump-dir "$tmp/d3" "$P" -- exitwait
 jt_wait
-grep -q "BUG FOUND" "$tmp"/bg*.err && bad "jinx test reported a bug in a correct program"
+grep -q "BUG FOUND" "$tmp"/bg.*.err && bad "jinx test reported a bug in a correct program"
 if cmp -s "$tmp/t1.txt" "$tmp/t2.txt" && [ -s "$tmp/t1.txt" ]; then ok "--serial: the same trace twice ($(wc -l <"$tmp/t1.txt") cue points)"
 else bad "--serial: traces differ"; fi
 maxid=$(awk '{print $2}' "$tmp/t1.txt" | sed -n 's/^T//p' | sort -n | tail -1)
@@ -230,5 +220,4 @@ for args in "status --bogus" "detach --bogus" "attach --rate 5/s extra" "attach 
   else bad "jinxctl $args: status $st"; fi
 done
 
-echo "verdict tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "verdict tests"

@@ -12,10 +12,9 @@
 # Checks: three times, RUNS executions of one schedule from one snapshot of pingpong,
 # taken with the window widened, are identical. Env: RUNS (default 20).
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"; RUNS=${RUNS:-20}
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"; RUNS=${RUNS:-20}
 
 for try in 1 2 3; do
   out=$(JINX_TEST_WAKE_DELAY_US=200 timeout 170 "$VMM" run --no-control --after 30ms --record 200us \
@@ -29,5 +28,4 @@ for try in 1 2 3; do
   fi
 done
 
-echo "woken-snapshot tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "woken-snapshot tests"

@@ -7,10 +7,9 @@
 # exercised, --workers 0 keeps every simulation in the program's VM, and bad values are
 # refused.
 set -u
-BIN=${BIN:-bin}; VMM="$BIN/jinx-vmm"
-pass=0; fail=0
-ok() { pass=$((pass+1)); echo "ok   $*"; }
-bad() { fail=$((fail+1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+VMM="$BIN/jinx-vmm"
 num() { echo "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | tail -1; }
 
 if [ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ]; then
@@ -72,5 +71,4 @@ if [ $st = 125 ]; then ok "--workers 9 refused"; else bad "--workers 9: status $
 "$VMM" run --no-control --workers 1 images/bin/correct >/dev/null 2>&1; st=$?
 if [ $st = 125 ]; then ok "--workers without --attach refused"; else bad "--workers alone: status $st"; fi
 
-echo "worker tests: $pass passed, $fail failed"
-[ $fail = 0 ]
+summary "worker tests"
