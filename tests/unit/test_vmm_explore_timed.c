@@ -25,10 +25,10 @@ static void test_due_by_share_from_start(void **st)
     explore_timed_start(&t, 3 * S); /* the earliest start stays */
     assert_true(explore_timed_due(&t, 1 * S));
     explore_timed_after(&t, true, 100 * MS, 0);
-    /* 100 ms taken: due again once EXPLORE_TIMED_SHARE_DIV times that went by since the
-     * start. */
-    assert_false(explore_timed_due(&t, 1 * S + EXPLORE_TIMED_SHARE_DIV * 100 * MS - 1));
-    assert_true(explore_timed_due(&t, 1 * S + EXPLORE_TIMED_SHARE_DIV * 100 * MS));
+    /* 100 ms taken: due again once it is their share of the time since the start. */
+    uint64_t at = 1 * S + 100 * MS * 100 / EXPLORE_TIMED_SHARE_PCT;
+    assert_false(explore_timed_due(&t, at - 1 * MS));
+    assert_true(explore_timed_due(&t, at + 1));
     t.always = true; /* --explore-strategy timed */
     assert_true(explore_timed_due(&t, 1 * S + 1 * MS));
     explore_timed_free(&t);

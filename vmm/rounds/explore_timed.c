@@ -30,7 +30,7 @@ void explore_timed_start(struct explore_timed *t, uint64_t elapsed_ns)
 bool explore_timed_due(const struct explore_timed *t, uint64_t elapsed_ns)
 {
     return !t->off && elapsed_ns >= t->after_ns &&
-           (t->always || t->ns * EXPLORE_TIMED_SHARE_DIV <= elapsed_ns - t->after_ns);
+           (t->always || t->ns * 100 <= EXPLORE_TIMED_SHARE_PCT * (elapsed_ns - t->after_ns));
 }
 
 int explore_timed_begin(struct explore_timed *t, uint64_t seed, const uint64_t *yields,

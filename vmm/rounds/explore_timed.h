@@ -23,8 +23,9 @@
  * They begin when stress runs begin (explore_stress_start: after 5 s of exploration, or
  * as soon as a traced run is slow: a short test's traced runs find its bugs first, and a
  * seed's finds there stay the same from one run to the next) and take
- * 1/EXPLORE_TIMED_SHARE_DIV of the wall time after that: between two controlled runs,
- * as many as bring them back to it. Their timing is the host's, so
+ * EXPLORE_TIMED_SHARE_PCT % of the wall time after that (on the compute corpus they met
+ * more bugs than traced and sparse runs together): between two controlled runs, as many
+ * as bring them back to it. Their timing is the host's, so
  * they never change which traced and sparse runs a seed makes (those keep their indexes)
  * and they are counted apart. A run's budget is EXPLORE_TIMED_FACTOR times the longest
  * that ended (at least EXPLORE_TIMED_MIN_NS); when the first EXPLORE_TIMED_FIRST_CUTS are
@@ -39,7 +40,7 @@
 struct sparse;
 
 #define EXPLORE_TIMED_MAX 4u          /* change points a timed run: 1..this */
-#define EXPLORE_TIMED_SHARE_DIV 2u    /* their share of the wall time: 1/2 */
+#define EXPLORE_TIMED_SHARE_PCT 75u   /* their share of the wall time after they begin, % */
 #define EXPLORE_TIMED_MIN_NS 100000000ULL /* a run's budget: at least this, */
 #define EXPLORE_TIMED_FACTOR 4u       /* ... and this many times the longest that ended */
 #define EXPLORE_TIMED_FIRST_CUTS 2u   /* the first ones all cut: no more */
