@@ -292,7 +292,7 @@ static int between_runs(struct explore_driver *d, uint64_t i, uint64_t t0, uint6
 {
     /* Timed runs first, catching up on their share (a controlled run may have taken a
      * second): a bug they meet has a dump that replays, a stress run's has not (when
-     * the stress run came first, it met 15 of the compute corpus's 27 finds first, none
+     * the stress run came first, it met 15 of the compute corpus's 26 finds first, none
      * replayable). */
     int got;
     do
