@@ -276,11 +276,16 @@ static int timed_if_due(struct explore_driver *d, uint64_t i, uint64_t t0, uint6
     return got;
 }
 
-/* Controlled runs are slow: stress and timed runs begin (if they did not). */
-static void runs_are_slow(struct explore_driver *d, uint64_t elapsed_ns)
+/* Controlled runs are slow: stress runs begin (if they did not), and timed runs too when
+ * a traced run could not end (cut, or a learning prefix stopped at its cap). A program
+ * whose traced runs end, however long, keeps its seeds' controlled finds (when timed runs
+ * also began after 5 s, as stress runs do, and took three quarters of the time, a
+ * campaign check's tasks found the glibc circle's bug in 3 of its 4 seeds, not 4). */
+static void runs_are_slow(struct explore_driver *d, uint64_t elapsed_ns, bool ended)
 {
     explore_stress_start(&d->stress, elapsed_ns);
-    explore_timed_start(&d->timed, elapsed_ns);
+    if (!ended)
+        explore_timed_start(&d->timed, elapsed_ns);
 }
 
 /* The runs due between controlled runs i - 1 and i (timed runs, then a stress run): 0 go
@@ -448,7 +453,7 @@ static void explore(struct explore_driver *d)
         d->prefix_run = prefix;
         learn_from_run(d, i, &r, t_run, cpu_run, &wall, prefix, decider_ended);
         if (!sp && (!r.ended || r.cues >= EXPLORE_SPARSE_CUES))
-            runs_are_slow(d, mono_ns() - t0);
+            runs_are_slow(d, mono_ns() - t0, r.ended);
         if (d->cfg.verbose)
             explore_timers_print(vm, stderr);
         /* A run that met one of jinx's limits (the thread cap) cannot be judged: it is
@@ -577,7 +582,8 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     explore_stress_init(&d->stress, d->cfg.run_wall_ns);
     explore_timed_init(&d->timed, d->cfg.run_wall_ns, d->cfg.seed);
-    explore_timed_start(&d->timed, d->cfg.timed_only ? 0 : EXPLORE_STRESS_AFTER_NS);
+    if (d->cfg.timed_only)
+        explore_timed_start(&d->timed, 0);
     d->timed.always = d->cfg.timed_only;
     explore_timers_init(&d->timers, d->cfg.timers_strict);
     d->stress.off = d->cfg.no_stress || d->cfg.timed_only;

@@ -20,9 +20,10 @@
  * (rr's chaos mode shuffles its recorded schedule in the same spirit: random time slices
  * over a serialized execution; here the recording is the schedule itself.)
  *
- * They begin when stress runs begin (explore_stress_start: after 5 s of exploration, or
- * as soon as a traced run is slow: a short test's traced runs find its bugs first, and a
- * seed's finds there stay the same from one run to the next) and take
+ * They begin as soon as a traced run could not end (cut by its budget, or a learning
+ * prefix stopped at its cap: a program that computes on shared pages); a program whose
+ * traced runs end keeps only those (a short test's traced runs find its bugs, and a
+ * seed's finds there stay the same from one run to the next). They take
  * EXPLORE_TIMED_SHARE_PCT % of the wall time after that (on the compute corpus they met
  * more bugs than traced and sparse runs together): between two controlled runs, as many
  * as bring them back to it. Their timing is the host's, so
