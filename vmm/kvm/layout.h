@@ -44,6 +44,14 @@
 #define USER_TOP       0x00007FFFFFFFC000ULL
 #define UVA_MMIO       JX_ULL(0x00007FFFFFFFC000)
 #define UVA_AGENT      0x00007FFFFFFFD000ULL
+#ifndef __ASSEMBLER__
+/* Whether a user address lies in the agent's user-executable image: a thread there is in
+ * jinx's syscall entry, not in the program's code. */
+static inline int uva_in_agent(unsigned long long va)
+{
+    return va >= UVA_AGENT && va - UVA_AGENT < AGENT_MAX_SIZE;
+}
+#endif
 #define STACK_TOP      0x00007FFFFFF00000ULL
 #define STACK_SIZE     (8ULL << 20)
 #define MMAP_TOP       0x00007F0000000000ULL

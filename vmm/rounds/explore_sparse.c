@@ -188,7 +188,7 @@ static void learn_spin(struct explore_sparse *es, struct vm *vm)
         if (!v->tid || v->tid != vm->ser->guard_turn || v->state == T_BLOCKED)
             continue;
         uint64_t rip = v->run->s.regs.regs.rip;
-        if (!rip || rip > EX_MAX_PREEMPT_RIP || (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE))
+        if (!rip || rip > EX_MAX_PREEMPT_RIP || uva_in_agent(rip))
             return; /* in jinx's syscall entry: not a spin without syscalls */
         for (uint32_t k = 0; k < es->nyield; k++)
             if (es->yield[k] == rip)

@@ -39,7 +39,7 @@ static void thread_line(struct vm *vm, struct vcpu *v, uint64_t now, int turn, F
                  v->acc_pending ? ", a trapped access waiting" : "",
                  v->start_pending ? ", not started yet" : "");
     }
-    if (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE)
+    if (uva_in_agent(rip))
         snprintf(sym, sizeof sym, "(jinx's syscall entry: in a system call)");
     else
         vm_symbolize(vm, rip, sym, sizeof sym);

@@ -2,7 +2,6 @@
 #include "sched/sparse.h"
 #include "sched/serialize.h"
 #include "kvm/vm.h"
-#include "lib/util.h"
 #include <string.h>
 
 bool sparse_insn_ok(const uint8_t *b, size_t n)
@@ -93,13 +92,21 @@ void sparse_unplant_all_locked(struct vm *vm)
 
 /* Plants p for the running thread on vCPU `by`: false when it never can (done from now
  * on). */
+/* The code byte at rip, where an int3 may go (the program's code, no int3 there yet, an
+ * instruction sparse_insn_ok takes), or NULL. */
+static uint8_t *plantable(struct vm *vm, uint64_t rip)
+{
+    uint8_t *b = gm_code_byte(&vm->gm, rip);
+    if (!b || *b == 0xCC)
+        return NULL;
+    uint64_t room = PAGE_SIZE - (rip & (PAGE_SIZE - 1));
+    return sparse_insn_ok(b, room < 15 ? (size_t)room : 15) ? b : NULL;
+}
+
 static bool plant(struct vm *vm, struct sparse_point *p, int by)
 {
-    uint8_t *b = gm_code_byte(&vm->gm, p->rip);
-    if (!b || *b == 0xCC)
-        return false;
-    uint64_t room = PAGE_SIZE - (p->rip & (PAGE_SIZE - 1));
-    if (!sparse_insn_ok(b, room < 15 ? (size_t)room : 15))
+    uint8_t *b = plantable(vm, p->rip);
+    if (!b)
         return false;
     struct sparse *sp = &vm->ser->sparse;
     bool known = false;
@@ -194,11 +201,7 @@ uint64_t sparse_timed_tick_locked(struct vm *vm, uint64_t start_ns, uint64_t now
 static bool timed_place_ok(struct vm *vm, struct vcpu *v, uint64_t rip)
 {
     struct sparse *sp = &vm->ser->sparse;
-    if (!rip || rip > EX_MAX_PREEMPT_RIP || (rip >= UVA_AGENT && rip - UVA_AGENT < AGENT_MAX_SIZE))
-        return false;
-    uint8_t *b = gm_code_byte(&vm->gm, rip);
-    uint64_t room = PAGE_SIZE - (rip & (PAGE_SIZE - 1));
-    if (!b || *b == 0xCC || !sparse_insn_ok(b, room < 15 ? (size_t)room : 15))
+    if (!rip || rip > EX_MAX_PREEMPT_RIP || uva_in_agent(rip) || !plantable(vm, rip))
         return false;
     for (uint32_t i = 0; i < sp->ntimed; i++)
         if (sp->timed[i].xid == (uint32_t)v->xid && sp->timed[i].rip == rip)
