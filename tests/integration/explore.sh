@@ -164,6 +164,18 @@ fi
   ok "order-done-flag-ok: $(xget "$tmp/ok.err" "d['schedules']") schedules in 3 s, nothing found, exit 0" ||
   { bad "twin: status $st, $(xjson "$tmp/ok.err")"; tail -3 "$tmp/ok.err"; }
 
+# --replayable-only (what jinx test's search for a free-execution bug runs): no stress
+# run, and timed runs from the start even where traced runs end (without it a short
+# test's exploration makes none: its seeds' finds stay the same from run to run).
+"$VMM" run --no-control --quiet --explore 3s --replayable-only "$C/order-done-flag-ok" >/dev/null \
+  2>"$tmp/ro.err"; st=$?
+[ "$st" = 0 ] && [ "$(xget "$tmp/ro.err" "d['timed_runs'] > 0 and d['stress_runs'] == 0 and d['schedules'] > 0")" = True ] &&
+  ok "--replayable-only: $(xget "$tmp/ro.err" "d['timed_runs']") timed runs from the start beside $(xget "$tmp/ro.err" "d['schedules']") schedules, no stress run" ||
+  { bad "--replayable-only: status $st, $(xjson "$tmp/ro.err")"; tail -3 "$tmp/ro.err"; }
+[ "$(xget "$tmp/ok.err" "d['timed_runs'] == 0")" = True ] &&
+  ok "without it, the twin's traced runs end and no timed run is made" ||
+  bad "the twin made timed runs without --replayable-only: $(xjson "$tmp/ok.err")"
+
 # jinx test on it counts the whole-run schedules of runs that found nothing.
 "$JINX" test --budget 4s --json "$C/order-done-flag-ok" >"$tmp/okj.json" 2>"$tmp/okj.err"; st=$?
 n=$(python3 -c "import json; d=json.load(open('$tmp/okj.json')); print(d['schedules'] if not d['found'] else -1)" 2>/dev/null)
@@ -229,6 +241,13 @@ grep -q "found by:  whole-run schedule" "$tmp/jt.err" && ok "the text report say
 "$JINX" test --budget 45s --seeds 1-4 --dump-dir "$tmp/fc" "$BUILD/guest-tests/freecrash" --json >"$tmp/fc.json" \
   2>"$tmp/fc.err"; st=$?
 r=$(python3 -c "import json; d=json.load(open('$tmp/fc.json')); print(d['found'], d['replay_search'], d['replayable'], d['whole_runs_too_long'])" 2>&1)
+case "$r" in *found*)
+  # The search's runs ran with --replayable-only: the last judged one's log (a search
+  # run's) shows no stress run.
+  grep -q '^jinx-vmm: explore: {.*"stress_runs":0,' "$tmp/fc/jinx-test-last.log" &&
+    ok "freecrash: the search's runs made no stress run (--replayable-only)" ||
+    bad "freecrash: a search run made stress runs: $(grep '^jinx-vmm: explore:' "$tmp/fc/jinx-test-last.log" | cut -c1-300)"
+esac
 case "$st $r" in
   "1 True not found False True")
     grep -q "^  replay: *met in free execution; the search from snapshots did not" "$tmp/fc.err" &&

@@ -109,9 +109,11 @@ int jt_write_junit(const char *path, const char *image, const struct result *r);
 struct run_opts;
 struct jt_files;
 struct jt_pool;
-/* seed's jinx-vmm command line, writing into f (jt_hooks.argv). */
+/* seed's jinx-vmm command line, writing into f (jt_hooks.argv); replayable_only: with
+ * --replayable-only (the search for a free-execution bug's replayable dump: a stress run
+ * that met it again would end the run with a dump that does not replay either). */
 char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms,
-                   const struct jt_files *f);
+                   const struct jt_files *f, bool replayable_only);
 /* Judges a run that wrote into f into r (runs, verdict, sums): 0 nothing found (the next
  * seed), 1 a verdict, 2 jinx-vmm could not run the image (JT_AGAIN, JT_DONE, JT_FAILED). */
 int jt_judge(struct result *r, const struct run_opts *ro, const struct jt_files *f,

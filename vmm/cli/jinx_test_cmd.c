@@ -141,7 +141,7 @@ struct run_opts {
 /* Seed's jinx-vmm command line, writing into f (jt_hooks.argv: one malloc'd block, the
  * numbers' strings after the pointers). */
 char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms,
-                   const struct jt_files *f)
+                   const struct jt_files *f, bool replayable_only)
 {
     /* Whole runs get most of what is left; the rest is for the live replay and the
      * dump, or for the program's free end when nothing was found. */
@@ -175,6 +175,8 @@ char **jt_run_argv(const struct run_opts *ro, uint64_t seed, uint64_t timeout_ms
         argv[k++] = "--timers";
         argv[k++] = "strict";
     }
+    if (replayable_only)
+        argv[k++] = "--replayable-only";
     argv[k++] = "--fragment-wall";
     argv[k++] = (char *)(ro->fragment_wall ? ro->fragment_wall
                          : seed % 2 ? FRAGMENT_WALL_SHORT : FRAGMENT_WALL_LONG);

@@ -26,7 +26,8 @@ struct jt_ctx {
 
 static char **hook_argv(void *c, uint64_t seed, uint64_t timeout_ms, const struct jt_files *f)
 {
-    return jt_run_argv(((struct jt_ctx *)c)->ro, seed, timeout_ms, f);
+    struct jt_ctx *x = c;
+    return jt_run_argv(x->ro, seed, timeout_ms, f, x->search);
 }
 
 /* The run's schedules and whole-run seconds added to the sums (job's share too). */
@@ -74,7 +75,8 @@ static void hook_stopped(void *c, int job, uint64_t seed, const struct jt_files 
 }
 
 /* r is a bug met in free execution (its dump has no snapshot to replay from): run the
- * next seeds (as many at once as the pool has jobs) until one meets the same bug
+ * next seeds with --replayable-only (as many at once as the pool has jobs; the last
+ * seed again when it was the last) until one meets the same bug
  * (outcome and function) with a dump that replays, or until the time is up. On success
  * r takes that run's dump and details. Returns the pool's verdict. */
 static int search_replayable(struct result *r, struct jt_ctx *x, struct jt_pool *p,
@@ -87,7 +89,10 @@ static int search_replayable(struct result *r, struct jt_ctx *x, struct jt_pool 
         fprintf(stderr, "\rjinx test: run %llu met %s in free execution (no replay): searching "
                 "from snapshots for it\n", (unsigned long long)r->seed, r->outcome);
     struct jt_hooks h = {.ctx = x, .argv = hook_argv, .judge = hook_judge, .stopped = hook_stopped};
-    uint64_t next = r->seed + 1;
+    /* Its runs have no stress runs (jt_run_argv's replayable_only), so a seed's run is
+     * not the one that met the bug even when it is the same seed: with --seeds N-N, the
+     * search runs N again. */
+    uint64_t next = r->seed < last_seed ? r->seed + 1 : r->seed;
     int win;
     bool progress = p->progress;
     p->progress = false;

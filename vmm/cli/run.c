@@ -89,7 +89,7 @@ static void run_vm(struct run *r, struct vm *vm)
     vm_wait(vm);
 }
 
-#define MAX_RUN_VALUES 36
+#define MAX_RUN_VALUES 40
 
 /* The plain options (lib/options.h): where each value goes, what it may be. */
 static size_t run_values(struct run *r, struct cli_value *v)
@@ -150,6 +150,7 @@ static size_t run_values(struct run *r, struct cli_value *v)
          &r->explore_depth_given},
         {"verbose-explore", CLI_FLAG, &r->ecfg.verbose, 0, 0, 0, 0, NULL, NULL},
         {"no-stress-runs", CLI_FLAG, &r->ecfg.no_stress, 0, 0, 0, 0, NULL, NULL},
+        {"replayable-only", CLI_FLAG, &r->ecfg.replayable_only, 0, 0, 0, 0, NULL, NULL},
         {"cpu-model", CLI_STRING, &o->cpu_model, 0, 0, 0, 0, NULL, NULL},
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= MAX_RUN_VALUES, "raise MAX_RUN_VALUES");
@@ -297,7 +298,8 @@ static int check_args(struct run *r)
                               : r->explore_strategy_given ? "explore-strategy"
                               : r->timers_given ? "timers"
                               : r->ecfg.verbose ? "verbose-explore"
-                              : r->ecfg.no_stress ? "no-stress-runs" : NULL;
+                              : r->ecfg.no_stress ? "no-stress-runs"
+                              : r->ecfg.replayable_only ? "replayable-only" : NULL;
     if (explore_opt && !r->explore) {
         jx_err("--%s configures --explore: add --explore DUR (e.g. --explore 30s)", explore_opt);
         return -1;

@@ -582,11 +582,11 @@ int explore_start(struct vm *vm, const struct explore_config *c, char *err, size
     explore_sparse_init(&d->sparse, d->cfg.run_wall_ns);
     explore_stress_init(&d->stress, d->cfg.run_wall_ns);
     explore_timed_init(&d->timed, d->cfg.run_wall_ns, d->cfg.seed);
-    if (d->cfg.timed_only)
+    if (d->cfg.timed_only || d->cfg.replayable_only)
         explore_timed_start(&d->timed, 0);
     d->timed.always = d->cfg.timed_only;
     explore_timers_init(&d->timers, d->cfg.timers_strict);
-    d->stress.off = d->cfg.no_stress || d->cfg.timed_only;
+    d->stress.off = d->cfg.no_stress || d->cfg.timed_only || d->cfg.replayable_only;
     d->timed.off = d->cfg.no_stress && !d->cfg.timed_only; /* the host's timing decides both */
     snprintf(d->st.strategy, sizeof d->st.strategy, "%s", ex_online_name(d->cfg.strategy));
     pthread_mutex_lock(&vm->lock);

@@ -47,6 +47,9 @@ struct explore_config {
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
     bool timers_strict;             /* --timers strict: no timer ends early (explore_timers.h) */
     bool timed_only;                /* --explore-strategy timed: timed runs alone (explore_timed.h) */
+    bool replayable_only;           /* --replayable-only: only runs whose bugs replay: no
+                                     * stress runs, timed runs from the start (jinx test's
+                                     * search for a free-execution bug's replayable dump) */
     struct round_config rounds;     /* ... with this configuration */
 };
 
