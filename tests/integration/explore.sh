@@ -23,7 +23,6 @@ C=images/bin/corpus
 need_python
 mk_tmp
 # The exploration summary line of a run's stderr, as JSON.
-xjson() { sed -n 's/^jinx-vmm: explore: \({.*}\)$/\1/p' "$1" | tail -1; }
 xget() { xjson "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)" 2>/dev/null; }
 dump_of() { sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$1" | tail -1; }
 

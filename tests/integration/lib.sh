@@ -27,6 +27,8 @@ need_python() { command -v python3 >/dev/null || { echo "FAIL python3 is needed"
 # jget FILE EXPR: the Python expression EXPR of the JSON in FILE (as d); empty output if
 # FILE is missing or not JSON, so a check compares it and fails instead of the suite dying.
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+# xjson FILE: the last exploration summary (`jinx-vmm: explore: {...}`) in a run's stderr.
+xjson() { sed -n 's/^jinx-vmm: explore: \({.*}\)$/\1/p' "$1" | tail -1; }
 
 # Background, then judge in order. Contract: only for checks whose verdict no CPU load
 # changes, so that they may share the wall time of their budgets instead of running one

@@ -16,14 +16,16 @@
 #     (not after 5 s), then the probe (no point), the deciding prefix, and sparse runs;
 #  5. a spin-yield barrier (images/corpus-compute/phase-stencil-ok, when built): its
 #     sparse runs end, hundreds of sched_yield cue points each (every yield hands over).
+#  6. sampled sparse runs (sched/crew_sample.h): matmul-reduce, whose racy total no traced
+#     prefix reaches, found by a sparse run after sampled ones; its dump replays.
 # Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 90 s, a
-# bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each).
+# bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each), BUDGET_MM (30 s).
 set -u
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 VMM="$BIN/jinx-vmm"; JT="$BIN/jinx"
 PROG="$BUILD/guest-tests/sparsebank"; TWIN="$BUILD/guest-tests/sparsebank_ok"
-BUDGET=${BUDGET:-120}; BUDGET_OK=${BUDGET_OK:-20}
+BUDGET=${BUDGET:-120}; BUDGET_OK=${BUDGET_OK:-20}; BUDGET_MM=${BUDGET_MM:-30}
 for p in "$PROG" "$TWIN"; do [ -x "$p" ] || { echo "FAIL $p not built (make guest-tests)"; exit 1; }; done
 mk_tmp
 
@@ -121,6 +123,31 @@ if [ -x "$PS" ]; then
   fi
 else
   echo "skip spin-yield barrier: no $PS (make corpus-compute)"
+fi
+
+# Sampled sparse runs (sched/crew_sample.h): matmul-reduce's workers add each row's sum
+# to a total after computing it, far past the 5000-cue-point prefix, so no traced run
+# shows the total; sampled runs do (a fault per page and turn, and per 20 ms), and the
+# next sparse runs preempt a worker between its read and its write of the total. Traced
+# and sparse runs alone (no stress or timed run): without sampling, 320 sparse runs in
+# 20 s found nothing; with it, seeds 1-3 found it in 4-6 s.
+MM=images/bin/corpus-compute/matmul-reduce
+if [ -x "$MM" ]; then
+  mkdir -p "$tmp/mm"
+  timeout $((BUDGET_MM + 60)) "$VMM" run --no-control --quiet --explore "${BUDGET_MM}s" --seed 1 --no-stress-runs \
+    --dump-dir "$tmp/mm" "$MM" >/dev/null 2>"$tmp/mm.err"; st=$?
+  r=$(xjson "$tmp/mm.err" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['strategy'], d['sampled_runs'] > 0, d['reproduced'], d['schedules_to_bug'])" 2>&1)
+  d=$(sed -n 's/.*dump written to \(.*\.jinxdump\).*/\1/p' "$tmp/mm.err" | tail -1)
+  case "$st $r" in
+    "134 sparse True True "*)
+      "$VMM" replay "$d" >/dev/null 2>"$tmp/mmr.err"; rst=$?
+      [ "$rst" = 134 ] && grep -q "replay reproduced" "$tmp/mmr.err" &&
+        ok "matmul-reduce: sampled sparse runs learnt the total, a sparse run found the lost update (schedule ${r##* }), its dump replays" ||
+        { bad "matmul-reduce: the dump did not replay (status $rst)"; tail -3 "$tmp/mmr.err"; } ;;
+    *) bad "matmul-reduce: status $st, $r (wanted a sparse find after sampled runs)"; xjson "$tmp/mm.err" | cut -c1-400 ;;
+  esac
+else
+  echo "skip sampled runs: no $MM (make corpus-compute)"
 fi
 
 summary "sparse tests"

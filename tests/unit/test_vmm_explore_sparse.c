@@ -59,6 +59,79 @@ static void test_prefix_probe_decider_turn_sparse_on(void **st)
     ex_trace_free(&t);
 }
 
+/* Turns sparse runs on as the first test does (a prefix, a probe 300 times shorter, a
+ * deciding prefix): the model has learnt nothing racy (empty prefixes). */
+static void sparse_on(struct explore_sparse *es, struct ex_trace *empty)
+{
+    explore_sparse_init(es, 2 * S);
+    explore_sparse_after_prefix(es, empty, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    assert_int_equal(explore_sparse_begin(es, 1), 0);
+    assert_false(es->sample); /* the probe measures: never sampled */
+    explore_sparse_after_counts(es, true, false, 0, 15, 0, 0, no_hits, 3 * MS);
+    explore_sparse_after_prefix(es, empty, EXPLORE_SPARSE_PREFIX, 900 * MS, NULL);
+    assert_true(es->on);
+}
+
+/* Sampled sparse runs (sched/crew_sample.h): the first two after the probe and one in
+ * EXPLORE_SAMPLE_EVERY sample, with EXPLORE_SAMPLE_BUDGET times the budget, and what
+ * they sampled (a total two workers read and write after computing, which no prefix
+ * reached) becomes the change points of the next sparse runs. */
+static void test_sampled_runs_learn_late_sites(void **st)
+{
+    (void)st;
+    struct explore_sparse es;
+    struct ex_trace empty, s;
+    ex_trace_init(&empty);
+    ex_trace_init(&s);
+    sparse_on(&es, &empty);
+    assert_int_equal(ex_sparse_racy_vars(&es.model), 0);
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    assert_true(es.sample);
+    assert_int_equal(es.plan.npreempt, 0); /* nothing racy learnt: no point */
+    uint64_t sampled_budget = explore_sparse_budget(&es);
+    assert_int_equal(sampled_budget, EXPLORE_SAMPLE_BUDGET * es.wall_ns);
+    /* The samples: main creates two workers; each reads the total, then writes it. */
+    const uint64_t total = 0x409240, rd = 0x401a10, wr = 0x401a24;
+    assert_non_null(ex_trace_sync(&s, 1, EX_THREAD_CREATE, 0, 2));
+    assert_non_null(ex_trace_sync(&s, 1, EX_THREAD_CREATE, 0, 3));
+    for (uint32_t w = 2; w <= 3; w++) {
+        assert_non_null(ex_trace_access(&s, w, EX_READ, total, 8, 0, rd));
+        assert_non_null(ex_trace_access(&s, w, EX_WRITE, total, 8, 0, wr));
+    }
+    explore_sparse_learn_samples(&es, &s);
+    explore_sparse_after_counts(&es, true, false, 0, 15, 0, 0, no_hits, 3 * MS);
+    assert_int_equal(es.sampled, 1);
+    assert_int_equal(es.sampled_accesses, 4);
+    assert_int_equal(ex_sparse_racy_vars(&es.model), 1);
+    /* The second sampled run: its points are the total's sites. */
+    assert_int_equal(explore_sparse_begin(&es, 1), 0);
+    assert_true(es.sample);
+    assert_true(es.plan.npreempt >= 1);
+    for (uint32_t i = 0; i < es.plan.npreempt; i++)
+        assert_true(es.plan.preempt[i].rip == rd || es.plan.preempt[i].rip == wr);
+    explore_sparse_learn_samples(&es, &empty);
+    explore_sparse_after_counts(&es, true, false, 0, 15, 0, 0, no_hits, 3 * MS);
+    /* Then one in EXPLORE_SAMPLE_EVERY, the others at the plain budget. */
+    int sampled = 0;
+    for (int i = 0; i < 2 * (int)EXPLORE_SAMPLE_EVERY; i++) {
+        assert_int_equal(explore_sparse_begin(&es, 1), 0);
+        if (es.sample) {
+            sampled++;
+            explore_sparse_learn_samples(&es, &empty);
+        } else {
+            uint64_t hits = 0; /* a count past a sampled site's bound explores later runs */
+            for (uint32_t k = 0; k < es.plan.npreempt; k++)
+                hits += es.plan.preempt[k].count;
+            assert_int_equal(explore_sparse_budget(&es), es.wall_ns + hits * EXPLORE_SPARSE_HIT_NS);
+        }
+        explore_sparse_after_counts(&es, true, false, 0, 15, 0, 0, no_hits, 3 * MS);
+    }
+    assert_int_equal(sampled, 2);
+    explore_sparse_free(&es);
+    ex_trace_free(&empty);
+    ex_trace_free(&s);
+}
+
 static void test_decider_that_ends_keeps_traced_runs(void **st)
 {
     (void)st;
@@ -230,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefix_probe_decider_turn_sparse_on),
         cmocka_unit_test(test_decider_that_ends_keeps_traced_runs),
+        cmocka_unit_test(test_sampled_runs_learn_late_sites),
         cmocka_unit_test(test_probe_gain_in_cues_or_syscalls),
         cmocka_unit_test(test_short_first_run_is_run_zero),
         cmocka_unit_test(test_stress_starts_when_runs_are_slow),

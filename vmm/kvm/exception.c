@@ -154,11 +154,12 @@ static bool return_to_user(struct vm *vm, struct vcpu *v, uint64_t rip, uint64_t
  * bug-free throughput was killed by SIGSEGV at a read of its own .data after
  * --explore/--attach rounds (1 run in ~25 at load 9; 3 of 24 with the wall guard cut to
  * 30 ms; JINX_TEST_FAULT_IN_FLIGHT, below, every time). A page that is still unmapped,
- * PROT_NONE or trapped (and not claimed by the mode, above) is a real fault. */
+ * PROT_NONE, trapped or read-only for the access (and not claimed by the mode, above) is
+ * a real fault. */
 static bool fault_went_away(struct vm *vm, uint64_t cr2, uint64_t err)
 {
-    if (err & 1)
-        return false; /* a protection fault: the page was there */
+    /* A protection fault too: a write to a page a sampled read mapped read-only
+     * (sched/crew_sample.h), whose fragment ended (writable again) before the exit. */
     pthread_mutex_lock(&vm->gm.lock);
     const uint64_t *pte = gm_pte(&vm->gm, cr2 & PAGE_MASK, false);
     bool now = pte && gm_pte_allows(__atomic_load_n(pte, __ATOMIC_ACQUIRE), err);

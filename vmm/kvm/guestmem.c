@@ -308,7 +308,7 @@ void *gm_user_ptr(struct guestmem *gm, uint64_t va, bool write)
     }
     if (!pte)
         return NULL;
-    if (!gm_pte_usable(e) || !(e & PTE_U) || (write && !(e & PTE_W)))
+    if (!gm_pte_usable(e) || !(e & PTE_U) || (write && !gm_pte_writable(e)))
         return NULL;
     uint64_t pa = gm_pte_frame(e);
     if (pa < GPA_POOL || pa + PAGE_SIZE > gm->size)

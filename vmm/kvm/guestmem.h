@@ -23,6 +23,8 @@
 #define PTE_PS   0x80ULL
 #define PTE_SOFT 0x200ULL
 #define PTE_TRAP 0x400ULL  /* watched by crew.h: frame kept, P clear until granted */
+#define PTE_SAMPLE_RO 0x800ULL /* writable, but W clear while a sampled read holds it
+                                * (sched/crew_sample.h): the VMM may write it */
 #define PTE_NX   (1ULL << 63)
 #define PTE_ADDR 0x000FFFFFFFFFF000ULL
 
@@ -141,6 +143,13 @@ static inline uint64_t gm_pte_frame(uint64_t e)
 static inline int gm_pte_usable(uint64_t e)
 {
     return (e & (PTE_P | PTE_TRAP)) != 0;
+}
+
+/* Whether the program may write through e (a sampled read's read-only grant is still
+ * its writable page). */
+static inline bool gm_pte_writable(uint64_t e)
+{
+    return (e & (PTE_W | PTE_SAMPLE_RO)) != 0;
 }
 
 /* Whether a user access that took a #PF with error code err (bit 1 write, bit 4 fetch)

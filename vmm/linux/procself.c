@@ -14,7 +14,7 @@ static int pte_prot(uint64_t e)
 {
     if (!gm_pte_frame(e) || !gm_pte_usable(e))
         return 0;
-    return PROT_R | ((e & PTE_W) ? PROT_W : 0) | ((e & PTE_NX) ? 0 : PROT_X);
+    return PROT_R | (gm_pte_writable(e) ? PROT_W : 0) | ((e & PTE_NX) ? 0 : PROT_X);
 }
 
 struct maps_out {

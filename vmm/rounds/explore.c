@@ -87,11 +87,14 @@ static uint32_t pick(void *ctx, struct vm *vm, const struct ex_tidset *enabled,
     return ex_online_next(&d->online, &v);
 }
 
+/* The driver's picker for the next run (d), or none after it (NULL); a sparse run the
+ * plan samples asks for it (sched/crew_sample.h). */
 static void set_picker(struct vm *vm, struct explore_driver *d)
 {
     pthread_mutex_lock(&vm->lock);
     vm->ser->pick = d ? pick : NULL;
     vm->ser->pick_ctx = d;
+    vm->ser->sample_next = d && d->run_sparse && !d->run_timed && d->sparse.sample;
     pthread_mutex_unlock(&vm->lock);
 }
 
@@ -323,6 +326,8 @@ static void learn_from_run(struct explore_driver *d, uint64_t i, struct sim_resu
     struct vm *vm = d->vm;
     if (d->run_sparse) {
         note_run(d, i, r, t_run, cpu_run);
+        if (vm->ser->sampling)
+            explore_sparse_learn_samples(&d->sparse, &vm->ser->samples);
         explore_sparse_after(&d->sparse, vm, r->ended, r->cues, cpu_run);
         d->sparse_ended |= r->ended;
         if (d->sparse.candidate)
@@ -369,6 +374,8 @@ static void close_exploration(struct explore_driver *d, bool decided, uint64_t t
     d->st.timed_cut = d->timed.cut;
     d->st.timed_ns = d->timed.ns;
     d->st.timed_decisions = d->timed.decisions;
+    d->st.sampled = d->sparse.sampled;
+    d->st.sampled_accesses = d->sparse.sampled_accesses;
     vm->ser->budget_cpu = false; /* the live replay and free execution: wall time */
     vm->ser->wall_deadline = 0;
 }

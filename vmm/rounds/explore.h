@@ -67,6 +67,8 @@ struct explore_stats {
     /* Sparse runs among them (explore_sparse.h): how many, cut, their cue points, the
      * preemption points that fired and the breakpoint hits counted, in all. */
     uint64_t sparse, sparse_cut, sparse_cues, sparse_fired, sparse_hits;
+    /* Sampled sparse runs (sched/crew_sample.h) and the accesses they recorded. */
+    uint64_t sampled, sampled_accesses;
     /* Stress runs (explore_stress.h): how many, stopped at their budget, wall time. */
     uint64_t stress, stress_cut, stress_ns;
     /* Timed runs (explore_timed.h): how many, cut, wall time, timed decisions made. */

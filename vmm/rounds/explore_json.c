@@ -13,6 +13,7 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      "\"reproduced\":%s,\"gave_up\":%s,\"limited\":%s,"
                      "\"sparse_schedules\":%llu,\"sparse_cut\":%llu,\"sparse_cues_mean\":%.1f,"
                      "\"sparse_fired_mean\":%.2f,\"sparse_hits_mean\":%.1f,"
+                     "\"sampled_runs\":%llu,\"sampled_accesses\":%llu,"
                      "\"stress_runs\":%llu,\"stress_cut\":%llu,\"stress_seconds\":%.3f,"
                      "\"timed_runs\":%llu,\"timed_cut\":%llu,\"timed_seconds\":%.3f,"
                      "\"timed_decisions_mean\":%.2f,"
@@ -28,6 +29,7 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
                      st->sparse ? (double)st->sparse_cues / st->sparse : 0.0,
                      st->sparse ? (double)st->sparse_fired / st->sparse : 0.0,
                      st->sparse ? (double)st->sparse_hits / st->sparse : 0.0,
+                     (unsigned long long)st->sampled, (unsigned long long)st->sampled_accesses,
                      (unsigned long long)st->stress, (unsigned long long)st->stress_cut,
                      st->stress_ns / 1e9, (unsigned long long)st->timed,
                      (unsigned long long)st->timed_cut, st->timed_ns / 1e9,

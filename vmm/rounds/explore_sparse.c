@@ -175,6 +175,8 @@ int explore_sparse_begin(struct explore_sparse *es, uint64_t seed)
     }
     for (uint32_t i = 0; i < es->nyield; i++)
         ex_schedule_add_yield(&es->plan, es->yield[i]);
+    es->sample = !es->probe && (es->sampled < EXPLORE_SAMPLE_FIRST ||
+                                es->runs % EXPLORE_SAMPLE_EVERY == 0);
     return 0;
 }
 
@@ -218,13 +220,21 @@ uint64_t explore_sparse_budget(const struct explore_sparse *es)
      * traced run the prefix was cut from: a pipeline that yields at every full or empty
      * ring (pipe-publish: ~7000 yields a run, 0.9 s of CPU, where the prefix's 5000 cue
      * points took 0.5 s) was cut at one prefix's time and turned sparse runs off. */
-    uint64_t base = es->wall_ns;
+    uint64_t base = es->wall_ns * (es->sample ? EXPLORE_SAMPLE_BUDGET : 1u);
     if (es->probe) {
         base /= EXPLORE_SPARSE_PROBE_DIV;
         if (EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref > base)
             base = EXPLORE_SPARSE_PROBE_PREFIXES * es->probe_cpu_ref;
     }
     return base + hits * EXPLORE_SPARSE_HIT_NS;
+}
+
+void explore_sparse_learn_samples(struct explore_sparse *es, const struct ex_trace *samples)
+{
+    es->sampled++;
+    for (size_t i = 0; i < samples->n; i++)
+        es->sampled_accesses += ex_is_access(&samples->ev[i]);
+    ex_sparse_learn(&es->model, samples, false, NULL); /* no memory: learnt less */
 }
 
 void explore_sparse_after(struct explore_sparse *es, struct vm *vm, bool ended, uint64_t cues,

@@ -75,6 +75,9 @@ struct vm;
 #define EXPLORE_SPARSE_HIT_NS 500000ULL /* ... and this much per hit its points may count; */
 #define EXPLORE_SPARSE_BUSY_CUES 100u   /* doubled (up to a traced run's) when a run is cut
                                          * after this many cue points: it was progressing */
+#define EXPLORE_SAMPLE_FIRST 2u         /* sampled sparse runs: the first ones after the probe, */
+#define EXPLORE_SAMPLE_EVERY 8u         /* ... then one in this many */
+#define EXPLORE_SAMPLE_BUDGET 4u        /* ... with this many times the budget (their faults) */
 
 struct explore_sparse {
     struct ex_sparse_model model;
@@ -108,6 +111,8 @@ struct explore_sparse {
     uint64_t cues, decisions, hits, points; /* over all sparse runs */
     uint64_t yield[EX_MAX_YIELDS];  /* learnt spin instructions: yield points of every run */
     uint32_t nyield;
+    bool sample;                /* the planned run is sampled (below) */
+    uint64_t sampled, sampled_accesses; /* sampled runs learnt, their accesses */
 };
 
 void explore_sparse_init(struct explore_sparse *es, uint64_t traced_wall_ns);
@@ -142,6 +147,15 @@ bool explore_sparse_take_over(struct explore_sparse *es);
 bool explore_sparse_next_is_sparse(const struct explore_sparse *es);
 /* Plans the next sparse run (es->plan). 0, or -1 (no memory: run a traced one). */
 int explore_sparse_begin(struct explore_sparse *es, uint64_t seed);
+/* Sampled sparse runs (sched/crew_sample.h): the planned run samples (es->sample) when it
+ * is one of the first EXPLORE_SAMPLE_FIRST sparse runs after the probe, or one in
+ * EXPLORE_SAMPLE_EVERY after them, with EXPLORE_SAMPLE_BUDGET times the budget. Its
+ * samples (the first read and write of each page in each turn, between its cue points)
+ * are learnt as a prefix is (counts are lower bounds): the sites where a program shares
+ * after it computed, which no traced prefix from the snapshot reaches, become change
+ * points of the next sparse runs. Which runs sample depends on the seed's sequence alone,
+ * and a sampled run decides what it would unsampled: a seed's runs stay the same. */
+void explore_sparse_learn_samples(struct explore_sparse *es, const struct ex_trace *samples);
 /* The planned run's budget: es->wall_ns and its points' counts (an exit pair each). */
 uint64_t explore_sparse_budget(const struct explore_sparse *es);
 /* After a sparse run of `cues` cue points (the VM's sparse counters still hold its

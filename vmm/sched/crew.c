@@ -1,5 +1,7 @@
 #include "kvm/layout.h"
 #include "sched/crew.h"
+#include "sched/crew_int.h"
+#include "sched/crew_sample.h"
 #include "kvm/decode.h"
 #include "lib/util.h"
 #include "kvm/vm.h"
@@ -9,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_PRESENT 0x1ULL
-#define PF_WRITE 0x2ULL
-#define PF_FETCH 0x10ULL
 /* A vCPU's trapped access and step (struct crew keeps them, by vCPU index). */
 #define ACC(v) (&(v)->vm->crew->acc[(v)->index])
 #define STEP(v) (&(v)->vm->crew->step[(v)->index])
@@ -94,18 +93,16 @@ static int new_slot(struct crew *c, uint64_t va, uint64_t frame, uint64_t flags)
     return slot;
 }
 
-/* The PTE of a slot's page if it still maps that slot's frame with its flags, present
- * (*trapped false) or trapped (*trapped true); NULL once the page was unmapped,
- * remapped or reprotected (the slot is dead). Caller holds gm->lock. */
-static uint64_t *slot_pte(struct vm *vm, int slot, bool *trapped)
+uint64_t *crew_slot_pte(struct vm *vm, int slot, bool *trapped)
 {
     const struct crew_page *pg = &vm->crew->page[slot];
     uint64_t *pte = gm_pte(&vm->gm, pg->va, false);
     if (!pte)
         return NULL;
     uint64_t present = pg->frame | pg->flags, e = *pte;
-    if (e == present || e == trapped_pte(present)) {
-        *trapped = e != present;
+    uint64_t sampled_ro = pg->sample_ro ? (present & ~PTE_W) | PTE_SAMPLE_RO : present;
+    if (e == present || e == trapped_pte(present) || e == sampled_ro) {
+        *trapped = e == trapped_pte(present);
         return pte;
     }
     return NULL;
@@ -145,6 +142,9 @@ static void watch(struct vm *vm, uint64_t start, uint64_t end)
 int crew_start(struct vm *vm)
 {
     vm->crew->on = true;
+    vm->crew->sample = vm->ser->sampling; /* crew_sample.h */
+    vm->crew->sample_at = vm->crew->sample_n = 0;
+    vm->crew->sample_full = false;
     size_t n = vm->mm.n;
     struct vma *copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy)
@@ -158,8 +158,7 @@ int crew_start(struct vm *vm)
     return 0;
 }
 
-/* Whether the rest of a rep string instruction (count rcx, elements of esz bytes, from
- * rsi and rdi, backwards if DF) could read the page of va. */
+/* Whether the rest of a rep string (rcx elements of esz bytes from rsi, rdi; DF) reads va's page. */
 static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
 {
     uint64_t page = va & PAGE_MASK, len = r->rcx * esz + esz;
@@ -217,6 +216,7 @@ void crew_stop(struct vm *vm)
     struct crew *c = vm->crew;
     if (!c->on)
         return;
+    struct frame_batch b = {0};
     pthread_mutex_lock(&vm->lock);
     for (int i = 0; i < vm->nvcpus; i++) {
         struct vcpu *v = vm->vcpus[i];
@@ -240,16 +240,19 @@ void crew_stop(struct vm *vm)
     pthread_mutex_lock(&vm->gm.lock);
     for (size_t slot = 0; slot < c->npage; slot++) {
         bool trapped;
-        uint64_t *pte = slot_pte(vm, (int)slot, &trapped);
-        if (pte && trapped)
+        uint64_t *pte = crew_slot_pte(vm, (int)slot, &trapped);
+        if (pte && (trapped || c->page[slot].sample_ro))
             gm_set_pte(&vm->gm, pte, c->page[slot].frame | c->page[slot].flags);
+        if (pte && c->page[slot].sample_ro && !batch_add(&b, c->page[slot].frame))
+            gm_invalidate_frame(&vm->gm, c->page[slot].frame); /* read-only -> writable */
     }
     c->npage = 0;
     c->nowned = 0;
     ex_u64map_free(&c->slot_of_va);
-    c->on = false;
+    c->on = c->sample = false;
     pthread_mutex_unlock(&vm->gm.lock);
     pthread_mutex_unlock(&vm->lock);
+    batch_flush(&vm->gm, &b);
 }
 
 void crew_free(struct vm *vm)
@@ -274,7 +277,7 @@ static void grant(struct vm *vm, int slot)
 {
     struct crew *c = vm->crew;
     bool trapped;
-    uint64_t *pte = slot_pte(vm, slot, &trapped);
+    uint64_t *pte = crew_slot_pte(vm, slot, &trapped);
     if (!pte || !trapped)
         return;
     gm_set_pte(&vm->gm, pte, c->page[slot].frame | c->page[slot].flags);
@@ -285,9 +288,11 @@ static void grant(struct vm *vm, int slot)
 static void revoke(struct vm *vm, int slot, struct frame_batch *b)
 {
     bool trapped;
-    uint64_t *pte = slot_pte(vm, slot, &trapped);
+    uint64_t *pte = crew_slot_pte(vm, slot, &trapped);
+    struct crew_page *pg = &vm->crew->page[slot];
     if (pte && !trapped)
-        trap_pte(&vm->gm, pte, *pte, vm->crew->page[slot].frame, b);
+        trap_pte(&vm->gm, pte, pg->frame | pg->flags, pg->frame, b);
+    pg->sample_ro = false;
 }
 
 static struct vcpu *vcpu_of(struct vm *vm, int tid)
@@ -301,8 +306,8 @@ static struct vcpu *vcpu_of(struct vm *vm, int tid)
 void crew_switch_locked(struct vm *vm, int next)
 {
     struct crew *c = vm->crew;
-    if (!c->on)
-        return;
+    if (!c->on || c->sample_full)
+        return; /* a sampled fragment that sampled enough keeps its pages mapped */
     struct frame_batch b = {0};
     c->turn++; /* the pages claimed in the outgoing turn are its own from now on */
     pthread_mutex_lock(&vm->gm.lock);
@@ -310,9 +315,8 @@ void crew_switch_locked(struct vm *vm, int next)
     for (size_t i = 0; i < c->nowned; i++)
         revoke(vm, c->owned[i], &b);
     c->nowned = 0;
-    /* ...and give the incoming thread the pages its half-done instruction was given. Its
-     * own pages it gets at first touch (crew_fault, no cue point): mapping them all here
-     * cost xz -T2 ~2 ms a switch, thousands of buffer pages mapped and flushed. */
+    /* ...and give the incoming thread the pages its half-done instruction was given (its
+     * own ones at first touch, crew_fault: all here cost xz -T2 ~2 ms a switch). */
     struct vcpu *w = vcpu_of(vm, next);
     if (w && STEP(w)->on)
         for (size_t i = 0; i < STEP(w)->n; i++)
@@ -321,10 +325,9 @@ void crew_switch_locked(struct vm *vm, int next)
     batch_flush(&vm->gm, &b);
 }
 
-/* What the faulting instruction does at cr2: address, size, direction, atomicity. */
-static void describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, uint64_t rsp,
-                     const struct kvm_regs *r, const struct kvm_sregs *s, struct crew_access *a,
-                     struct insn_info *info)
+void crew_describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, uint64_t rsp,
+                   const struct kvm_regs *r, const struct kvm_sregs *s, struct crew_access *a,
+                   struct insn_info *info)
 {
     uint8_t code[15];
     size_t got = vm_read_code(vm, rip, code, sizeof code);
@@ -484,9 +487,11 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
                              uint64_t rip, const struct kvm_regs *regs,
                              const struct kvm_sregs *sregs)
 {
+    struct crew *c = vm->crew;
+    if (c->sample) /* set and cleared on a paused VM */
+        return crew_sample_fault(vm, v, cr2, errcode, rip, regs, sregs);
     if (errcode & PF_PRESENT)
         return CREW_NOT_WATCHED;
-    struct crew *c = vm->crew;
     pthread_mutex_lock(&vm->lock);
     if (!c->on) {
         pthread_mutex_unlock(&vm->lock);
@@ -496,7 +501,7 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
     uint64_t *known = ex_u64map_get(&c->slot_of_va, cr2 & PAGE_MASK);
     bool trapped = false;
     int slot = known && *known < c->npage ? (int)*known : -1;
-    bool ours = slot >= 0 && slot_pte(vm, slot, &trapped) && trapped;
+    bool ours = slot >= 0 && crew_slot_pte(vm, slot, &trapped) && trapped;
     pthread_mutex_unlock(&vm->gm.lock);
     if (!ours) {
         pthread_mutex_unlock(&vm->lock);
@@ -507,7 +512,7 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
         return CREW_GO;
     }
     struct insn_info info;
-    describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, ACC(v), &info);
+    crew_describe(vm, cr2, errcode, rip, regs->rsp, regs, sregs, ACC(v), &info);
     ACC(v)->slot = slot;
     ACC(v)->rep = info.rep;
     ACC(v)->pushf = info.pushf;
@@ -539,7 +544,7 @@ static void step_end_locked(struct vm *vm, struct vcpu *v, struct frame_batch *b
     for (size_t i = 0; i < STEP(v)->n; i++) {
         int slot = STEP(v)->slot[i];
         bool trapped;
-        uint64_t *pte = keep_pte ? slot_pte(vm, slot, &trapped) : NULL;
+        uint64_t *pte = keep_pte ? crew_slot_pte(vm, slot, &trapped) : NULL;
         if (!pte || KVA((uint64_t)((uint8_t *)pte - vm->gm.host)) != keep_pte)
             revoke(vm, slot, b);
         for (size_t j = 0; j < c->nowned; j++)
@@ -611,7 +616,7 @@ int crew_step_arm(struct vm *vm, struct vcpu *v, struct agent_step *d)
     pthread_mutex_lock(&vm->gm.lock);
     for (size_t i = 0; i < s->n; i++) {
         bool trapped;
-        uint64_t *pte = slot_pte(vm, s->slot[i], &trapped);
+        uint64_t *pte = crew_slot_pte(vm, s->slot[i], &trapped);
         if (!pte || trapped)
             continue; /* revoke would leave it alone too */
         d->e[n].pte = KVA((uint64_t)((uint8_t *)pte - vm->gm.host));
@@ -699,7 +704,7 @@ int crew_cue_pages(struct vm *vm, struct agent_cue *d, int *slots, int max)
         bool trapped;
         /* Present ones too: those of v's step, trapped again when it ends (the agent
          * maps only a page whose PTE is the trapped value). */
-        uint64_t *pte = c->page[slot].shared ? slot_pte(vm, (int)slot, &trapped) : NULL;
+        uint64_t *pte = c->page[slot].shared ? crew_slot_pte(vm, (int)slot, &trapped) : NULL;
         if (!pte)
             continue;
         uint64_t present = c->page[slot].frame | c->page[slot].flags;
@@ -717,7 +722,7 @@ int crew_cue_page_state(struct vm *vm, int slot)
 {
     bool trapped;
     pthread_mutex_lock(&vm->gm.lock);
-    int st = slot >= 0 && (size_t)slot < vm->crew->npage && slot_pte(vm, slot, &trapped)
+    int st = slot >= 0 && (size_t)slot < vm->crew->npage && crew_slot_pte(vm, slot, &trapped)
                  ? trapped : -1;
     pthread_mutex_unlock(&vm->gm.lock);
     return st;
@@ -745,7 +750,7 @@ const char *crew_guest_cue_locked(struct vm *vm, struct vcpu *v, int slot,
                          .rflags = e->rflags};
     struct insn_info info;
     struct crew_access *a = ACC(v);
-    describe(vm, e->cr2, e->err, e->rip, e->rsp, &r, &v->run->s.regs.sregs, a, &info);
+    crew_describe(vm, e->cr2, e->err, e->rip, e->rsp, &r, &v->run->s.regs.sregs, a, &info);
     if (info.rep || info.pushf)
         return "the guest-agent took a rep string or pushf cue point (the VMM must step those)";
     a->slot = slot;

@@ -66,6 +66,8 @@ struct crew_page {
     bool shared;
     bool handed;        /* a new thread's stack top, given it at its clone (crew_hand_stack) */
     uint64_t claim_turn; /* crew.turn when the owner claimed it (turn claims, below) */
+    bool sample_ro;     /* mapped read-only for the running thread by a sampled read
+                         * (crew_sample.h): its first write in the turn is sampled too */
 };
 
 
@@ -109,6 +111,12 @@ struct crew_cue {
 
 struct crew {
     bool on;
+    bool sample;            /* a sampled sparse fragment (crew_sample.h): first touches per
+                             * turn are recorded, never cue points */
+    uint64_t sampled;       /* accesses sampled, over every fragment */
+    uint64_t sample_at;     /* the next re-trap (mono_ns; 0: not yet set) */
+    uint64_t sample_n;      /* accesses sampled in this fragment */
+    bool sample_full;       /* ... CREW_SAMPLE_MAX of them: no more (pages stay mapped) */
     struct crew_page *page; /* indexed by slot */
     size_t npage, cappage;
     int *owned;             /* slots mapped for the running thread (revoked on a switch);

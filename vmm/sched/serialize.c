@@ -1,5 +1,6 @@
 #include "sched/serialize.h"
 #include "sched/crew.h"
+#include "sched/crew_sample.h"
 #include "sched/guard_report.h"
 #include "sched/simdiff.h"
 #include "sched/stall.h"
@@ -33,6 +34,7 @@ int serialize_init(struct vm *vm, const char *schedule_path, bool roundrobin,
     memset(s, 0, sizeof *s);
     ex_schedule_init(&s->sched);
     ex_trace_init(&s->trace);
+    ex_trace_init(&s->samples);
     s->spin_threshold = spin_threshold;
     ex_spin_init(&s->spin, spin_threshold, 0);
     s->sched.policy = roundrobin ? EX_DEFAULT_ROUNDROBIN : EX_DEFAULT_CONTINUE;
@@ -77,6 +79,7 @@ void serialize_free(struct vm *vm)
         return;
     ex_schedule_free(&vm->ser->sched);
     ex_trace_free(&vm->ser->trace);
+    ex_trace_free(&vm->ser->samples);
 }
 
 int serialize_set_schedule(struct vm *vm, const struct ex_schedule *src)
@@ -114,6 +117,17 @@ bool serialize_may_run_locked(struct vm *vm, struct vcpu *v)
     return v->tid == s->current;
 }
 
+/* A sampled fragment's cue point goes into its samples too (crew_sample.h), without
+ * its waker (an index into the other trace: the explorer infers it). */
+static void sample_cue_locked(struct serializer *s, const struct ex_event *e)
+{
+    if (!s->sampling)
+        return;
+    struct ex_event c = *e;
+    c.waker = 0;
+    ex_trace_append(&s->samples, &c); /* full or no memory: sampled less */
+}
+
 void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind kind, uint64_t addr,
                        uint32_t arg, uint8_t flags)
 {
@@ -132,6 +146,7 @@ void serialize_cue_locked(struct vm *vm, struct vcpu *v, int tid, enum ex_kind k
         e->flags = flags;
         e->rip = v->run->s.regs.regs.rcx; /* the user's return address */
         vm_symbolize(vm, e->rip, e->sym, sizeof e->sym);
+        sample_cue_locked(s, e);
     }
     if (x)
         ex_spin_observe(&s->spin, x, kind, addr, 0, 0);
@@ -150,6 +165,7 @@ static void sparse_cue_locked(struct vm *vm, struct vcpu *v, uint64_t rip, uint8
         e->flags = flags;
         e->rip = rip;
         vm_symbolize(vm, rip, e->sym, sizeof e->sym);
+        sample_cue_locked(s, e);
     }
     serialize_pick_locked(vm, v->tid);
 }
@@ -325,9 +341,14 @@ void serialize_fragment_begin(struct vm *vm, uint64_t start_vtime)
     ex_trace_init(&s->trace);
     sparse_begin_locked(vm, &s->sched);
     bool sparse = s->sched.sparse;
+    s->sampling = sparse && s->sample_next;
+    s->sample_next = false;
+    ex_trace_free(&s->samples);
+    ex_trace_init(&s->samples);
     pthread_mutex_unlock(&vm->lock);
-    if (!sparse)
-        crew_start(vm); /* a sparse schedule runs with every page mapped: sparse.h */
+    if (!sparse || s->sampling)
+        crew_start(vm); /* a sparse schedule runs with every page mapped (sparse.h), but
+                         * for a sampled one's faults (crew_sample.h) */
 }
 
 /* Lets the fragment run until `want` cue points (or the program ends, or 5 s pass),
@@ -423,6 +444,9 @@ bool serialize_fragment_run_from(struct vm *vm, uint64_t want, uint64_t exact, u
         uint64_t timed = sparse_timed_tick_locked(vm, start, now); /* a timed decision */
         if (timed < until)
             until = timed;
+        uint64_t resample = crew_sample_tick_locked(vm, now); /* crew_sample.h */
+        if (resample < until)
+            until = resample;
         struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ULL),
                               .tv_nsec = (long)(until % 1000000000ULL)};
         pthread_cond_timedwait(&vm->done_cv, &vm->lock, &ts);

@@ -82,6 +82,11 @@ struct serializer {
      * an enabled thread: a schedule's steps), the schedule's next ending to follow, its
      * endings that found no timer, and this fragment's endings in order (the run's
      * schedule carries them). timers_ended counts every ending since serialize_init. */
+    /* Sampling (crew_sample.h): sample_next asks it of the next fragment, which samples
+     * when it runs sparse (`sampling`); the samples are that fragment's first accesses
+     * per page and turn, with its cue points, as a trace. */
+    bool sample_next, sampling;
+    struct ex_trace samples;
     uint64_t picks;
     uint32_t timer_next;
     uint64_t timer_diverged;

@@ -1,0 +1,29 @@
+/* What crew.c shares with crew_sample.c (page watching's internals; crew.h is the
+ * contract). */
+#ifndef JINX_CREW_INT_H
+#define JINX_CREW_INT_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct kvm_regs;
+struct kvm_sregs;
+struct crew_access;
+struct insn_info;
+
+#define PF_PRESENT 0x1ULL
+#define PF_WRITE 0x2ULL
+#define PF_FETCH 0x10ULL
+
+/* The PTE of a slot's page if it still maps that slot's frame with its flags: present
+ * (*trapped false; also read-only while a sampled read holds it, crew_page.sample_ro) or
+ * trapped (*trapped true); NULL once the page was unmapped, remapped or reprotected (the
+ * slot is dead). Caller holds gm->lock. */
+uint64_t *crew_slot_pte(struct vm *vm, int slot, bool *trapped);
+/* What the faulting instruction at rip does at cr2: address, size, direction, atomicity
+ * (into *a; *info: the decoded instruction). */
+void crew_describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, uint64_t rsp,
+                   const struct kvm_regs *r, const struct kvm_sregs *s, struct crew_access *a,
+                   struct insn_info *info);
+
+#endif
