@@ -253,6 +253,7 @@ size_t ex_history_pages(const struct ex_history *h, uint64_t *out, size_t max)
     for (size_t i = 0; h && i < h->pages.cap && n < max; i++)
         if (h->pages.used[i])
             out[n++] = h->pages.keys[i];
-    qsort(out, n, sizeof *out, ex_u64_cmp);
+    if (n > 1) /* out may be NULL when max is 0 (UBSan: qsort's argument is nonnull) */
+        qsort(out, n, sizeof *out, ex_u64_cmp);
     return n;
 }
