@@ -206,6 +206,20 @@ static bool racy(const struct ex_sparse_var *v)
     return !v->together && (v->on_shared || ex_tidset_count(&v->threads) >= 2);
 }
 
+/* Written by one thread and accessed by another, but ordered in every run learnt (a
+ * seqlock's record, ordered by its sequence number's atomics; data published by a flag):
+ * another interleaving may break the order the runs saw. */
+static bool ordered_shared(const struct ex_sparse_var *v)
+{
+    return !racy(v) && v->written && v->first_site && ex_tidset_count(&v->threads) >= 2;
+}
+
+/* The pool a point is drawn from: racy variables, or ordered shared ones. */
+static bool in_pool(const struct ex_sparse_var *v, bool ordered)
+{
+    return ordered ? ordered_shared(v) : racy(v);
+}
+
 size_t ex_sparse_racy_vars(const struct ex_sparse_model *m)
 {
     size_t n = 0;
@@ -240,12 +254,12 @@ static uint64_t group_of(const struct ex_sparse_model *m, const struct ex_sparse
     return m->site[v->first_site - 1].rip;
 }
 
-/* Counts the racy variables of each instruction into *groups (rip -> count). Out of
- * memory: fewer counted, every weight still valid. */
-static void count_groups(const struct ex_sparse_model *m, struct ex_u64map *groups)
+/* Counts the variables of the pool of each instruction into *groups (rip -> count). Out
+ * of memory: fewer counted, every weight still valid. */
+static void count_groups(const struct ex_sparse_model *m, struct ex_u64map *groups, bool ordered)
 {
     for (size_t i = 0; i < m->nvar; i++)
-        if (racy(&m->var[i])) {
+        if (in_pool(&m->var[i], ordered)) {
             uint64_t *n = ex_u64map_put(groups, group_of(m, &m->var[i]), 0, NULL);
             if (n)
                 ++*n;
@@ -280,15 +294,17 @@ static uint32_t log_count(struct ex_sparse_run *r)
     return count > EX_SPARSE_MAX_COUNT ? EX_SPARSE_MAX_COUNT : count;
 }
 
-/* A change point: a racy variable by weight, then one of its sites, a thread and a count.
- * 1 when drawn, 0 when the site is known never to run (drawn again), -1 no variable. */
+/* A change point: a variable of the pool by weight, then one of its sites, a thread and a
+ * count. 1 when drawn, 0 when the site is known never to run (drawn again), -1 no
+ * variable. */
 static int draw_point(struct ex_sparse_run *r, const struct ex_sparse_model *m,
-                      const struct ex_u64map *groups, uint64_t total, struct ex_schedule *plan)
+                      const struct ex_u64map *groups, uint64_t total, bool ordered,
+                      struct ex_schedule *plan)
 {
     uint64_t k = ex_rng_below(&r->rng, total);
     const struct ex_sparse_var *v = NULL;
     for (size_t i = 0; i < m->nvar && !v; i++) {
-        if (!racy(&m->var[i]))
+        if (!in_pool(&m->var[i], ordered))
             continue;
         uint64_t w = draw_weight(m, &m->var[i], groups);
         if (k < w)
@@ -377,30 +393,40 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
     r->low = SPARSE_PRIO_BASE;
     ex_schedule_reset(plan);
     plan->sparse = true;
-    struct ex_u64map groups;
-    ex_u64map_init(&groups);
-    count_groups(m, &groups);
-    size_t nracy = 0;
-    uint64_t total = 0;
-    for (size_t i = 0; i < m->nvar; i++)
-        if (racy(&m->var[i])) {
-            nracy++;
-            total += draw_weight(m, &m->var[i], &groups);
-        }
-    uint32_t npoints = nracy ? 1 + (uint32_t)ex_rng_below(&r->rng, EX_SPARSE_MAX_POINTS) : 0;
+    /* Two pools: the racy variables, and the ordered shared ones (ordered_shared), each
+     * weighed among its own. */
+    struct ex_u64map groups[2];
+    size_t n[2] = {0, 0};
+    uint64_t total[2] = {0, 0};
+    for (int o = 0; o < 2; o++) {
+        ex_u64map_init(&groups[o]);
+        count_groups(m, &groups[o], o);
+        for (size_t i = 0; i < m->nvar; i++)
+            if (in_pool(&m->var[i], o)) {
+                n[o]++;
+                total[o] += draw_weight(m, &m->var[i], &groups[o]);
+            }
+    }
+    uint32_t npoints = n[0] || n[1] ? 1 + (uint32_t)ex_rng_below(&r->rng, EX_SPARSE_MAX_POINTS) : 0;
     int rc = 0;
-    for (uint32_t i = 0; i < npoints && rc == 0; i++)
+    for (uint32_t i = 0; i < npoints && rc == 0; i++) {
+        /* One point in EX_SPARSE_ORDERED_DIV is an ordered shared variable's (all of
+         * them when nothing is racy): the order a run saw is not the only one. */
+        bool o = n[1] && (!n[0] || ex_rng_below(&r->rng, EX_SPARSE_ORDERED_DIV) == 0);
         for (uint32_t tries = 0; tries < EX_SPARSE_DRAWS; tries++) {
-            int got = draw_point(r, m, &groups, total, plan);
+            int got = draw_point(r, m, &groups[o], total[o], o, plan);
             if (got < 0)
                 rc = -1;
             if (got != 0)
                 break;
         }
-    ex_u64map_free(&groups);
+    }
+    ex_u64map_free(&groups[0]);
+    ex_u64map_free(&groups[1]);
     if (rc < 0)
         return -1;
-    ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu", plan->npreempt, nracy);
+    ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu ordered_vars=%zu",
+                         plan->npreempt, n[0], n[1]);
     return 0;
 }
 

@@ -62,6 +62,7 @@
 #define EX_SPARSE_MAX_SITES 65536u
 #define EX_SPARSE_MAX_POINTS 3u   /* change points per run: 1..this (PCT depth 2..4) */
 #define EX_SPARSE_DRAWS 8u        /* tries to draw a point at a site that can fire */
+#define EX_SPARSE_ORDERED_DIV 4u  /* one point in this many is an ordered shared variable's */
 #define EX_SPARSE_MAX_SKIP 32u    /* code ranges ex_sparse_skip_code keeps */
 #define EX_SPARSE_WEIGHT_SCALE 4096u /* draw units per weight unit: a page-only share is >= 1 */
 
@@ -137,7 +138,10 @@ void ex_sparse_run_init(struct ex_sparse_run *r);
 void ex_sparse_run_free(struct ex_sparse_run *r);
 /* Starts run `index` of the exploration seeded `seed`: plans its points into *plan (a
  * sparse schedule with no segments; cleared first) from the model, and resets the
- * priorities. With no racy variable the plan has no point (PCT over syscalls alone).
+ * priorities. Points are drawn over the racy variables, and one in EX_SPARSE_ORDERED_DIV
+ * over the ordered shared ones (written by one thread, accessed by another, ordered in
+ * every run learnt: a seqlock's record); with neither the plan has no point (PCT over
+ * syscalls alone).
  * 0, or -1 if plan could not be filled. */
 int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, uint64_t seed,
                     uint64_t index, struct ex_schedule *plan);

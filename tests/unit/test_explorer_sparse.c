@@ -202,22 +202,30 @@ static void test_learn_racy_variables(void **state)
     assert_int_equal(ex_sparse_racy_vars(&m), 3);
     ex_trace_free(&t2);
     ex_trace_free(&t3);
-    /* Plans only ever name X's and Z's sites. */
+    /* Plans name the racy variables' sites (X, Z, V), and one point in
+     * EX_SPARSE_ORDERED_DIV the ordered shared Y's (written by main, read by its child:
+     * ordered in the run learnt). W's, never (one thread's). */
     struct ex_sparse_run r;
     ex_sparse_run_init(&r);
     struct ex_schedule plan;
     ex_schedule_init(&plan);
-    for (uint64_t i = 0; i < 200; i++) {
+    uint32_t points = 0, ordered = 0;
+    for (uint64_t i = 0; i < 400; i++) {
         assert_int_equal(ex_sparse_begin(&r, &m, 7, i, &plan), 0);
         assert_true(plan.sparse);
         assert_true(plan.npreempt >= 1 && plan.npreempt <= EX_SPARSE_MAX_POINTS);
         for (uint32_t k = 0; k < plan.npreempt; k++) {
             uint64_t rip = plan.preempt[k].rip;
-            assert_true(rip == 0x402010 || rip == 0x403010 || rip == 0x403020 ||
+            bool y = rip == 0x401000 || rip == 0x402000;
+            assert_true(y || rip == 0x402010 || rip == 0x403010 || rip == 0x403020 ||
                         rip == 0x403030 || rip == 0x402100 || rip == 0x403100);
             assert_true(plan.preempt[k].thread <= 3); /* 0: any thread's */
+            points++;
+            ordered += y;
         }
     }
+    assert_true(ordered * EX_SPARSE_ORDERED_DIV > points / 2);     /* about a quarter */
+    assert_true(ordered * EX_SPARSE_ORDERED_DIV < points * 3 / 2);
     /* The same seed and index plan the same points. */
     struct ex_schedule again;
     ex_schedule_init(&again);
@@ -524,7 +532,7 @@ static void test_any_trace_is_safe(void **state)
         ex_sparse_learn(&m, &t, k & 1, NULL);
         assert_int_equal(ex_sparse_begin(&r, &m, 1, (uint64_t)k, &plan), 0);
         for (uint32_t i = 0; i < plan.npreempt; i++)
-            assert_true(plan.preempt[i].thread >= 1 && plan.preempt[i].thread <= EX_MAX_TID &&
+            assert_true(plan.preempt[i].thread <= EX_MAX_TID && /* 0: any thread's */
                         plan.preempt[i].rip && plan.preempt[i].count >= 1);
         ex_trace_free(&t);
     }
