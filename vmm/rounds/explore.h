@@ -29,7 +29,8 @@ struct vm;
 
 #define EXPLORE_RUN_CUES 200000ULL          /* cue points one whole run may take */
 #define EXPLORE_RUN_WALL_NS 2000000000ULL   /* wall time one whole run may take */
-#define EXPLORE_REPLAY_WALL_NS 60000000000ULL /* a bug run's live replay: at least this */
+#define EXPLORE_REPLAY_WALL_NS 60000000000ULL /* a bug run's live replay: at least this, */
+#define EXPLORE_TIMED_REPLAY_WALL_NS 15000000000ULL /* ... a timed run's, whole (explore_bug.c) */
 #define EXPLORE_STRETCH 8                   /* ... times the wall budget once an early run is cut */
 #define EXPLORE_FIRST_CUTS 2                /* the first runs all cut: not a short test */
 

@@ -74,9 +74,24 @@ void explore_reproduce(struct explore_driver *d, const struct ex_schedule *s,
     memset(&live, 0, sizeof live);
     ex_trace_init(&live.trace);
     /* No wall budget cuts it short: the run took sim->ns, the live replay about as long
-     * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). */
-    uint64_t wall = 4 * d->bug_ns > EXPLORE_REPLAY_WALL_NS ? 4 * d->bug_ns : EXPLORE_REPLAY_WALL_NS;
+     * (a 150-thread program's runs take seconds; serialize's 5 s guard cut them). A timed
+     * run's replay looks for its decisions by the threads' registers: one that missed
+     * them runs on where the run did not, and a thread may spin there on what a lowered
+     * one holds (seqlock-plain's readers: its replay spun until jinx test's 30 s timeout
+     * ended the whole run, a bug met at 1.3 s reported as nothing found). Its floor is
+     * EXPLORE_TIMED_REPLAY_WALL_NS (a counted execution costs an exit pair: one of
+     * spin-unlock-early's replays took 4.2 s, 2 s cut two of three), and it is stopped
+     * wherever it is at its end, not five times later (a spin makes no cue point). */
+    bool timed = explore_timed_has_match(s);
+    uint64_t floor = timed ? EXPLORE_TIMED_REPLAY_WALL_NS : EXPLORE_REPLAY_WALL_NS;
+    uint64_t wall = 4 * d->bug_ns > floor ? 4 * d->bug_ns : floor;
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->hard_mult = timed ? 1 : 0;
+    pthread_mutex_unlock(&vm->lock);
     sim_run_fragment(vm, s, d->cfg.run_cues, wall, d->snap.vtime, true, &live);
+    pthread_mutex_lock(&vm->lock);
+    vm->ser->hard_mult = 0;
+    pthread_mutex_unlock(&vm->lock);
     bool ended = atomic_load(&vm->stopping);
     pthread_mutex_lock(&vm->lock);
     enum outcome_kind out = vm->out.kind;
