@@ -113,7 +113,8 @@ static bool frames_hold(struct guestmem *gm, void *ctx)
             uint64_t next, *pte = gm_pte_scan(gm, h->va + done + k, &next);
             uint64_t e = pte ? *pte : 0, frame = gm_pte_frame(e);
             if (!frame || frame > gm->size - PAGE_SIZE || !(e & (PTE_P | PTE_SOFT)) ||
-                (e & (PTE_W | PTE_TRAP | PTE_SAMPLE_RO)) || memcmp(gm_ptr(gm, frame), h->buf + k, PAGE_SIZE))
+                (e & (PTE_W | PTE_TRAP | PTE_SAMPLE_RO)) ||
+                memcmp(gm_ptr(gm, frame), h->buf + k, PAGE_SIZE))
                 return false;
         }
     }

@@ -61,10 +61,10 @@ static void trap_pte(struct guestmem *gm, uint64_t *pte, uint64_t present, uint6
  * has one. -1 when out of memory. Caller holds gm->lock. */
 static int new_slot(struct crew *c, uint64_t va, uint64_t frame, uint64_t flags)
 {
-    uint64_t *known = ex_u64map_get(&c->slot_of_va, va);
-    if (known && *known < c->npage) {
-        c->page[*known] = (struct crew_page){.va = va, .frame = frame, .flags = flags};
-        return (int)*known;
+    int known = crew_slot_of(c, va);
+    if (known >= 0) {
+        c->page[known] = (struct crew_page){.va = va, .frame = frame, .flags = flags};
+        return known;
     }
     if (c->npage == c->cappage) {
         size_t cap = c->cappage ? c->cappage * 2 : 1024;
@@ -142,9 +142,7 @@ static void watch(struct vm *vm, uint64_t start, uint64_t end)
 int crew_start(struct vm *vm)
 {
     vm->crew->on = true;
-    vm->crew->sample = vm->ser->sampling; /* crew_sample.h */
-    vm->crew->sample_at = vm->crew->sample_n = 0;
-    vm->crew->sample_full = false;
+    crew_sample_start(vm);
     size_t n = vm->mm.n;
     struct vma *copy = malloc((n ? n : 1) * sizeof *copy);
     if (!copy)
@@ -158,7 +156,8 @@ int crew_start(struct vm *vm)
     return 0;
 }
 
-/* Whether the rest of a rep string (rcx elements of esz bytes from rsi, rdi; DF) reads va's page. */
+/* Whether the rest of a rep string instruction (count rcx, elements of esz bytes, from
+ * rsi and rdi, backwards if DF) could read the page of va. */
 static bool rep_touches(uint64_t va, const struct kvm_regs *r, unsigned esz)
 {
     uint64_t page = va & PAGE_MASK, len = r->rcx * esz + esz;
@@ -315,8 +314,9 @@ void crew_switch_locked(struct vm *vm, int next)
     for (size_t i = 0; i < c->nowned; i++)
         revoke(vm, c->owned[i], &b);
     c->nowned = 0;
-    /* ...and give the incoming thread the pages its half-done instruction was given (its
-     * own ones at first touch, crew_fault: all here cost xz -T2 ~2 ms a switch). */
+    /* ...and give the incoming thread the pages its half-done instruction was given. Its
+     * own pages it gets at first touch (crew_fault, no cue point): mapping them all here
+     * cost xz -T2 ~2 ms a switch, thousands of buffer pages mapped and flushed. */
     struct vcpu *w = vcpu_of(vm, next);
     if (w && STEP(w)->on)
         for (size_t i = 0; i < STEP(w)->n; i++)
@@ -498,9 +498,8 @@ enum crew_verdict crew_fault(struct vm *vm, struct vcpu *v, uint64_t cr2, uint64
         return CREW_NOT_WATCHED;
     }
     pthread_mutex_lock(&vm->gm.lock);
-    uint64_t *known = ex_u64map_get(&c->slot_of_va, cr2 & PAGE_MASK);
     bool trapped = false;
-    int slot = known && *known < c->npage ? (int)*known : -1;
+    int slot = crew_slot_of(c, cr2 & PAGE_MASK);
     bool ours = slot >= 0 && crew_slot_pte(vm, slot, &trapped) && trapped;
     pthread_mutex_unlock(&vm->gm.lock);
     if (!ours) {
@@ -656,15 +655,15 @@ void crew_hand_stack_locked(struct vm *vm, int child, uint64_t rsp, uint64_t tls
     struct frame_batch b = {0};
     pthread_mutex_lock(&vm->gm.lock);
     for (uint64_t page = rsp & PAGE_MASK; page <= (top & PAGE_MASK); page += PAGE_SIZE) {
-        uint64_t *known = ex_u64map_get(&c->slot_of_va, page);
-        if (!known || *known >= c->npage)
+        int slot = crew_slot_of(c, page);
+        if (slot < 0)
             continue;
-        struct crew_page *pg = &c->page[*known];
+        struct crew_page *pg = &c->page[slot];
         pg->owner = child;
         pg->shared = false;
         pg->handed = true;
         pg->claim_turn = c->turn;
-        revoke(vm, (int)*known, &b); /* the parent runs on: its next touch is a cue point */
+        revoke(vm, slot, &b); /* the parent runs on: its next touch is a cue point */
     }
     pthread_mutex_unlock(&vm->gm.lock);
     batch_flush(&vm->gm, &b);

@@ -113,7 +113,6 @@ struct crew {
     bool on;
     bool sample;            /* a sampled sparse fragment (crew_sample.h): first touches per
                              * turn are recorded, never cue points */
-    uint64_t sampled;       /* accesses sampled, over every fragment */
     uint64_t sample_at;     /* the next re-trap (mono_ns; 0: not yet set) */
     uint64_t sample_n;      /* accesses sampled in this fragment */
     bool sample_full;       /* ... CREW_SAMPLE_MAX of them: no more (pages stay mapped) */

@@ -2,6 +2,7 @@
  * contract). */
 #ifndef JINX_CREW_INT_H
 #define JINX_CREW_INT_H
+#include "sched/crew.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,6 +15,13 @@ struct insn_info;
 #define PF_PRESENT 0x1ULL
 #define PF_WRITE 0x2ULL
 #define PF_FETCH 0x10ULL
+
+/* The live slot of the page at va (page-aligned), or -1. Caller holds gm->lock. */
+static inline int crew_slot_of(const struct crew *c, uint64_t va)
+{
+    const uint64_t *known = ex_u64map_get(&c->slot_of_va, va);
+    return known && *known < c->npage ? (int)*known : -1;
+}
 
 /* The PTE of a slot's page if it still maps that slot's frame with its flags: present
  * (*trapped false; also read-only while a sampled read holds it, crew_page.sample_ro) or

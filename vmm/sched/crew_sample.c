@@ -5,6 +5,14 @@
 #include "sched/crew_int.h"
 #include "sched/serialize.h"
 
+void crew_sample_start(struct vm *vm)
+{
+    struct crew *c = vm->crew;
+    c->sample = vm->ser->sampling;
+    c->sample_at = c->sample_n = 0;
+    c->sample_full = false;
+}
+
 enum crew_verdict crew_sample_fault(struct vm *vm, struct vcpu *v, uint64_t cr2,
                                     uint64_t errcode, uint64_t rip, const struct kvm_regs *regs,
                                     const struct kvm_sregs *sregs)
@@ -16,8 +24,7 @@ enum crew_verdict crew_sample_fault(struct vm *vm, struct vcpu *v, uint64_t cr2,
         return CREW_NOT_WATCHED;
     }
     pthread_mutex_lock(&vm->gm.lock);
-    uint64_t *known = ex_u64map_get(&c->slot_of_va, cr2 & PAGE_MASK);
-    int slot = known && *known < c->npage ? (int)*known : -1;
+    int slot = crew_slot_of(c, cr2 & PAGE_MASK);
     bool trapped = false;
     uint64_t *pte = slot >= 0 ? crew_slot_pte(vm, slot, &trapped) : NULL;
     struct crew_page *pg = slot >= 0 ? &c->page[slot] : NULL;
@@ -40,10 +47,8 @@ enum crew_verdict crew_sample_fault(struct vm *vm, struct vcpu *v, uint64_t cr2,
     c->sample_full = c->sample_n >= CREW_SAMPLE_MAX;
     if (!c->sample_full && v->xid > 0 && vm->ser->on &&
         ex_trace_access(&vm->ser->samples, (uint32_t)v->xid, a.kind, a.addr, a.size, a.flags,
-                        a.rip)) {
-        c->sampled++; /* a full trace (EX_MAX_EVENTS) or no memory: sampled less */
-        c->sample_n++;
-    }
+                        a.rip))
+        c->sample_n++; /* a full trace (EX_MAX_EVENTS) or no memory: sampled less */
     bool read = a.kind == EX_READ && !(errcode & PF_WRITE) && !c->sample_full;
     pthread_mutex_lock(&vm->gm.lock);
     if (crew_slot_pte(vm, slot, &trapped) == pte) {

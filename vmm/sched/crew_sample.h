@@ -38,6 +38,8 @@
  * faulted on every page again: phase-stencil's sampled runs took 1.8 s, not 70 ms). */
 #define CREW_SAMPLE_MAX 4096u
 
+/* crew_start's part: the fragment samples when serializer.sampling says so, from zero. */
+void crew_sample_start(struct vm *vm);
 /* crew_fault's work in a sampled fragment (crew.sample): CREW_GO after recording and
  * mapping, or CREW_NOT_WATCHED (a real fault). */
 enum crew_verdict crew_sample_fault(struct vm *vm, struct vcpu *v, uint64_t cr2,
