@@ -13,8 +13,9 @@
 #     again: two one-instruction windows) with --sim-kind sparse: a round's sparse
 #     simulation meets the crash, it is retired, the program really crashes, and the
 #     dump replays it (twice). Up to TRIES seeds (rounds run by wall time): 20 rounds a
-#     second of 16 simulations of 2 ms (--fragment-wall 100ms), 6 of 8 seeds found it
-#     (2026-12-07, load ~5).
+#     second of 16 simulations of 2 ms (--fragment-wall 100ms) while the program runs
+#     ~3 s (6000): 10 of 12 seeds found it idle (rounds 1-10). With 2000 (~1 s, 6-7
+#     rounds) 7 of 12 did, and a CI run under load missed it in all 8.
 # Env: TRIES (default 8).
 set -u
 # shellcheck source=tests/integration/lib.sh
@@ -78,7 +79,7 @@ for seed in $(seq 1 "$TRIES"); do
   rm -rf "$tmp/d"
   out=$(timeout 120 "$VMM" run --no-control --attach 20/s --sims 16 --fragment-wall 100ms \
         --sim-kind sparse --seed "$seed" \
-        --dump-dir "$tmp/d" "$PROG" 2000 2>&1); st=$?
+        --dump-dir "$tmp/d" "$PROG" 6000 2>&1); st=$?
   if printf '%s\n' "$out" | grep -qE 'crashed in real execution \(round [0-9]+, SIGSEGV'; then
     found=$seed; break
   fi
