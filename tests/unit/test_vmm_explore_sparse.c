@@ -282,20 +282,27 @@ static void test_stress_starts_when_runs_are_slow(void **st)
     struct explore_stress s;
     explore_stress_init(&s, 2 * S);
     /* By default after EXPLORE_STRESS_AFTER_NS only. */
-    assert_false(explore_stress_due(&s, S));
-    assert_true(explore_stress_due(&s, EXPLORE_STRESS_AFTER_NS));
+    assert_false(explore_stress_due(&s, S, 0));
+    assert_true(explore_stress_due(&s, EXPLORE_STRESS_AFTER_NS, 0));
     /* A slow traced run at 1.2 s: due now, then a quarter of the time after it. */
     explore_stress_start(&s, 1200 * MS);
-    assert_false(explore_stress_due(&s, S));
-    assert_true(explore_stress_due(&s, 1200 * MS));
+    assert_false(explore_stress_due(&s, S, 0));
+    assert_true(explore_stress_due(&s, 1200 * MS, 0));
     s.ns = 100 * MS;
-    assert_false(explore_stress_due(&s, 1500 * MS));
-    assert_true(explore_stress_due(&s, 1600 * MS));
+    assert_false(explore_stress_due(&s, 1500 * MS, 0));
+    assert_true(explore_stress_due(&s, 1600 * MS, 0));
+    /* A 16 s traced run ahead at 1.5 s: due until they have taken (1.5 + 16 - 1.2) / 4. */
+    assert_true(explore_stress_due(&s, 1500 * MS, 16 * S));
+    s.ns = 4000 * MS;
+    assert_true(explore_stress_due(&s, 1500 * MS, 16 * S));
+    s.ns = 4100 * MS;
+    assert_false(explore_stress_due(&s, 1500 * MS, 16 * S));
+    s.ns = 100 * MS;
     /* A later start never delays them. */
     explore_stress_start(&s, 3 * S);
-    assert_true(explore_stress_due(&s, 1600 * MS));
+    assert_true(explore_stress_due(&s, 1600 * MS, 0));
     s.off = true;
-    assert_false(explore_stress_due(&s, 10 * S));
+    assert_false(explore_stress_due(&s, 10 * S, 0));
 }
 
 int main(void)

@@ -205,14 +205,20 @@ static void note_run(struct explore_driver *d, uint64_t i, const struct sim_resu
 
 /* A stress run if one is due (explore_stress.h): 0 go on, 1 stop exploring (the program
  * met a bug for real, or the budget is spent), -1 the VM failed. One between two
- * controlled runs, not as many as would restore their quarter of the time after a long
- * controlled run: that catch-up made stress runs meet most compute-corpus bugs first (28
- * of 36 runs found against 23, but 2 dumps of 28 replayed against 17 of 23), and the g++
- * test binary's bug, found by a flip whose dump replays, came from a stress run whose dump
- * does not (dynbin.sh). A bug's dump that replays is what jinx is for. */
-static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline)
+ * controlled runs (ahead_ns 0), not as many as would restore their quarter of the time
+ * after a long controlled run: that catch-up made stress runs meet most compute-corpus
+ * bugs first (28 of 36 runs found against 23, but 2 dumps of 28 replayed against 17 of
+ * 23), and the g++ test binary's bug, found by a flip whose dump replays, came from a
+ * stress run whose dump does not (dynbin.sh). A bug's dump that replays is what jinx is
+ * for. Before a traced run expected to take ahead_ns (stretched after a cut: it will
+ * likely be cut too, and find nothing), as many as their share of it: controlled runs
+ * that slow do not find the bug first, and stress runs must not wait for them. */
+static int stress_if_due(struct explore_driver *d, uint64_t t0, uint64_t deadline,
+                         uint64_t ahead_ns)
 {
-    if (explore_stress_due(&d->stress, mono_ns() - t0)) {
+    for (bool first = true; explore_stress_due(&d->stress, mono_ns() - t0, ahead_ns) &&
+                            (first || ahead_ns);
+         first = false) {
         uint64_t cut0 = d->stress.cut;
         int got = explore_stress_run(&d->stress, d->vm, &d->snap, deadline);
         if (d->cfg.verbose && got >= 0)
@@ -312,7 +318,7 @@ static int between_runs(struct explore_driver *d, uint64_t i, uint64_t t0, uint6
     }
     if (got != 0 && got != 3)
         return got == 1 ? 2 : got == 2 ? 1 : got;
-    return stress_if_due(d, t0, deadline);
+    return stress_if_due(d, t0, deadline, 0);
 }
 
 /* What run i (r: its trace and outcome; t_run, cpu_run: its wall and CPU time) teaches:
@@ -428,6 +434,15 @@ static void explore(struct explore_driver *d)
             ex_yielders_init(&d->yielders);
             d->hand_over = capped || d->sparse.prefixed;
             preshare_learnt(d);
+        }
+        /* A traced run stretched after a cut one will likely take all of it: stress
+         * runs take their share of it first (explore_stress.h). */
+        if (!sp && !capped && stretched && !sized) {
+            int got = stress_if_due(d, t0, deadline, wall);
+            if (got < 0)
+                goto out;
+            if (got > 0)
+                break;
         }
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);

@@ -22,10 +22,10 @@ void explore_stress_start(struct explore_stress *s, uint64_t elapsed_ns)
         s->after_ns = elapsed_ns;
 }
 
-bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns)
+bool explore_stress_due(const struct explore_stress *s, uint64_t elapsed_ns, uint64_t ahead_ns)
 {
     return !s->off && elapsed_ns >= s->after_ns &&
-           s->ns * EXPLORE_STRESS_SHARE_DIV <= elapsed_ns - s->after_ns;
+           s->ns * EXPLORE_STRESS_SHARE_DIV <= elapsed_ns + ahead_ns - s->after_ns;
 }
 
 int explore_stress_run(struct explore_stress *s, struct vm *vm, struct snapshot *snap,
