@@ -129,6 +129,14 @@ int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, 
     return 0;
 }
 
+int ex_schedule_chain_preempt(struct ex_schedule *s, uint32_t i, uint32_t k)
+{
+    if (i >= s->npreempt || k == 0 || k > i || s->preempt[i].match || s->preempt[k - 1].match)
+        return -1;
+    s->preempt[i].chain = k;
+    return 0;
+}
+
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip)
 {
     if (rip == 0 || rip > EX_MAX_PREEMPT_RIP || s->nyield >= EX_MAX_YIELDS)
@@ -240,7 +248,7 @@ uint64_t ex_schedule_hash(const struct ex_schedule *s)
     if (s->sparse) {
         h = ex_hash2(h, 0x5ea75e);
         for (uint32_t i = 0; i < s->npreempt; i++)
-            h = ex_hash2(ex_hash2(h, s->preempt[i].rip),
+            h = ex_hash2(ex_hash2(h, s->preempt[i].rip ^ ((uint64_t)s->preempt[i].chain << 56)),
                          ((uint64_t)s->preempt[i].thread << 32) | s->preempt[i].count);
         for (uint32_t i = 0; i < s->nyield; i++)
             h = ex_hash2(h, s->yield[i] ^ 0x7969656c64ULL);
@@ -320,9 +328,13 @@ char *ex_schedule_to_text(const struct ex_schedule *s)
     }
     if (s->sparse)
         sb_add(&b, "sparse\n");
-    for (uint32_t i = 0; s->sparse && i < s->npreempt; i++)
-        sb_add(&b, "preempt T%u 0x%llx x%u\n", s->preempt[i].thread,
+    for (uint32_t i = 0; s->sparse && i < s->npreempt; i++) {
+        sb_add(&b, "preempt T%u 0x%llx x%u", s->preempt[i].thread,
                (unsigned long long)s->preempt[i].rip, s->preempt[i].count);
+        if (s->preempt[i].chain)
+            sb_add(&b, " after %u", s->preempt[i].chain);
+        sb_add(&b, "\n");
+    }
     for (uint32_t i = 0; s->sparse && i < s->nyield; i++)
         sb_add(&b, "yield 0x%llx\n", (unsigned long long)s->yield[i]);
     for (uint32_t i = 0; i < s->ntimers; i++) {
@@ -422,7 +434,8 @@ static bool tok_is(const char *tok, size_t len, const char *word)
     return strlen(word) == len && memcmp(tok, word, len) == 0;
 }
 
-/* A sparse schedule's line: 'sparse', 'preempt T<n> 0x<rip> x<count>' or 'yield 0x<rip>'.
+/* A sparse schedule's line: 'sparse', 'preempt T<n> 0x<rip> x<count> [after <k>]' or
+ * 'yield 0x<rip>'.
  * 0, or -1 with err set. */
 static int parse_sparse_line(struct ex_schedule *s, const char *const *tok, const size_t *tlen,
                              const int *tcol, int ntok, struct ex_parse_error *err, int line)
@@ -450,18 +463,26 @@ static int parse_sparse_line(struct ex_schedule *s, const char *const *tok, cons
                                       EX_MAX_YIELDS);
         return 0;
     }
-    uint32_t thread = 0, count = 0;
-    if (ntok != 4 || (tok[1][0] != 'T' && tok[1][0] != 't') || (tok[3][0] != 'x' && tok[3][0] != 'X'))
-        return ex_parse_error_set(err, line, tcol[0], "expected 'preempt T<thread> 0x<rip> x<count>'");
+    uint32_t thread = 0, count = 0, chain = 0;
+    if ((ntok != 4 && (ntok != 6 || !tok_is(tok[4], tlen[4], "after"))) ||
+        (tok[1][0] != 'T' && tok[1][0] != 't') || (tok[3][0] != 'x' && tok[3][0] != 'X'))
+        return ex_parse_error_set(err, line, tcol[0],
+                                  "expected 'preempt T<thread> 0x<rip> x<count> [after <point>]'");
     if (parse_num(tok[1] + 1, tlen[1] - 1, 0, EX_SCHED_MAX_TID, "thread id", &thread, err, line,
                   tcol[1] + 1) != 0 ||
         parse_rip(tok[2], tlen[2], &rip, err, line, tcol[2]) != 0 ||
         parse_num(tok[3] + 1, tlen[3] - 1, 1, EX_MAX_STEPS, "count", &count, err, line,
                   tcol[3] + 1) != 0)
         return -1;
+    if (ntok == 6 && parse_num(tok[5], tlen[5], 1, EX_MAX_PREEMPTS, "point", &chain, err, line,
+                               tcol[5]) != 0)
+        return -1;
     if (ex_schedule_add_preempt(s, thread, rip, count) != 0)
         return ex_parse_error_set(err, line, tcol[0], "more than %u preemption points, or two for "
                                   "one thread and rip", EX_MAX_PREEMPTS);
+    if (chain && ex_schedule_chain_preempt(s, s->npreempt - 1, chain) != 0)
+        return ex_parse_error_set(err, line, tcol[4], "'after %u': a point is chained to an "
+                                  "earlier one (%u before it here)", chain, s->npreempt - 1);
     return 0;
 }
 
@@ -516,18 +537,18 @@ int ex_schedule_parse_text(const char *buf, size_t len, struct ex_schedule *s,
             ex_parse_error_set(err, line, (int)(nul - (buf + start)) + 1, "NUL byte in input");
             goto fail;
         }
-        /* Split the line (up to a '#') into at most 4 whitespace-separated tokens. */
-        const char *tok[4];
-        size_t tlen[4];
-        int tcol[4], ntok = 0;
+        /* Split the line (up to a '#') into at most 7 whitespace-separated tokens. */
+        const char *tok[7];
+        size_t tlen[7];
+        int tcol[7], ntok = 0;
         size_t i = start;
         for (;;) {
             while (i < end && is_blank(buf[i]))
                 i++;
             if (i == end || buf[i] == '#')
                 break;
-            if (ntok == 4)
-                break; /* no item has 4 words: the item check reports the extra one */
+            if (ntok == 7)
+                break; /* no item has 7 words: the item check reports the extra ones */
             tok[ntok] = buf + i;
             tcol[ntok] = (int)(i - start) + 1;
             while (i < end && !is_blank(buf[i]) && buf[i] != '#')

@@ -40,7 +40,8 @@
  * EX_MAX_SHARED_PAGES page-aligned addresses, strictly ascending; printed only
  * when there are some), "sparse" (true or false) and "preempt" (only with
  * "sparse": true; at most EX_MAX_PREEMPTS objects {"thread":T,"rip":R,"count":N},
- * no two with the same thread and rip) and "yield" (only with "sparse": true; at
+ * and "after":K for a chained point (struct ex_preempt.chain; text: '... x<count>
+ * after <K>'), no two with the same thread and rip) and "yield" (only with "sparse": true; at
  * most EX_MAX_YIELDS rips, strictly ascending) and "timers" (early timer endings, below) are
  * optional; other keys are ignored. Threads are
  * 1..255, steps 1..EX_MAX_STEPS, at most EX_MAX_SEGMENTS segments, lines (text)
@@ -109,6 +110,11 @@ struct ex_preempt {
      * after that many: an execution before, with the same state, is another one). */
     uint64_t match;
     uint64_t match_after;
+    /* Nonzero k: a chained point. It counts (and is planted) only from the moment point k
+     * (1-based, an earlier one of this schedule) fired: "the N-th execution of rip after
+     * point k stopped its thread" (a race's second access, the other thread's: RaceFuzzer's
+     * pairing, with deterministic counts). Never on a match point, nor chained to one. */
+    uint32_t chain;
 };
 
 /* A timer that ended early (above): step and thread replay it; the rest names it. */
@@ -178,6 +184,10 @@ int ex_schedule_add_preempt(struct ex_schedule *s, uint32_t thread, uint64_t rip
  * ex_schedule_add_preempt refuses. */
 int ex_schedule_add_match(struct ex_schedule *s, uint32_t thread, uint64_t rip, uint64_t match,
                           uint64_t after);
+/* Chains point i (0-based) to point k (1-based, k <= i: an earlier one; struct
+ * ex_preempt.chain): 0, or -1 for a point out of range, k 0 or not earlier, or either of
+ * them a match point. */
+int ex_schedule_chain_preempt(struct ex_schedule *s, uint32_t i, uint32_t k);
 /* Adds a yield point (sparse schedules), kept ascending: 0, or -1 for rip 0 or past
  * EX_MAX_PREEMPT_RIP, a repeat, or a full list. */
 int ex_schedule_add_yield(struct ex_schedule *s, uint64_t rip);

@@ -167,9 +167,9 @@ struct top_ctx {
 };
 
 struct preempt_ctx {
-    uint32_t thread, count;
+    uint32_t thread, count, chain;
     uint64_t rip;
-    bool have_thread, have_count, have_rip;
+    bool have_thread, have_count, have_rip, have_chain;
 };
 
 static int preempt_member(struct json_lex *p, const char *key, void *vctx, int depth)
@@ -190,6 +190,11 @@ static int preempt_member(struct json_lex *p, const char *key, void *vctx, int d
             return -1;
         return ju64(p, 1, EX_MAX_PREEMPT_RIP, "rip", &c->rip);
     }
+    if (strcmp(key, "after") == 0) {
+        if (first_time(p, &c->have_chain, "after") != 0)
+            return -1;
+        return juint(p, 1, EX_MAX_PREEMPTS, "after", &c->chain);
+    }
     return json_lex_skip_value(p, depth + 1);
 }
 
@@ -209,6 +214,11 @@ static int preempt_elem(struct json_lex *p, void *vs, int depth)
         back_to(p, &at);
         return json_lex_fail(p, "more than %u preemption points, or two for one thread "
                              "and rip", EX_MAX_PREEMPTS);
+    }
+    if (pc.have_chain && ex_schedule_chain_preempt(s, s->npreempt - 1, pc.chain) != 0) {
+        back_to(p, &at);
+        return json_lex_fail(p, "\"after\":%u: a point is chained to an earlier one (%u "
+                             "before it here)", pc.chain, s->npreempt - 1);
     }
     return 0;
 }
@@ -559,10 +569,14 @@ char *ex_schedule_to_json(const struct ex_schedule *s)
     }
     if (s->sparse) {
         n += (size_t)snprintf(out + n, cap - n, "\"sparse\":true,\"preempt\":[");
-        for (uint32_t k = 0; k < s->npreempt; k++)
-            n += (size_t)snprintf(out + n, cap - n, "%s{\"thread\":%u,\"rip\":%llu,\"count\":%u}",
+        for (uint32_t k = 0; k < s->npreempt; k++) {
+            n += (size_t)snprintf(out + n, cap - n, "%s{\"thread\":%u,\"rip\":%llu,\"count\":%u",
                                   k ? "," : "", s->preempt[k].thread,
                                   (unsigned long long)s->preempt[k].rip, s->preempt[k].count);
+            if (s->preempt[k].chain)
+                n += (size_t)snprintf(out + n, cap - n, ",\"after\":%u", s->preempt[k].chain);
+            n += (size_t)snprintf(out + n, cap - n, "}");
+        }
         n += (size_t)snprintf(out + n, cap - n, "],\"yield\":[");
         for (uint32_t k = 0; k < s->nyield; k++)
             n += (size_t)snprintf(out + n, cap - n, "%s%llu", k ? "," : "",

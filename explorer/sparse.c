@@ -365,8 +365,9 @@ int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
     int rc = 0;
     for (uint32_t i = 0; i < plan->npreempt && i < EX_MAX_PREEMPTS; i++) {
         const struct ex_preempt *p = &plan->preempt[i];
-        if (hits[i] >= p->count || !p->thread)
-            continue; /* it fired: only a lower bound (any thread's: no one site's count) */
+        if (hits[i] >= p->count || !p->thread || p->chain)
+            continue; /* it fired: only a lower bound (any thread's: no one site's count; a
+                       * chained one's: counted after its point only) */
         const uint64_t *vi = ex_u64map_get(&m->var_of, r->point_var[i]);
         struct ex_sparse_site *s =
             vi && *vi ? site_of(m, p->thread, p->rip, (size_t)(*vi - 1)) : NULL;
@@ -379,6 +380,52 @@ int ex_sparse_observe(struct ex_sparse_model *m, const struct ex_sparse_run *r,
         s->exact = true;
     }
     return rc;
+}
+
+/* A chained point (explorer/schedule.h) after one of plan's points, drawn with rng: the
+ * same variable, another of its sites (another instruction), any thread, a small count.
+ * True if one was added. */
+static bool chain_point(struct ex_sparse_run *r, struct ex_rng *rng,
+                        const struct ex_sparse_model *m, struct ex_schedule *plan)
+{
+    uint32_t k = (uint32_t)ex_rng_below(rng, plan->npreempt);
+    const struct ex_preempt *first = &plan->preempt[k];
+    const uint64_t *vi = ex_u64map_get(&m->var_of, r->point_var[k]);
+    if (first->chain || first->match || !vi || !*vi)
+        return false;
+    const struct ex_sparse_var *v = &m->var[*vi - 1];
+    uint32_t nsites = 0;
+    for (uint32_t s = v->first_site; s; s = m->next_site[s - 1])
+        nsites += m->site[s - 1].rip != first->rip;
+    if (!nsites)
+        return false;
+    uint64_t pick = ex_rng_below(rng, nsites);
+    uint32_t s = v->first_site;
+    for (;; s = m->next_site[s - 1])
+        if (m->site[s - 1].rip != first->rip && pick-- == 0)
+            break;
+    /* The next execution half of the time (the racing access itself), else log-uniform
+     * in [2, EX_SPARSE_CHAIN_COUNT]: one of the next few. */
+    uint32_t count = 1;
+    if (ex_rng_below(rng, 2)) {
+        uint32_t octaves = 1;
+        while ((2u << octaves) <= EX_SPARSE_CHAIN_COUNT)
+            octaves++;
+        uint32_t o = 1 + (uint32_t)ex_rng_below(rng, octaves);
+        count = (1u << o) + (uint32_t)ex_rng_below(rng, 1u << o);
+        if (count > EX_SPARSE_CHAIN_COUNT)
+            count = EX_SPARSE_CHAIN_COUNT;
+    }
+    /* Whoever runs it next (rounds: own_threads, the thread that showed the site). */
+    uint32_t tid = m->own_threads ? m->site[s - 1].tid : 0;
+    if (ex_schedule_add_preempt(plan, tid, m->site[s - 1].rip, count) != 0)
+        return false;
+    if (ex_schedule_chain_preempt(plan, plan->npreempt - 1, k + 1) != 0) {
+        plan->npreempt--;
+        return false;
+    }
+    r->point_var[plan->npreempt - 1] = v->addr;
+    return true;
 }
 
 int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, uint64_t seed,
@@ -425,8 +472,14 @@ int ex_sparse_begin(struct ex_sparse_run *r, const struct ex_sparse_model *m, ui
     ex_u64map_free(&groups[1]);
     if (rc < 0)
         return -1;
-    ex_schedule_set_note(plan, "sparse pct points=%u racy_vars=%zu ordered_vars=%zu",
-                         plan->npreempt, n[0], n[1]);
+    /* One plan in EX_SPARSE_CHAIN_DIV also gets a chained point, drawn from a stream of
+     * its own: the other points and the priorities are those of the plan without it. */
+    struct ex_rng crng;
+    ex_rng_seed(&crng, ex_hash2(seed ^ 0xc4a14ed0c4a1ULL, index));
+    bool chained = plan->npreempt && ex_rng_below(&crng, EX_SPARSE_CHAIN_DIV) == 0 &&
+                   chain_point(r, &crng, m, plan);
+    ex_schedule_set_note(plan, "sparse pct points=%u%s racy_vars=%zu ordered_vars=%zu",
+                         plan->npreempt, chained ? " (1 chained)" : "", n[0], n[1]);
     return 0;
 }
 

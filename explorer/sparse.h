@@ -39,6 +39,16 @@
  * whichever slot is drawn, and drawn per slot those drowned the one variable that raced
  * (a work cursor got about 1 point in 100).
  *
+ * One plan in EX_SPARSE_CHAIN_DIV also gets a *chained* point (explorer/schedule.h): after
+ * one of its points, drawn by the same variable's other sites, any thread, a count in
+ * [1, EX_SPARSE_CHAIN_COUNT] counted from the moment that point fired. The first point
+ * stops a thread between two accesses (a thief between its read of a deque's bottom and
+ * its CAS of top); the chained one stops the next thread at its access to the same
+ * variable (the owner between its load of top and its store), so the first goes on in
+ * between: the atomicity violation two absolute counts would have to meet by chance (the
+ * owner's store is its 1st execution after the thief stopped, its 700th or so since the
+ * start). RaceFuzzer's pairing of racing statements, with counts that replay.
+ *
  * The run itself (ex_sparse_next) is PCT: every thread gets a random priority when it
  * first shows up; at each cue point the enabled thread of highest priority runs; when a
  * change point fires (the thread's EX_F_PREEMPT cue point) that thread's priority drops
@@ -65,6 +75,8 @@
 #define EX_SPARSE_ORDERED_DIV 4u  /* one point in this many is an ordered shared variable's */
 #define EX_SPARSE_MAX_SKIP 32u    /* code ranges ex_sparse_skip_code keeps */
 #define EX_SPARSE_WEIGHT_SCALE 4096u /* draw units per weight unit: a page-only share is >= 1 */
+#define EX_SPARSE_CHAIN_DIV 2u    /* one plan in this many gets a chained point */
+#define EX_SPARSE_CHAIN_COUNT 8u  /* a chained point's count: log-uniform in [1, this] */
 
 struct ex_sparse_site {
     uint64_t rip, var;

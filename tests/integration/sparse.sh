@@ -17,7 +17,9 @@
 #  5. a spin-yield barrier (images/corpus-compute/phase-stencil-ok, when built): its
 #     sparse runs end, hundreds of sched_yield cue points each (every yield hands over).
 #  6. sampled sparse runs (sched/crew_sample.h): matmul-reduce, whose racy total no traced
-#     prefix reaches, found by a sparse run after sampled ones; its dump replays.
+#     prefix reaches, found by a sparse run after sampled ones; its dump replays;
+#  7. chained points (a point that counts from another's firing): a hand-written schedule
+#     on wsq-last crashes with the chain, not without it, the same way twice.
 # Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 90 s, a
 # bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each), BUDGET_MM (30 s).
 set -u
@@ -148,6 +150,45 @@ if [ -x "$MM" ]; then
   esac
 else
   echo "skip sampled runs: no $MM (make corpus-compute)"
+fi
+
+# Chained points (explorer/schedule.h): wsq-last's owner stopped before publishing its
+# 6th task (the 2nd of its 2nd round), a thief stopped before its CAS of top with that
+# task in view, and a point chained to the thief's: the owner's next store of top, where
+# it takes the last task without a CAS. The thief's CAS then wins and both run task 4.
+# Without "after 2" the same point is the owner's first store of top (its 1st round),
+# before the thief ever stopped: no bug. Each twice, the same cue points each time.
+WSQ=images/bin/corpus-compute/wsq-last
+if [ -x "$WSQ" ]; then
+  dis=$(objdump -d --no-show-raw-insn "$WSQ")
+  pub=$(echo "$dis" | awk '/<owner>:/,/^$/' | awk '/xchg +%rax,.*<bottom>/ {print $1; exit}' | tr -d ':')
+  cas=$(echo "$dis" | awk '/<thief>:/,/^$/' | awk '/lock cmpxchg/ {print $1; exit}' | tr -d ':')
+  sto=$(echo "$dis" | awk '/<owner>:/,/^$/' | awk '/xchg +%rax,.*<top>/ {print $1; exit}' | tr -d ':')
+  if [ -z "$pub" ] || [ -z "$cas" ] || [ -z "$sto" ]; then
+    bad "chained points: cannot find wsq-last's publish, CAS and store of top (objdump)"
+  else
+    for chain in " after 2" ""; do
+      printf 'sparse\npreempt T2 0x%s x6\npreempt T3 0x%s x1\npreempt T0 0x%s x1%s\nT1 x4\nT2\nT3\nT2\nT3\nT2\n' \
+        "$pub" "$cas" "$sto" "$chain" > "$tmp/ch.sched"
+      want=0; [ -n "$chain" ] && want=134
+      res=""
+      for rep in 1 2; do
+        out=$(timeout 60 "$VMM" run --no-control --serial --schedule "$tmp/ch.sched" "$WSQ" 2>&1); st=$?
+        c=$(echo "$out" | sed -n 's/.*serial: \([0-9]*\) cue points (0 memory accesses.*/\1/p')
+        twice=$(echo "$out" | grep -c "task 4 run twice")
+        res+="$st/$c/$twice "
+      done
+      set -- $res
+      if [ "$1" = "$2" ] && [ "${1%%/*}" = "$want" ] && { [ "$want" = 0 ] || [ "${1##*/}" = 1 ]; }; then
+        ok "chained points: 'preempt T0 0x$sto x1${chain:- (not chained)}': status $want twice ($(echo "$1" | cut -d/ -f2) cue points)"
+      else
+        bad "chained points: 'preempt T0 0x$sto x1$chain': wanted status $want the same twice, got $res"
+        echo "$out" | tail -3
+      fi
+    done
+  fi
+else
+  echo "skip chained points: no $WSQ (make corpus-compute)"
 fi
 
 summary "sparse tests"

@@ -26,18 +26,29 @@ static void test_json_round_trip(void **state)
     assert_int_equal(ex_schedule_add_preempt(&s, 3, 0x4012bf, 1), 0);
     assert_int_equal(ex_schedule_add_preempt(&s, 2, 0x4012bf, 5), -1); /* same thread, rip */
     assert_int_equal(ex_schedule_add_preempt(&s, 0, 0x4012c4, 7), 0);  /* any thread's 7th */
+    /* Chained: only to an earlier point, never a match point nor to one. */
+    assert_int_equal(ex_schedule_chain_preempt(&s, 2, 3), -1);
+    assert_int_equal(ex_schedule_chain_preempt(&s, 2, 0), -1);
+    assert_int_equal(ex_schedule_chain_preempt(&s, 3, 1), -1);
+    assert_int_equal(ex_schedule_chain_preempt(&s, 2, 1), 0);
     char *js = ex_schedule_to_json(&s);
+    assert_non_null(strstr(js, "{\"thread\":0,\"rip\":4199108,\"count\":7,\"after\":1}"));
     assert_non_null(js);
     struct ex_parse_error pe;
     assert_int_equal(ex_schedule_parse_json(js, strlen(js), &back, &pe), 0);
     assert_true(back.sparse);
     assert_int_equal(back.npreempt, 3);
-    assert_true(back.preempt[2].thread == 0 && back.preempt[2].count == 7);
+    assert_true(back.preempt[2].thread == 0 && back.preempt[2].count == 7 &&
+                back.preempt[2].chain == 1 && back.preempt[0].chain == 0);
     assert_true(back.preempt[0].thread == 2 && back.preempt[0].rip == 0x4012bf &&
                 back.preempt[0].count == 21);
     assert_true(ex_schedule_equal(&s, &back));
     assert_true(ex_schedule_hash(&s) == ex_schedule_hash(&back));
-    /* The points are part of what a schedule means. */
+    /* The points are part of what a schedule means, and so is a chain. */
+    back.preempt[2].chain = 2;
+    assert_false(ex_schedule_equal(&s, &back));
+    assert_false(ex_schedule_hash(&s) == ex_schedule_hash(&back));
+    back.preempt[2].chain = 1;
     back.preempt[1].count = 2;
     assert_false(ex_schedule_equal(&s, &back));
     back.sparse = false;
@@ -56,18 +67,19 @@ static void test_text_round_trip(void **state)
 {
     (void)state;
     const char *txt = "# by hand\nsparse\npreempt T2 0x4012bf x21\nT1 x2\npreempt t3 0X40 x1\n"
-                      "preempt T0 0x48 x9\ndefault roundrobin 1\n";
+                      "preempt T0 0x48 x9  after 2 # chained\ndefault roundrobin 1\n";
     struct ex_schedule s, back;
     struct ex_parse_error pe;
     assert_int_equal(ex_schedule_parse_text(txt, strlen(txt), &s, &pe), 0);
     assert_true(s.sparse);
     assert_int_equal(s.npreempt, 3);
     assert_true(s.preempt[1].thread == 3 && s.preempt[1].rip == 0x40 && s.preempt[1].count == 1);
-    assert_true(s.preempt[2].thread == 0 && s.preempt[2].rip == 0x48 && s.preempt[2].count == 9);
+    assert_true(s.preempt[2].thread == 0 && s.preempt[2].rip == 0x48 && s.preempt[2].count == 9 &&
+                s.preempt[2].chain == 2 && !s.preempt[1].chain);
     char *out = ex_schedule_to_text(&s);
     assert_non_null(out);
     assert_non_null(strstr(out, "sparse\npreempt T2 0x4012bf x21\npreempt T3 0x40 x1\n"
-                                "preempt T0 0x48 x9\n"));
+                                "preempt T0 0x48 x9 after 2\n"));
     assert_int_equal(ex_schedule_parse_text(out, strlen(out), &back, &pe), 0);
     assert_true(ex_schedule_equal(&s, &back));
     free(out);
@@ -77,7 +89,7 @@ static void test_text_round_trip(void **state)
         {"preempt T2 0x40 x1\n", "needs a 'sparse' line"},
         {"sparse\nsparse\n", "duplicate 'sparse'"},
         {"sparse on\n", "unexpected text after 'sparse'"},
-        {"sparse\npreempt T2 0x40\n", "expected 'preempt T<thread> 0x<rip> x<count>'"},
+        {"sparse\npreempt T2 0x40\n", "expected 'preempt T<thread> 0x<rip> x<count>"},
         {"sparse\npreempt T2 4096 x1\n", "0x<hex>"},
         {"sparse\npreempt T2 0x40g x1\n", "hexadecimal"},
         {"sparse\npreempt T2 0x800000000000 x1\n", "rip too large"},
@@ -85,6 +97,12 @@ static void test_text_round_trip(void **state)
         {"sparse\npreempt T2 0x40 x0\n", "count must be at least 1"},
         {"sparse\npreempt T256 0x40 x1\n", "thread id"},
         {"sparse\npreempt T2 0x40 x1\npreempt T2 0x40 x2\n", "two for one thread"},
+        {"sparse\npreempt T2 0x40 x1 after 1\n", "'after 1': a point is chained to an earlier"},
+        {"sparse\npreempt T2 0x40 x1\npreempt T0 0x41 x1 after 2\n", "chained to an earlier"},
+        {"sparse\npreempt T2 0x40 x1\npreempt T0 0x41 x1 after 0\n", "point must be at least 1"},
+        {"sparse\npreempt T2 0x40 x1\npreempt T0 0x41 x1 before 1\n", "[after <point>]"},
+        {"sparse\npreempt T2 0x40 x1\npreempt T0 0x41 x1 after 1 2\n", "[after <point>]"},
+        {"sparse\npreempt T2 0x40 x1 x2\n", "[after <point>]"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&pe, 0, sizeof pe);
@@ -111,6 +129,13 @@ static void test_json_refusals(void **state)
     refused("{\"version\":1,\"preempt\":[{\"thread\":1,\"rip\":4096,\"count\":1}],\"segments\":[]}",
             "need \"sparse\": true");
     refused("{\"version\":1,\"sparse\":1,\"segments\":[]}", "true or false");
+    refused("{\"version\":1,\"sparse\":true,\"preempt\":[{\"thread\":1,\"rip\":4096,\"count\":1,"
+            "\"after\":1}],\"segments\":[]}", "chained to an earlier one");
+    refused("{\"version\":1,\"sparse\":true,\"preempt\":[{\"thread\":1,\"rip\":4096,\"count\":1},"
+            "{\"thread\":0,\"rip\":4097,\"count\":1,\"after\":0}],\"segments\":[]}", "after");
+    refused("{\"version\":1,\"sparse\":true,\"preempt\":[{\"thread\":1,\"rip\":4096,\"count\":1},"
+            "{\"thread\":0,\"rip\":4097,\"count\":1,\"after\":1,\"after\":1}],\"segments\":[]}",
+            "duplicate");
     refused("{\"version\":1,\"sparse\":true,\"sparse\":true,\"segments\":[]}", "duplicate");
     refused("{\"version\":1,\"sparse\":true,\"preempt\":[{\"thread\":1,\"rip\":4096}],"
             "\"segments\":[]}", "needs \"thread\", \"rip\" and \"count\"");
@@ -168,6 +193,69 @@ static void test_skip_code(void **state)
     ex_trace_free(&t);
 }
 
+/* Chained points (explorer/sparse.h): one plan in EX_SPARSE_CHAIN_DIV gets one, after
+ * a point of its own, at another instruction of that point's variable, any thread's (the
+ * site's own under own_threads), half of them at the next execution, none past
+ * EX_SPARSE_CHAIN_COUNT. */
+static void test_chained_points(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 2));
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 3));
+    for (int i = 0; i < 3; i++) {
+        acc(&t, 2, EX_READ, 0x6000, 0x402010); /* X: a thief's load and CAS ... */
+        acc(&t, 2, EX_WRITE, 0x6000, 0x402020);
+        acc(&t, 3, EX_READ, 0x6000, 0x403010); /* ... the owner's load and store */
+        acc(&t, 3, EX_WRITE, 0x6000, 0x403020);
+        acc(&t, 2, EX_WRITE, 0x7000, 0x402100); /* Z: one instruction of each */
+        acc(&t, 3, EX_WRITE, 0x7000, 0x403100);
+    }
+    for (int own = 0; own < 2; own++) {
+        struct ex_sparse_model m;
+        ex_sparse_model_init(&m);
+        m.own_threads = own;
+        assert_int_equal(ex_sparse_learn(&m, &t, true, NULL), 0);
+        struct ex_sparse_run r;
+        ex_sparse_run_init(&r);
+        struct ex_schedule plan;
+        ex_schedule_init(&plan);
+        unsigned plans = 400, chained = 0, next = 0;
+        for (uint64_t i = 0; i < plans; i++) {
+            assert_int_equal(ex_sparse_begin(&r, &m, 11, i, &plan), 0);
+            bool noted = strstr(plan.note, "(1 chained)") != NULL;
+            assert_int_equal(noted, plan.npreempt && plan.preempt[plan.npreempt - 1].chain);
+            for (uint32_t k = 0; k < plan.npreempt; k++) {
+                const struct ex_preempt *p = &plan.preempt[k];
+                if (!p->chain)
+                    continue;
+                chained++;
+                assert_int_equal(k, plan.npreempt - 1); /* one, the last */
+                assert_true(p->chain <= k);
+                const struct ex_preempt *first = &plan.preempt[p->chain - 1];
+                assert_int_equal(first->chain, 0);
+                assert_true(p->rip != first->rip);
+                /* The same variable: X's four instructions, or Z's two. */
+                bool x = (first->rip & 0xfff) < 0x100, px = (p->rip & 0xfff) < 0x100;
+                assert_int_equal(x, px);
+                uint32_t site_tid = p->rip >= 0x403000 ? 3 : 2;
+                assert_int_equal(p->thread, own ? site_tid : 0);
+                assert_true(p->count >= 1 && p->count <= EX_SPARSE_CHAIN_COUNT);
+                next += p->count == 1;
+            }
+        }
+        if (chained * 3 < plans || chained * 3 > plans * 2)
+            fail_msg("%u of %u plans chained (own_threads %d)", chained, plans, own);
+        if (next * 3 < chained || next * 3 > chained * 2)
+            fail_msg("%u of %u chained points at the next execution", next, chained);
+        ex_schedule_free(&plan);
+        ex_sparse_run_free(&r);
+        ex_sparse_model_free(&m);
+    }
+    ex_trace_free(&t);
+}
+
 static void test_learn_racy_variables(void **state)
 {
     (void)state;
@@ -213,7 +301,8 @@ static void test_learn_racy_variables(void **state)
     for (uint64_t i = 0; i < 400; i++) {
         assert_int_equal(ex_sparse_begin(&r, &m, 7, i, &plan), 0);
         assert_true(plan.sparse);
-        assert_true(plan.npreempt >= 1 && plan.npreempt <= EX_SPARSE_MAX_POINTS);
+        uint32_t chained = plan.npreempt && plan.preempt[plan.npreempt - 1].chain;
+        assert_true(plan.npreempt >= 1 && plan.npreempt <= EX_SPARSE_MAX_POINTS + chained);
         for (uint32_t k = 0; k < plan.npreempt; k++) {
             uint64_t rip = plan.preempt[k].rip;
             bool y = rip == 0x401000 || rip == 0x402000;
@@ -350,6 +439,8 @@ static void test_one_instruction_slots_weigh_as_one(void **state)
     for (uint64_t i = 0; i < 1000; i++) {
         assert_int_equal(ex_sparse_begin(&r, &m, 5, i, &plan), 0);
         for (uint32_t k = 0; k < plan.npreempt; k++) {
+            if (plan.preempt[k].chain)
+                continue; /* chained points: their own test */
             any += plan.preempt[k].thread == 0; /* whichever thread makes the count-th */
             on_cursor += plan.preempt[k].rip < 0x401600;
             on_slots += plan.preempt[k].rip >= 0x401600;
@@ -556,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_pct_over_decisions),
         cmocka_unit_test(test_yields_always_hand_over),
         cmocka_unit_test(test_any_trace_is_safe),
+        cmocka_unit_test(test_chained_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

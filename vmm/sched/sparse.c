@@ -68,7 +68,8 @@ void sparse_begin_locked(struct vm *vm, const struct ex_schedule *s)
                                                 .any = !s->preempt[i].thread,
                                                 .count = s->preempt[i].count,
                                                 .match = s->preempt[i].match,
-                                                .after = s->preempt[i].match_after};
+                                                .after = s->preempt[i].match_after,
+                                                .chain = s->preempt[i].chain};
     for (uint32_t i = 0; i < s->nyield && i < EX_MAX_YIELDS; i++)
         sp->pt[sp->n++] = (struct sparse_point){.rip = s->yield[i], .xid = 0, .count = 1};
 }
@@ -133,7 +134,7 @@ void sparse_enter(struct vm *vm, struct vcpu *v)
         for (uint32_t i = 0; i < sp->n; i++) {
             struct sparse_point *p = &sp->pt[i];
             if ((p->xid == (uint32_t)v->xid || !p->xid) && !p->done && !p->planted &&
-                !plant(vm, p, v->index))
+                !(p->chain && !sp->pt[p->chain - 1].fired) && !plant(vm, p, v->index))
                 p->done = true; /* the same in every run: nothing else decides it */
         }
     pthread_mutex_unlock(&vm->lock);
@@ -282,7 +283,7 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct
         sp->stepping[v->index] = true;
         *step = true;
     } else {
-        p->done = true;
+        p->done = p->fired = true; /* the points chained to it count from now on */
         sp->decisions++;
         serialize_preempt_locked(vm, v, p->rip);
     }

@@ -22,6 +22,10 @@
  * executions of all of them: the thread that makes the N-th stops (a 160-thread
  * program's work cursor is advanced by whichever worker PCT lets run first).
  *
+ * A chained point (ex_preempt.chain = k) waits for point k: it is planted and counts only
+ * from the moment point k fired, so "the N-th execution after that" is as deterministic
+ * as point k itself.
+ *
  * Yield points (schedule.yield[]): planted for whichever thread runs; every hit is a cue
  * point (EX_SYNC_OTHER at the rip, no flag: the thread yields), and the instruction is
  * stepped over when the thread runs again, so a spin loop that makes no syscall hands
@@ -52,8 +56,11 @@ struct sparse_point {
     uint32_t xid;           /* the explorer thread id whose executions count (0: any
                              * thread's: a yield point, or a preemption point of any) */
     bool any;               /* a preemption point counted over every thread */
+    uint32_t chain;         /* nonzero k: not planted, no hit counted, until pt[k - 1]
+                             * fired (a chained point: explorer/schedule.h) */
     uint32_t count, hits;
     bool done;              /* fired, or cannot be planted */
+    bool fired;             /* its count-th hit came (the points chained to it count on) */
     bool planted;
     int planted_by;         /* the vcpu->index that planted it (only it takes it out on
                              * leaving: another vCPU leaving must not pull a byte from
