@@ -168,6 +168,7 @@ int ex_sparse_learn(struct ex_sparse_model *m, const struct ex_trace *t, bool co
         if (shared_pages && ex_u64map_get(shared_pages, e->addr & ~(uint64_t)(EX_SCHED_PAGE - 1)))
             v->on_shared = true;
         v->written |= e->kind != EX_READ;
+        v->off_stack |= !(e->flags & EX_F_STACK);
         uint64_t *h = ex_u64map_put(&hits, ex_hash2(e->rip, e->tid), 0, NULL);
         if (!h) {
             rc = -1;
@@ -203,6 +204,8 @@ static bool racy(const struct ex_sparse_var *v)
         return false;
     if (v->raced)
         return true;
+    if (!v->off_stack && ex_tidset_count(&v->threads) < 2)
+        return false; /* one thread's own frames */
     return !v->together && (v->on_shared || ex_tidset_count(&v->threads) >= 2);
 }
 

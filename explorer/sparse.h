@@ -13,7 +13,11 @@
  *     without a race, while its page was shared or runs showed different threads on it
  *     (a traced run makes cue points on a page only from its second thread's first touch
  *     on, so one run may show only one thread's accesses; a thread's start-up data that
- *     its creator wrote shows both threads in one run, ordered: not racy);
+ *     its creator wrote shows both threads in one run, ordered: not racy) — but not a
+ *     variable one thread alone accessed, each time near its own stack pointer
+ *     (EX_F_STACK): a thread's frames on the top page of its stack, which the thread
+ *     descriptor its creator wrote makes shared, were two thirds of the points drawn in
+ *     a work-stealing deque's runs (wsq-last);
  *   - a *site* is (thread, rip) of an access to a racy variable, with how many times
  *     that thread executed it in the run where it did so most, and whether that count
  *     is exact (a run that ended) or a lower bound (a run cut by its budget: a prefix).
@@ -92,6 +96,8 @@ struct ex_sparse_var {
     bool on_shared;             /* its page was shared in a learnt run */
     bool raced;                 /* two of its accesses raced in a learnt run */
     bool together;              /* two threads accessed it in one learnt run */
+    bool off_stack;             /* an access not flagged EX_F_STACK (not near its thread's
+                                 * stack pointer) */
     uint64_t run;               /* the run `seen` is about (model.runs + 1) */
     struct ex_tidset seen;      /* threads on it in that run */
     uint32_t first_site;        /* index of its first site + 1 in the site chain, 0: none */

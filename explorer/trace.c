@@ -178,8 +178,9 @@ const char *ex_kind_name(enum ex_kind k)
 static void describe(char *buf, size_t len, const struct ex_event *e)
 {
     if (ex_is_access(e))
-        snprintf(buf, len, "%s%s %#" PRIx64 "/%u", ex_kind_name(e->kind),
-                 ex_is_atomic(e) ? "(lock)" : "", e->addr, (unsigned)e->size);
+        snprintf(buf, len, "%s%s %#" PRIx64 "/%u%s", ex_kind_name(e->kind),
+                 ex_is_atomic(e) ? "(lock)" : "", e->addr, (unsigned)e->size,
+                 (e->flags & EX_F_STACK) ? " stack" : "");
     else if (e->kind == EX_THREAD_CREATE || e->kind == EX_THREAD_JOIN)
         snprintf(buf, len, "%s T%u", ex_kind_name(e->kind), e->arg);
     else if (e->kind == EX_FUTEX_WAKE || e->kind == EX_THREAD_EXIT)

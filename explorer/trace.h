@@ -75,7 +75,8 @@ enum {
     EX_F_ATOMIC = 1u << 0,  /* LOCK prefix, xchg with memory, or otherwise atomic */
     EX_F_NOBLOCK = 1u << 1, /* futex wait / join that returned without blocking */
     EX_F_PREEMPT = 1u << 2, /* EX_SYNC_OTHER: a sparse schedule's preemption point (rip) */
-    EX_F_ALL_ = EX_F_ATOMIC | EX_F_NOBLOCK | EX_F_PREEMPT
+    EX_F_STACK = 1u << 3,   /* an access near the accessing thread's own stack pointer */
+    EX_F_ALL_ = EX_F_ATOMIC | EX_F_NOBLOCK | EX_F_PREEMPT | EX_F_STACK
 };
 
 struct ex_event {

@@ -19,7 +19,8 @@
 #  6. sampled sparse runs (sched/crew_sample.h): matmul-reduce, whose racy total no traced
 #     prefix reaches, found by a sparse run after sampled ones; its dump replays;
 #  7. chained points (a point that counts from another's firing): a hand-written schedule
-#     on wsq-last crashes with the chain, not without it, the same way twice.
+#     on wsq-last crashes with the chain, not without it, the same way twice; and its
+#     serialized trace flags the accesses near a thread's own stack pointer ('stack').
 # Env: BUDGET (default 120 s), BUDGET_OK (default 20 s), BUDGET_START (default 90 s, a
 # bound: checks 4 and 5 stop after 5 and 6 runs, ~2 s of CPU each), BUDGET_MM (30 s).
 set -u
@@ -186,6 +187,18 @@ if [ -x "$WSQ" ]; then
         echo "$out" | tail -3
       fi
     done
+  fi
+  # Accesses near the thread's own stack pointer are flagged (EX_F_STACK: the trace's
+  # "stack"), so that sparse learning does not guess a thread's frames racy: _start's
+  # call pushes on main's stack, __init_libc's store goes to a global.
+  timeout 60 "$VMM" run --no-control --serial --trace "$tmp/wsq.trace" "$WSQ" >/dev/null 2>&1
+  if grep -Eq ' W 0x[0-9a-f]+/8 stack .*_start\+.*; call ' "$tmp/wsq.trace" &&
+     grep -E '__init_libc\+' "$tmp/wsq.trace" | grep -q ' W ' &&
+     ! grep -E '__init_libc\+' "$tmp/wsq.trace" | grep -q ' stack '; then
+    ok "stack accesses: _start's call flagged 'stack' in the trace, __init_libc's global stores not ($(grep -c ' stack ' "$tmp/wsq.trace") of $(wc -l < "$tmp/wsq.trace") cue points)"
+  else
+    bad "stack accesses: wanted _start's call flagged 'stack' and __init_libc's stores not"
+    head -3 "$tmp/wsq.trace"
   fi
 else
   echo "skip chained points: no $WSQ (make corpus-compute)"

@@ -164,6 +164,58 @@ static void acc(struct ex_trace *t, uint32_t tid, enum ex_kind k, uint64_t addr,
     assert_non_null(ex_trace_access(t, tid, k, addr, 8, 0, rip));
 }
 
+/* A variable one thread alone accessed, every time near its own stack pointer
+ * (EX_F_STACK), is not guessed racy on a shared page; the same accesses without the flag
+ * are (one run may show one thread only), and a second thread makes the usual rules
+ * apply. */
+static void test_own_stack_not_guessed(void **state)
+{
+    (void)state;
+    struct ex_trace t;
+    ex_trace_init(&t);
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 2));
+    assert_non_null(ex_trace_sync(&t, 1, EX_THREAD_CREATE, 0, 3));
+    acc(&t, 2, EX_WRITE, 0x6000, 0x402010); /* X: raced */
+    acc(&t, 3, EX_WRITE, 0x6000, 0x403010);
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(ex_trace_access(&t, 2, EX_WRITE, 0x7000, 8, EX_F_STACK, 0x402020));
+        assert_non_null(ex_trace_access(&t, 2, EX_READ, 0x7000, 8, EX_F_STACK, 0x402030));
+    }
+    acc(&t, 2, EX_WRITE, 0x7100, 0x402040); /* one thread, not its stack: guessed racy */
+    struct ex_u64map shared;
+    ex_u64map_init(&shared);
+    assert_non_null(ex_u64map_put(&shared, 0x6000, 1, NULL));
+    assert_non_null(ex_u64map_put(&shared, 0x7000, 1, NULL));
+    struct ex_sparse_model m;
+    ex_sparse_model_init(&m);
+    assert_int_equal(ex_sparse_learn(&m, &t, true, &shared), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 2);
+    struct ex_sparse_run r;
+    ex_sparse_run_init(&r);
+    struct ex_schedule plan;
+    ex_schedule_init(&plan);
+    for (uint64_t i = 0; i < 200; i++) {
+        assert_int_equal(ex_sparse_begin(&r, &m, 3, i, &plan), 0);
+        for (uint32_t k = 0; k < plan.npreempt; k++)
+            assert_true(plan.preempt[k].rip != 0x402020 && plan.preempt[k].rip != 0x402030);
+    }
+    /* Another run: thread 3 on it too (a pointer to the stack variable): racy again. */
+    struct ex_trace u;
+    ex_trace_init(&u);
+    assert_non_null(ex_trace_sync(&u, 1, EX_THREAD_CREATE, 0, 2));
+    assert_non_null(ex_trace_sync(&u, 1, EX_THREAD_CREATE, 0, 3));
+    assert_non_null(ex_trace_access(&u, 2, EX_WRITE, 0x7000, 8, EX_F_STACK, 0x402020));
+    acc(&u, 3, EX_READ, 0x7000, 0x403020);
+    assert_int_equal(ex_sparse_learn(&m, &u, true, &shared), 0);
+    assert_int_equal(ex_sparse_racy_vars(&m), 3);
+    ex_schedule_free(&plan);
+    ex_sparse_run_free(&r);
+    ex_sparse_model_free(&m);
+    ex_u64map_free(&shared);
+    ex_trace_free(&u);
+    ex_trace_free(&t);
+}
+
 /* Code skipped by ex_sparse_skip_code (a sanitizer runtime's) is never learnt: its racy
  * variable does not count, the program's own still does. */
 static void test_skip_code(void **state)
@@ -648,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_yields_always_hand_over),
         cmocka_unit_test(test_any_trace_is_safe),
         cmocka_unit_test(test_chained_points),
+        cmocka_unit_test(test_own_stack_not_guessed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,11 +159,14 @@ static void test_printing(void **st)
     strcpy(e->insn, "lock cmpxchg [rdi], esi");
     ex_trace_access(&t, 2, EX_READ, 0x1000, 4, 0, 0x401300);
     ex_trace_access(&t, 2, EX_READ, 0x9000, 4, 0, 0x401310); /* private: not in timeline */
+    ex_trace_access(&t, 2, EX_WRITE, 0x7ff0, 8, EX_F_STACK, 0x401320); /* its own frame */
     ex_trace_sync(&t, 2, EX_FUTEX_WAKE, 0x1000, 1);
     FILE *f = open_memstream(&buf, &len);
     ex_trace_print(f, &t);
     fclose(f);
     assert_non_null(strstr(buf, "RMW(lock) 0x1000/4"));
+    assert_non_null(strstr(buf, "W 0x7ff0/8 stack "));
+    assert_null(strstr(buf, "0x1000/4 stack"));
     assert_non_null(strstr(buf, "pthread_mutex_lock+20"));
     assert_non_null(strstr(buf, "lock cmpxchg"));
     assert_non_null(strstr(buf, "futex_wake 0x1000 woke 1"));

@@ -52,6 +52,10 @@
 /* Turn claims' stack window around the faulting thread's rsp (see above). */
 #define CREW_STACK_BELOW 4096u
 #define CREW_STACK_ABOVE 65536u
+/* An access in [rsp - CREW_STACK_RED_ZONE, rsp + CREW_STACK_FRAMES) is flagged EX_F_STACK
+ * (the x86-64 red zone below the stack pointer; the frames above it). */
+#define CREW_STACK_RED_ZONE 128u
+#define CREW_STACK_FRAMES 65536u
 
 struct vm;
 struct vcpu;
