@@ -386,6 +386,21 @@ static void close_exploration(struct explore_driver *d, bool decided, uint64_t t
     vm->ser->wall_deadline = 0;
 }
 
+/* Before a traced run: its strategy (traced runs keep their sequence, sparse or not), the
+ * yielders, the pages it pre-shares; and one stretched after a cut run (`stretched`) will
+ * likely take all of its budget `wall`: stress runs take their share of it first
+ * (explore_stress.h). stress_if_due's result. */
+static int begin_traced(struct explore_driver *d, bool capped, bool stretched, uint64_t t0,
+                        uint64_t deadline, uint64_t wall)
+{
+    ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
+                    d->traced);
+    ex_yielders_init(&d->yielders);
+    d->hand_over = capped || d->sparse.prefixed;
+    preshare_learnt(d);
+    return stretched ? stress_if_due(d, t0, deadline, wall) : 0;
+}
+
 static void explore(struct explore_driver *d)
 {
     struct vm *vm = d->vm;
@@ -428,22 +443,12 @@ static void explore(struct explore_driver *d)
         bool capped = pcap && pcap < cap;
         if (capped)
             cap = pcap;
-        if (!sp) {
-            ex_online_begin(&d->online, d->cfg.strategy, &d->cfg.params, &d->hist, d->cfg.seed,
-                            d->traced); /* traced runs keep their sequence, sparse or not */
-            ex_yielders_init(&d->yielders);
-            d->hand_over = capped || d->sparse.prefixed;
-            preshare_learnt(d);
-        }
-        /* A traced run stretched after a cut one will likely take all of it: stress
-         * runs take their share of it first (explore_stress.h). */
-        if (!sp && !capped && stretched && !sized) {
-            int got = stress_if_due(d, t0, deadline, wall);
-            if (got < 0)
-                goto out;
-            if (got > 0)
-                break;
-        }
+        int pre = sp ? 0 : begin_traced(d, capped, !capped && stretched && !sized, t0, deadline,
+                                        wall);
+        if (pre < 0)
+            goto out;
+        if (pre > 0)
+            break;
         set_picker(vm, d);
         unsigned lim0 = atomic_load(&vm->sandbox_limits);
         /* The process's CPU time, every vCPU's guest and host time: explore_wall.h. */

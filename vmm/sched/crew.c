@@ -358,13 +358,7 @@ void crew_describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, 
     a->addr = addr;
     a->size = (uint16_t)size;
     a->kind = (errcode & PF_FETCH) ? EX_READ : rmw ? EX_RMW : write ? EX_WRITE : EX_READ;
-    a->flags = info->atomic ? EX_F_ATOMIC : 0;
-    /* Its own stack: from the red zone below the stack pointer to a window above it (the
-     * frames a thread is in). Sparse learning does not guess that another thread shares
-     * such a variable (explorer/sparse.h). */
-    if (addr + size > (rsp > CREW_STACK_RED_ZONE ? rsp - CREW_STACK_RED_ZONE : 0) &&
-        addr < rsp + CREW_STACK_FRAMES)
-        a->flags |= EX_F_STACK;
+    a->flags = (uint8_t)((info->atomic ? EX_F_ATOMIC : 0) | crew_stack_flag(addr, size, rsp));
     a->rip = rip;
     size_t tl = strnlen(info->text, sizeof a->insn - 1);
     memcpy(a->insn, info->text, tl);

@@ -28,8 +28,17 @@ static inline int crew_slot_of(const struct crew *c, uint64_t va)
  * trapped (*trapped true); NULL once the page was unmapped, remapped or reprotected (the
  * slot is dead). Caller holds gm->lock. */
 uint64_t *crew_slot_pte(struct vm *vm, int slot, bool *trapped);
-/* What the faulting instruction at rip does at cr2: address, size, direction, atomicity
- * (into *a; *info: the decoded instruction). */
+/* EX_F_STACK for an access in the thread's own stack, from the red zone below its stack
+ * pointer to the frames above it ([rsp - CREW_STACK_RED_ZONE, rsp + CREW_STACK_FRAMES)):
+ * sparse learning does not guess that another thread shares such a variable
+ * (explorer/sparse.h). Else 0. */
+static inline unsigned crew_stack_flag(uint64_t addr, uint64_t size, uint64_t rsp)
+{
+    uint64_t lo = rsp > CREW_STACK_RED_ZONE ? rsp - CREW_STACK_RED_ZONE : 0;
+    return addr + size > lo && addr < rsp + CREW_STACK_FRAMES ? EX_F_STACK : 0;
+}
+/* What the faulting instruction at rip does at cr2: address, size, direction, atomicity,
+ * whether on its own stack (into *a; *info: the decoded instruction). */
 void crew_describe(struct vm *vm, uint64_t cr2, uint64_t errcode, uint64_t rip, uint64_t rsp,
                    const struct kvm_regs *r, const struct kvm_sregs *s, struct crew_access *a,
                    struct insn_info *info);
