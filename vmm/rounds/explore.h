@@ -48,9 +48,10 @@ struct explore_config {
     bool then_rounds;               /* a cut first run hands over to rounds (round_attach) */
     bool timers_strict;             /* --timers strict: no timer ends early (explore_timers.h) */
     bool timed_only;                /* --explore-strategy timed: timed runs alone (explore_timed.h) */
-    bool replayable_only;           /* --replayable-only: only runs whose bugs replay: no
-                                     * stress runs, timed runs from the start (jinx test's
-                                     * search for a free-execution bug's replayable dump) */
+    bool replayable_only;           /* --replayable-only: only runs whose bugs replay:
+                                     * traced and sparse runs, no stress or timed run (jinx
+                                     * test's search for a replayable dump of a bug whose
+                                     * dump does not replay) */
     struct round_config rounds;     /* ... with this configuration */
 };
 
