@@ -285,16 +285,22 @@ static uint64_t draw_weight(const struct ex_sparse_model *m, const struct ex_spa
     return w ? w : 1;
 }
 
-/* A count when only a lower bound is known: log-uniform, a power of two below the cap,
- * then uniform within its octave. */
+/* Log-uniform in [2^from, cap]: an octave 2^o..2^(o+1)-1 with from <= o and 2^o <= cap,
+ * then uniform within it, at most cap. */
+static uint32_t log_uniform(struct ex_rng *rng, uint32_t from, uint32_t cap)
+{
+    uint32_t octaves = 0; /* the highest o with 2^o <= cap */
+    while ((2u << octaves) <= cap)
+        octaves++;
+    uint32_t o = from + (uint32_t)ex_rng_below(rng, octaves + 1 - from);
+    uint32_t count = (1u << o) + (uint32_t)ex_rng_below(rng, 1u << o);
+    return count > cap ? cap : count;
+}
+
+/* A count when only a lower bound is known: log-uniform in [1, EX_SPARSE_MAX_COUNT]. */
 static uint32_t log_count(struct ex_sparse_run *r)
 {
-    uint32_t octaves = 0;
-    while ((2u << octaves) <= EX_SPARSE_MAX_COUNT)
-        octaves++;
-    uint32_t o = (uint32_t)ex_rng_below(&r->rng, octaves + 1);
-    uint32_t count = (1u << o) + (uint32_t)ex_rng_below(&r->rng, 1u << o);
-    return count > EX_SPARSE_MAX_COUNT ? EX_SPARSE_MAX_COUNT : count;
+    return log_uniform(&r->rng, 0, EX_SPARSE_MAX_COUNT);
 }
 
 /* A change point: a variable of the pool by weight, then one of its sites, a thread and a
@@ -409,16 +415,7 @@ static bool chain_point(struct ex_sparse_run *r, struct ex_rng *rng,
             break;
     /* The next execution half of the time (the racing access itself), else log-uniform
      * in [2, EX_SPARSE_CHAIN_COUNT]: one of the next few. */
-    uint32_t count = 1;
-    if (ex_rng_below(rng, 2)) {
-        uint32_t octaves = 1;
-        while ((2u << octaves) <= EX_SPARSE_CHAIN_COUNT)
-            octaves++;
-        uint32_t o = 1 + (uint32_t)ex_rng_below(rng, octaves);
-        count = (1u << o) + (uint32_t)ex_rng_below(rng, 1u << o);
-        if (count > EX_SPARSE_CHAIN_COUNT)
-            count = EX_SPARSE_CHAIN_COUNT;
-    }
+    uint32_t count = ex_rng_below(rng, 2) ? log_uniform(rng, 1, EX_SPARSE_CHAIN_COUNT) : 1;
     /* Whoever runs it next (rounds: own_threads, the thread that showed the site). */
     uint32_t tid = m->own_threads ? m->site[s - 1].tid : 0;
     if (ex_schedule_add_preempt(plan, tid, m->site[s - 1].rip, count) != 0)

@@ -134,7 +134,8 @@ void sparse_enter(struct vm *vm, struct vcpu *v)
         for (uint32_t i = 0; i < sp->n; i++) {
             struct sparse_point *p = &sp->pt[i];
             if ((p->xid == (uint32_t)v->xid || !p->xid) && !p->done && !p->planted &&
-                !(p->chain && !sp->pt[p->chain - 1].fired) && !plant(vm, p, v->index))
+                !(p->chain && sp->pt[p->chain - 1].hits < sp->pt[p->chain - 1].count) &&
+                !plant(vm, p, v->index))
                 p->done = true; /* the same in every run: nothing else decides it */
         }
     pthread_mutex_unlock(&vm->lock);
@@ -283,7 +284,7 @@ bool sparse_breakpoint(struct vm *vm, struct vcpu *v, uint64_t rip, const struct
         sp->stepping[v->index] = true;
         *step = true;
     } else {
-        p->done = p->fired = true; /* the points chained to it count from now on */
+        p->done = true; /* fired: the points chained to it count from now on */
         sp->decisions++;
         serialize_preempt_locked(vm, v, p->rip);
     }

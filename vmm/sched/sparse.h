@@ -59,8 +59,7 @@ struct sparse_point {
     uint32_t chain;         /* nonzero k: not planted, no hit counted, until pt[k - 1]
                              * fired (a chained point: explorer/schedule.h) */
     uint32_t count, hits;
-    bool done;              /* fired, or cannot be planted */
-    bool fired;             /* its count-th hit came (the points chained to it count on) */
+    bool done;              /* fired (hits == count), or cannot be planted */
     bool planted;
     int planted_by;         /* the vcpu->index that planted it (only it takes it out on
                              * leaving: another vCPU leaving must not pull a byte from
