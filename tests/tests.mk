@@ -26,9 +26,12 @@ INTEGRATION_TESTS += tests/integration/dyn-core.sh tests/integration/pin.sh test
 INTEGRATION_TESTS += tests/integration/syscalls-linux.sh tests/integration/files.sh tests/integration/debian-tools.sh
 INTEGRATION_TESTS += tests/integration/sanitizers.sh
 
+# Host scripts that need no KVM (stand-ins for jinx-vmm): they run with the unit tests.
+HOST_TESTS := tests/host/jinx-test-verdicts.sh
+
 # tests/run-suites.sh runs them, prints each one's time and, at the end, the slowest ten.
-unit-test: $(UNIT_TESTS)
-	@tests/run-suites.sh --name "unit tests" --ms $(UNIT_TESTS)
+unit-test: $(UNIT_TESTS) $(JINX) $(JINXCTL)
+	@BIN=$(BIN) tests/run-suites.sh --name "unit tests" --ms $(UNIT_TESTS) $(HOST_TESTS)
 
 check-kvm:
 	@BIN=$(BIN) scripts/check-kvm.sh

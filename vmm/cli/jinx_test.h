@@ -18,6 +18,24 @@
 #define MAX_BT 8
 #define JT_MAX_TIMERS 8 /* timers ended early named in the report */
 
+/* A bug a whole run met in exploration that the live program then did not meet: its
+ * live replay was stopped before the end (a long run's wall bound, the timeout), or a
+ * timed run's time-slice decisions were not found again (explore_timed.h). The program
+ * really failed so in that run (a run that met a jinx limit is not one of these), but
+ * no dump holds it. The first one is kept while the runs go on looking for a bug with a
+ * dump; when none comes, it is the verdict (jt_adopt_unreplayed). */
+struct jt_unreplayed {
+    bool met;
+    uint64_t seed;              /* the run's seed */
+    uint64_t schedule;          /* its whole-run schedule that met the bug */
+    char outcome[16];           /* explorer/score.h's class: "assert", "crash", "deadlock" */
+    char strategy[32];
+    char replay[12];            /* "stopped" or "differs" (explore.h's stats) */
+    int status;                 /* how that run's live program ended (its exit status) */
+    double seconds;             /* from jinx test's start until that run ended */
+    bool adopted;               /* it is the verdict (jt_adopt_unreplayed) */
+};
+
 /* A limit of jinx that a run met, as its --report JSON lists it (limitlog.h). */
 struct jt_limit {
     char kind[24];
@@ -88,7 +106,18 @@ struct result {
     int nlim;
     struct jt_limit notes[LIMITS_MAX]; /* limits met by runs that ended well */
     int nnotes;
+    struct jt_unreplayed unreplayed;   /* a bug met in exploration that no dump holds */
+    int jinx_mismatches;               /* runs whose bug's replay differed: a bug in jinx,
+                                          not the program's (named, never a verdict) */
 };
+
+/* When no run found a bug (nor could not test) and one met a bug in exploration that
+ * no dump holds (r->unreplayed), that bug becomes the verdict: r->found, with the
+ * outcome class and no dump. True if it did. */
+bool jt_adopt_unreplayed(struct result *r);
+/* An outcome class of explorer/score.h ("assert", "crash", "deadlock") in a report's
+ * words ("abort or failure exit", "fatal signal", "deadlock"). */
+const char *jt_outcome_class_words(const char *cls);
 
 /* Whole-run schedules per second of exploration: all runs' schedules over the wall time
  * the jobs explored side by side (one job: over its runs' time). */

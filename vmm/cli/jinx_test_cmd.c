@@ -285,7 +285,10 @@ static int judge_run(struct result *r, const struct run_opts *ro, uint64_t seed,
         /* A normal end, or the budget ran out mid-run: limits met on the way are
          * notes, not verdicts. */
         r->limited_unreplayed = false;
+        bool met_before = r->unreplayed.met;
         jt_read_log(ro->log, r, true); /* its whole-run schedules count too */
+        if (!met_before && r->unreplayed.met)
+            r->unreplayed.status = s; /* this run met a bug in exploration only */
         if (s == 124 && nlim && r->limited_unreplayed) {
             /* A whole run met a jinx limit (and failed, or the budget ran out in it), and
              * the live program did not get there: the program cannot be judged, as when

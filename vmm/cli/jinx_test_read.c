@@ -127,9 +127,68 @@ void jt_add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, int 
     }
 }
 
+/* A run that found nothing met a bug in exploration and did not replay it live (the
+ * "replay" of explore.h's stats, strategy and outcome as the JSON gives them): kept in
+ * r->unreplayed when the failure is the program's (a replay stopped before its end, or a
+ * timed run's decisions not found again), counted as jinx's own mismatch otherwise. */
+static void note_unreplayed(struct result *r, uint64_t schedule, const char *replay,
+                            const char *strategy, const char *outcome)
+{
+    bool timed = strategy && !strcmp(strategy, "timed");
+    bool stopped = replay && !strcmp(replay, "stopped");
+    bool differs = replay && !strcmp(replay, "differs");
+    bool known = outcome && (!strcmp(outcome, "assert") || !strcmp(outcome, "crash") ||
+                             !strcmp(outcome, "deadlock"));
+    if (!known || !(stopped || differs))
+        return; /* an older jinx-vmm, or garbage: nothing to say */
+    if (differs && !timed) {
+        r->jinx_mismatches++;
+        return;
+    }
+    if (r->unreplayed.met)
+        return;
+    struct jt_unreplayed *u = &r->unreplayed;
+    u->met = true;
+    u->seed = r->seed;
+    u->schedule = schedule;
+    snprintf(u->outcome, sizeof u->outcome, "%s", outcome);
+    snprintf(u->strategy, sizeof u->strategy, "%s", strategy ? strategy : "");
+    snprintf(u->replay, sizeof u->replay, "%s", replay);
+}
+
+bool jt_adopt_unreplayed(struct result *r)
+{
+    struct jt_unreplayed *u = &r->unreplayed;
+    if (r->found || r->could_not_test || !u->met)
+        return false;
+    u->adopted = true;
+    r->found = true;
+    r->whole_run = true;
+    r->reproduced = r->replayable = false;
+    r->schedules_to_bug = u->schedule;
+    r->seed = u->seed;
+    r->status = u->status;
+    r->seconds_to_bug = u->seconds;
+    snprintf(r->strategy, sizeof r->strategy, "%s", u->strategy);
+    snprintf(r->outcome, sizeof r->outcome, "%s", jt_outcome_class_words(u->outcome));
+    r->dump[0] = r->core[0] = r->function[0] = '\0';
+    r->nbt = 0;
+    r->stderr_tail[0] = '\0'; /* the live program's, which did not fail */
+    return true;
+}
+
+const char *jt_outcome_class_words(const char *cls)
+{
+    return !strcmp(cls, "assert") ? "abort or failure exit"
+           : !strcmp(cls, "crash") ? "fatal signal"
+           : cls;
+}
+
 /* The exploration summary line of a run's log (explore.h's stats JSON; written by
- * jinx-vmm, still checked as input). Adds this run's schedules to r's. */
-static void read_explore(const char *js, struct result *r)
+ * jinx-vmm, still checked as input). Adds this run's schedules to r's. run_found: the run
+ * ended in a bug (the bug run's details are r's); else a bug its exploration met and did
+ * not replay is noted (note_unreplayed). */
+static void read_explore(const char *js, struct result *r, bool run_found)
 {
     struct json_obj o;
     char err[128];
@@ -159,11 +218,16 @@ static void read_explore(const char *js, struct result *r)
     json_get_bool(&o, "limited", &limited);
     r->limited_unreplayed = limited && !reproduced;
     json_get_str(&o, "strategy", &strategy);
-    if (to_bug && !r->whole_run) {
+    if (to_bug && run_found && !r->whole_run) {
         r->whole_run = true;
         r->schedules_to_bug = r->schedules + to_bug;
         r->reproduced = reproduced;
         snprintf(r->strategy, sizeof r->strategy, "%s", strategy ? strategy : "");
+    } else if (to_bug && !run_found && !reproduced && !limited) {
+        const char *replay = NULL, *outcome = NULL;
+        json_get_str(&o, "replay", &replay);
+        json_get_str(&o, "bug_outcome", &outcome);
+        note_unreplayed(r, r->schedules + to_bug, replay, strategy, outcome);
     }
     r->schedules += sched;
     r->sparse += sparse;
@@ -184,7 +248,7 @@ void jt_read_log(const char *log, struct result *r, bool explore_only)
         line[strcspn(line, "\n")] = '\0';
         const char *p = strstr(line, "jinx-vmm: explore: {");
         if (p) {
-            read_explore(p + strlen("jinx-vmm: explore: "), r);
+            read_explore(p + strlen("jinx-vmm: explore: "), r, !explore_only);
             continue;
         }
         if (explore_only)

@@ -57,6 +57,22 @@ static void xml_str(FILE *f, const char *s)
     }
 }
 
+/* The rest of a verdict that is a bug met in exploration only (jt_adopt_unreplayed). */
+static void report_unreplayed(const struct result *r, FILE *f)
+{
+    const struct jt_unreplayed *u = &r->unreplayed;
+    fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s), in "
+            "exploration only: %s\n", (unsigned long long)r->schedules_to_bug, r->strategy,
+            jt_schedules_per_second(r),
+            !strcmp(u->replay, "stopped")
+                ? "its live replay was stopped (at its time bound) before it got there"
+                : "its time-slice decisions were not found again live");
+    fprintf(f, "  outcome:   %s, in that run (the live program went on, and ended with exit "
+            "status %d)\n", r->outcome, r->status);
+    fprintf(f, "  dump:      none: no run met the bug live within the budget; a longer "
+            "--budget, or more seeds, may meet it with a dump that replays\n");
+}
+
 void jt_report_text(const char *image, const struct result *r, FILE *f)
 {
     if (r->could_not_test) {
@@ -103,6 +119,11 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
             fprintf(f, "  note:      runs met a jinx limit and still ended well: %s; %s\n",
                     r->notes[i].what,
                     r->notes[i].option[0] ? r->notes[i].option : "no option raises it");
+        if (r->jinx_mismatches)
+            fprintf(f, "  note:      in %d run%s a schedule met a bug that its live replay did "
+                    "not reproduce (a different run): a bug in jinx, not a verdict on the "
+                    "program; please report it with jinx-vmm's log\n", r->jinx_mismatches,
+                    r->jinx_mismatches == 1 ? "" : "s");
         return;
     }
     char others[64] = "";
@@ -113,6 +134,10 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
             r->runs, (unsigned long long)r->seed, others, r->round ? ", round " : ")\n");
     if (r->round)
         fprintf(f, "%llu)\n", (unsigned long long)r->round);
+    if (r->unreplayed.adopted) {
+        report_unreplayed(r, f);
+        return;
+    }
     if (r->whole_run)
         fprintf(f, "  found by:  whole-run schedule %llu (strategy %s; %.1f schedules/s)%s\n",
                 (unsigned long long)r->schedules_to_bug, r->strategy,
@@ -199,6 +224,18 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
         fprintf(f, ",\"seconds_to_bug\":%.3f", r->seconds_to_bug);
         fprintf(f, ",\"replay_search\":%s", !r->searched ? "null"
                 : r->search_found ? "\"found\"" : "\"not found\"");
+        fprintf(f, ",\"exploration_only\":"); /* met in exploration, no dump holds it */
+        if (r->unreplayed.adopted) {
+            fprintf(f, "{\"seed\":%llu,\"schedule\":%llu,\"class\":",
+                    (unsigned long long)r->unreplayed.seed,
+                    (unsigned long long)r->unreplayed.schedule);
+            json_fput_str(f, r->unreplayed.outcome, false);
+            fprintf(f, ",\"replay\":");
+            json_fput_str(f, r->unreplayed.replay, false);
+            fprintf(f, "}");
+        } else {
+            fprintf(f, "null");
+        }
         fprintf(f, ",\"backtrace\":[");
         for (int i = 0; i < r->nbt; i++) {
             fprintf(f, "%s", i ? "," : "");
@@ -236,6 +273,7 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
     } else {
         fprintf(f, ",\"limits\":"); /* met by runs that ended well: notes only */
         jt_json_limits(f, r->notes, r->nnotes);
+        fprintf(f, ",\"jinx_mismatches\":%d", r->jinx_mismatches);
     }
     fprintf(f, "}\n");
 }
@@ -255,6 +293,9 @@ int jt_write_junit(const char *path, const char *image, const struct result *r)
         char msg[600];
         if (r->found && r->has_report) /* the sanitizer's words first */
             snprintf(msg, sizeof msg, "%s %s (%s)", r->report.tool, r->report.kind, r->outcome);
+        else if (r->found && r->unreplayed.adopted)
+            snprintf(msg, sizeof msg, "%s, met in exploration only (seed %llu, no dump)",
+                     r->outcome, (unsigned long long)r->unreplayed.seed);
         else if (r->found)
             snprintf(msg, sizeof msg, "%s in thread %u at %s", r->outcome, r->thread,
                      r->function[0] ? r->function : "?");

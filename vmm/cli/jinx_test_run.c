@@ -55,7 +55,10 @@ static int hook_judge(void *c, int job, uint64_t seed, int st, int killed, const
     }
     double before = r->explore_seconds;
     uint64_t seed_before = r->seed;
+    bool met_before = r->unreplayed.met;
     int v = jt_judge(r, x->ro, f, seed, st, killed);
+    if (!met_before && r->unreplayed.met)
+        r->unreplayed.seconds = (mono_ns() - x->t0) / 1e9;
     x->job_explore[job] += r->explore_seconds - before;
     if (v == JT_AGAIN && seed_before > seed)
         r->seed = seed_before; /* runs end out of order: "seeds A..B" names the highest */
@@ -132,6 +135,10 @@ int jt_run_jobs(struct result *r, const struct run_opts *ro, uint64_t first_seed
     uint64_t next = first_seed;
     int win;
     int v = jt_pool_run(p, &h, &next, last_seed, t0 + budget, &win);
+    /* No run left a bug, but one met a bug in exploration that its live program did not
+     * meet again: that is the program's bug, reported without a dump. */
+    if (v == JT_AGAIN)
+        jt_adopt_unreplayed(r);
     if (v == JT_DONE)
         jt_pool_adopt_dump(p, win, r->dump, sizeof r->dump, r->core, sizeof r->core);
     if (v == JT_DONE && r->found && !r->replayable && r->dump[0]) {

@@ -79,6 +79,12 @@ struct explore_stats {
     uint64_t timers_early, timers_bug;
     char strategy[32];              /* the strategy of the bug run (portfolio members) */
     char note[160];                 /* its description (ex_online_describe) */
+    uint8_t bug_outcome;            /* the bug run's enum ex_outcome (bug_at > 0) */
+    /* How the bug run's live replay went: "same"; "stopped" (cut by its wall bound or the
+     * timeout, the same run up to there); "differs"; "uncounted" (it ended in the bug, a
+     * timed decision's place was not counted). "" before a replay. jinx test reads it: a
+     * bug met in a run whose replay stopped is the program's even without a dump. */
+    char replay[12];
 };
 
 void explore_config_default(struct explore_config *c);

@@ -111,6 +111,9 @@ void explore_reproduce(struct explore_driver *d, const struct ex_schedule *s,
         uncounted = true; /* the program ended in the bug for real: that is the outcome */
     }
     d->st.reproduced = same;
+    snprintf(d->st.replay, sizeof d->st.replay, "%s",
+             same ? "same" : uncounted ? "uncounted"
+             : j.verdict == EXPLORE_REPLAY_STOPPED ? "stopped" : "differs");
     if (same) {
         keep_bug(d, counted.npreempt ? &counted : s, reference, sim, &live);
     } else if (!uncounted) {
@@ -187,6 +190,7 @@ bool explore_keep_bug_run(struct explore_driver *d, uint64_t i, const struct sim
     d->st.bug_at = i + 1;
     d->st.timers_bug = timers_ended;
     name_bug_run(d, sp);
+    d->st.bug_outcome = (uint8_t)r->outcome;
     bug->outcome = r->outcome;
     bug->cues = r->cues;
     d->bug_ns = t_run;

@@ -43,6 +43,10 @@ int explore_stats_json(const struct explore_stats *st, char *buf, size_t len)
     jb_str(&j, st->strategy);
     jb_raw(&j, ",\"note\":");
     jb_str(&j, st->note);
+    jb_raw(&j, ",\"bug_outcome\":");
+    jb_str(&j, st->bug_at ? ex_outcome_name((enum ex_outcome)st->bug_outcome) : "");
+    jb_raw(&j, ",\"replay\":");
+    jb_str(&j, st->replay);
     jb_raw(&j, "}");
     return jb_ok(&j) == 0 ? 0 : -1;
 }
