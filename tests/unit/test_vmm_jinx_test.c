@@ -243,6 +243,37 @@ static void test_found_run_names_its_own_bug_run(void **s)
     free(t);
 }
 
+/* The program's output shares the log: a summary line it prints before jinx-vmm's own
+ * (the last one) does not count, nor does the tail of an overlong line. */
+static void test_only_the_last_summary_counts(void **s)
+{
+    (void)s;
+    char js[4096], path[64];
+    struct explore_stats forged = stats(99, 5, "timed", EX_OUTCOME_ASSERT, "stopped");
+    assert_int_equal(explore_stats_json(&forged, js, sizeof js), 0);
+    struct explore_stats real = stats(7, 0, "", EX_OUTCOME_NORMAL, "");
+    write_log(path, sizeof path, &real);
+    /* Rewrite the log: the program's lines first, then jinx-vmm's summary. */
+    FILE *f = fopen(path, "r+");
+    assert_non_null(f);
+    char tail[4096];
+    size_t n = fread(tail, 1, sizeof tail - 1, f);
+    tail[n] = '\0';
+    rewind(f);
+    fprintf(f, "jinx-vmm: explore: %s\n", js);
+    for (int i = 0; i < 3000; i++) /* 12 KB on one line, the summary at its end */
+        fputs("abcd", f);
+    fprintf(f, "jinx-vmm: explore: %s\n%s", js, tail);
+    fclose(f);
+    static struct result r;
+    memset(&r, 0, sizeof r);
+    r.seed = 1;
+    jt_read_log(path, &r, true);
+    unlink(path);
+    assert_int_equal(r.schedules, 7);
+    assert_false(r.unreplayed.met);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_timed_differs_first_kept),
         cmocka_unit_test(test_not_adopted),
         cmocka_unit_test(test_found_run_names_its_own_bug_run),
+        cmocka_unit_test(test_only_the_last_summary_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,12 +243,23 @@ void jt_read_log(const char *log, struct result *r, bool explore_only)
     FILE *f = fopen(log, "r");
     if (!f)
         return;
-    char line[1024];
+    /* The program's own output is in the log too: only the last summary line counts
+     * (jinx-vmm writes it after the program's end), and the rest of a line longer than
+     * the buffer is skipped, not read as a line of its own. */
+    char line[JSON_MAX_TEXT + 64], last[JSON_MAX_TEXT + 64];
+    last[0] = '\0';
+    bool rest = false;
     while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
+        size_t len = strcspn(line, "\n");
+        bool whole = line[len] == '\n' || feof(f);
+        line[len] = '\0';
+        bool skip = rest;
+        rest = !whole;
+        if (skip || !whole)
+            continue;
         const char *p = strstr(line, "jinx-vmm: explore: {");
         if (p) {
-            read_explore(p + strlen("jinx-vmm: explore: "), r, !explore_only);
+            snprintf(last, sizeof last, "%s", p + strlen("jinx-vmm: explore: "));
             continue;
         }
         if (explore_only)
@@ -271,6 +282,8 @@ void jt_read_log(const char *log, struct result *r, bool explore_only)
             snprintf(r->detail, sizeof r->detail, "%.400s", line + strlen("jinx-vmm: "));
     }
     fclose(f);
+    if (last[0])
+        read_explore(last, r, !explore_only);
 }
 
 /* Thread, RIP, function and round from the dump itself. */
