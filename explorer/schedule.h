@@ -167,6 +167,8 @@ int ex_parse_error_set(struct ex_parse_error *err, int line, int col, const char
 void ex_schedule_init(struct ex_schedule *s);
 void ex_schedule_free(struct ex_schedule *s);
 void ex_schedule_reset(struct ex_schedule *s);   /* empty, keeps memory */
+/* A deep copy: dst is taken as uninitialised (whatever it held is not freed: free it
+ * first). 0, or -1 out of memory (dst then empty). */
 int ex_schedule_copy(struct ex_schedule *dst, const struct ex_schedule *src);
 /* Appends `steps` cue points for thread (merging with the last segment).
  * Returns 0, or -1 on bad arguments / too many segments / no memory. */

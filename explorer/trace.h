@@ -151,6 +151,8 @@ struct ex_event *ex_trace_access(struct ex_trace *t, uint32_t tid, enum ex_kind 
                                  uint64_t rip);
 struct ex_event *ex_trace_sync(struct ex_trace *t, uint32_t tid, enum ex_kind kind,
                                uint64_t addr, uint32_t arg);
+/* A deep copy: dst is taken as uninitialised (whatever it held is not freed: free it
+ * first). 0, or -1 out of memory (dst then empty). */
 int ex_trace_copy(struct ex_trace *dst, const struct ex_trace *src);
 /* Checks every invariant the explorer relies on (seq == index, tids in range,
  * known kinds and flags, wakers in the past and of the right kind ...). Use it on
