@@ -159,8 +159,10 @@ int jt_read_report(const char *path, struct jt_limit *lim, int *nlim, char *tail
 /* Appends src's k notes to dst (n of them), without repeats. */
 void jt_add_notes(struct jt_limit *dst, int *n, const struct jt_limit *src, int k);
 /* A run's log: its exploration summary, and unless explore_only (a run that found
- * nothing) the dump's path, the backtrace and the outcome line. */
+ * nothing) the dump's path, the backtrace and the outcome line. The log holds the
+ * program's own output too: untrusted (tests/fuzz/fuzz_jtlog.c). */
 void jt_read_log(const char *log, struct result *r, bool explore_only);
+void jt_read_log_stream(FILE *f, struct result *r, bool explore_only);
 /* What r's dump says (the round, whether it replays). */
 void jt_read_dump(const char *image, struct result *r);
 /* Seeds first_seed..last_seed as jobs of p until a verdict or the end of the budget (then

@@ -243,6 +243,12 @@ void jt_read_log(const char *log, struct result *r, bool explore_only)
     FILE *f = fopen(log, "r");
     if (!f)
         return;
+    jt_read_log_stream(f, r, explore_only);
+    fclose(f);
+}
+
+void jt_read_log_stream(FILE *f, struct result *r, bool explore_only)
+{
     /* The program's own output is in the log too: only the last summary line counts
      * (jinx-vmm writes it after the program's end), and the rest of a line longer than
      * the buffer is skipped, not read as a line of its own. */
@@ -281,7 +287,6 @@ void jt_read_log(const char *log, struct result *r, bool explore_only)
         if (!r->detail[0] && strstr(line, "jinx-vmm: program "))
             snprintf(r->detail, sizeof r->detail, "%.400s", line + strlen("jinx-vmm: "));
     }
-    fclose(f);
     if (last[0])
         read_explore(last, r, !explore_only);
 }
