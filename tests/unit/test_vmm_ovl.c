@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,12 +226,56 @@ static void test_resolve_hook(void **state)
     grants_free(&g);
 }
 
+/* The link wraps realloc (tests/unit/vmm_tests.mk): a realloc of fail_ptr fails. */
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+static void *fail_ptr;
+void *__wrap_realloc(void *p, size_t n)
+{
+    return p && p == fail_ptr ? NULL : __real_realloc(p, n);
+}
+
+/* The name table cannot grow (out of memory): the create fails with ENOMEM, every name
+ * made before is still there, and the next create, with memory again, works. (The table
+ * used to be replaced by NULL with its capacity doubled: the entries were lost, and the
+ * next lookup read through a null table.) */
+static void test_names_table_cannot_grow(void **state)
+{
+    (void)state;
+    struct ovl o;
+    uint64_t ino;
+    ovl_init(&o, 1 << 20);
+    char p[32];
+    int n = 0;
+    while (o.nents < o.capents || !o.capents) { /* fill the table to its capacity */
+        snprintf(p, sizeof p, "/f%d", n++);
+        assert_true(ovl_create(&o, p, S_IFREG | 0644, false, 0) > 0);
+    }
+    uint64_t bytes = o.bytes;
+    size_t cap = o.capents, ninodes = o.ninodes;
+    fail_ptr = o.ents;
+    assert_int_equal(ovl_create(&o, "/more", S_IFREG | 0644, false, 0), -ENOMEM);
+    fail_ptr = NULL;
+    assert_int_equal(o.capents, cap);
+    assert_int_equal(o.nents, cap);
+    assert_int_equal(o.bytes, bytes);
+    assert_int_equal(o.ninodes, ninodes);
+    for (int i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "/f%d", i);
+        assert_int_equal(ovl_lookup(&o, p, &ino), 2);
+    }
+    assert_true(ovl_create(&o, "/more", S_IFREG | 0644, false, 0) > 0);
+    assert_int_equal(ovl_lookup(&o, "/more", &ino), 2);
+    ovl_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_write_read), cmocka_unit_test(test_lookup),
         cmocka_unit_test(test_rename), cmocka_unit_test(test_limit),
         cmocka_unit_test(test_snapshot), cmocka_unit_test(test_resolve_hook),
+        cmocka_unit_test(test_names_table_cannot_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

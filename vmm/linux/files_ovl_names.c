@@ -97,9 +97,10 @@ static int64_t do_rename(struct vm *vm, int64_t ofd, uint64_t oldp, int64_t nfd,
                          uint64_t flags, bool *handled)
 {
     struct files *fs = vm->files;
-    struct wres *o = malloc(2 * sizeof *o), *n = o + 1;
+    struct wres *o = malloc(2 * sizeof *o);
     if (!o)
         return -ENOMEM;
+    struct wres *n = o + 1;
     int64_t r = files_resolve_w(vm, ofd, oldp, false, o);
     if (r == 0)
         r = files_resolve_w(vm, nfd, newp, false, n);

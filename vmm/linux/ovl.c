@@ -138,9 +138,19 @@ static int put_ent(struct ovl *o, const char *p, uint64_t ino, bool opaque)
     if (!charge(o, OVL_ENT_COST + strlen(p)))
         return -ENOSPC;
     char *dup = strdup(p);
-    if (!dup || (o->nents == o->capents && !(o->capents = o->capents ? o->capents * 2 : 16,
-                                               o->ents = realloc(o->ents, o->capents * sizeof *o->ents)))) {
-        free(dup);
+    if (dup && o->nents == o->capents) {
+        /* The table stays as it was when it cannot grow (it held every entry so far). */
+        size_t cap = o->capents ? o->capents * 2 : 16;
+        struct ovl_ent *e = realloc(o->ents, cap * sizeof *e);
+        if (!e) {
+            free(dup);
+            dup = NULL;
+        } else {
+            o->ents = e;
+            o->capents = cap;
+        }
+    }
+    if (!dup) {
         o->bytes -= OVL_ENT_COST + strlen(p);
         return -ENOMEM;
     }
