@@ -269,6 +269,60 @@ static void test_names_table_cannot_grow(void **state)
     ovl_free(&o);
 }
 
+/* A rename is all or nothing. Near the limit, one whose new names are longer than the
+ * old ones is refused (ENOSPC) with every name, link count and byte counted as before
+ * (fuzz_ovl found one that dropped the names it could not put back); so is one whose
+ * table cannot grow for its whiteout (ENOMEM). Over a directory that holds it: ENOTEMPTY. */
+static void test_rename_all_or_nothing(void **state)
+{
+    (void)state;
+    struct ovl o;
+    uint64_t ino;
+    ovl_init(&o, 1 << 20);
+    int64_t d = ovl_create(&o, "/d", S_IFDIR | 0755, true, 0);
+    int64_t a = ovl_create(&o, "/d/a", S_IFREG | 0644, false, 0);
+    int64_t b = ovl_create(&o, "/d/b", S_IFREG | 0644, false, 0);
+    o.limit = o.bytes + 10; /* room for 10 more bytes of names */
+    uint64_t bytes = o.bytes;
+    size_t nents = o.nents;
+    assert_int_equal(ovl_rename(&o, "/d", "/a-much-longer-name", false), -ENOSPC);
+    assert_true(o.limit_hit);
+    assert_int_equal(o.bytes, bytes);
+    assert_int_equal(o.nents, nents);
+    assert_int_equal(ovl_lookup(&o, "/d/a", &ino), 2);
+    assert_int_equal((int64_t)ino, a);
+    assert_int_equal(ovl_lookup(&o, "/d/b", &ino), 2);
+    assert_int_equal(ovl_inode(&o, (uint64_t)d)->nlink, 1);
+    assert_int_equal(ovl_inode(&o, (uint64_t)a)->nlink, 1);
+    assert_int_equal(ovl_inode(&o, (uint64_t)b)->nlink, 1);
+    /* The same names' length fits: done, and counted exactly. */
+    assert_int_equal(ovl_rename(&o, "/d", "/e", false), 0);
+    assert_int_equal(o.bytes, bytes);
+    assert_int_equal(ovl_lookup(&o, "/e/b", &ino), 2);
+    assert_int_equal((int64_t)ino, b);
+    assert_int_equal(ovl_rename(&o, "/e/a", "/e", false), -ENOTEMPTY);
+    assert_int_equal(ovl_lookup(&o, "/e/a", &ino), 2);
+    /* A whiteout the full table has no room for. */
+    o.limit = 1 << 20;
+    char p[32];
+    for (int i = 0; o.nents < o.capents; i++) {
+        snprintf(p, sizeof p, "/f%d", i);
+        assert_true(ovl_create(&o, p, S_IFREG | 0644, false, 0) > 0);
+    }
+    bytes = o.bytes;
+    fail_ptr = o.ents;
+    assert_int_equal(ovl_rename(&o, "/e/a", "/e/c", true), -ENOMEM);
+    fail_ptr = NULL;
+    assert_int_equal(o.bytes, bytes);
+    assert_int_equal(ovl_lookup(&o, "/e/a", &ino), 2);
+    assert_int_equal(ovl_lookup(&o, "/e/c", &ino), -1); /* nothing there (opaque /e) */
+    assert_int_equal(ovl_rename(&o, "/e/a", "/e/c", true), 0);
+    assert_int_equal(ovl_lookup(&o, "/e/a", &ino), -1); /* the whiteout */
+    assert_int_equal(ovl_lookup(&o, "/e/c", &ino), 2);
+    assert_int_equal((int64_t)ino, a);
+    ovl_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_rename), cmocka_unit_test(test_limit),
         cmocka_unit_test(test_snapshot), cmocka_unit_test(test_resolve_hook),
         cmocka_unit_test(test_names_table_cannot_grow),
+        cmocka_unit_test(test_rename_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

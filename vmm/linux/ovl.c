@@ -126,37 +126,52 @@ static bool charge(struct ovl *o, uint64_t add)
     return true;
 }
 
+/* Room for n entries in the table. 0 or -ENOMEM (the table as it was). */
+static int reserve_ents(struct ovl *o, size_t n)
+{
+    if (n <= o->capents)
+        return 0;
+    size_t cap = o->capents ? o->capents * 2 : 16;
+    if (cap < n)
+        cap = n;
+    struct ovl_ent *e = realloc(o->ents, cap * sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    o->ents = e;
+    o->capents = cap;
+    return 0;
+}
+
+/* Inserts an entry that is not in the table (path owned by the table from now on), with
+ * room already reserved and its memory already judged within the limit. */
+static void insert_ent(struct ovl *o, char *path, uint64_t ino, bool opaque)
+{
+    size_t i = ent_pos(o, path);
+    memmove(&o->ents[i + 1], &o->ents[i], (o->nents - i) * sizeof *o->ents);
+    o->ents[i] = (struct ovl_ent){path, ino, opaque};
+    o->nents++;
+    o->bytes += OVL_ENT_COST + strlen(path);
+}
+
 /* Adds (or replaces the whiteout of) entry p naming ino. 0 or -errno. */
 static int put_ent(struct ovl *o, const char *p, uint64_t ino, bool opaque)
 {
-    size_t i = ent_pos(o, p);
-    if (i < o->nents && !strcmp(o->ents[i].path, p)) {
-        o->ents[i].ino = ino;
-        o->ents[i].opaque = opaque;
+    struct ovl_ent *e = ovl_find(o, p);
+    if (e) {
+        e->ino = ino;
+        e->opaque = opaque;
         return 0;
     }
     if (!charge(o, OVL_ENT_COST + strlen(p)))
         return -ENOSPC;
+    o->bytes -= OVL_ENT_COST + strlen(p); /* counted by insert_ent */
+    /* The table stays as it was when it cannot grow (it held every entry so far). */
     char *dup = strdup(p);
-    if (dup && o->nents == o->capents) {
-        /* The table stays as it was when it cannot grow (it held every entry so far). */
-        size_t cap = o->capents ? o->capents * 2 : 16;
-        struct ovl_ent *e = realloc(o->ents, cap * sizeof *e);
-        if (!e) {
-            free(dup);
-            dup = NULL;
-        } else {
-            o->ents = e;
-            o->capents = cap;
-        }
-    }
-    if (!dup) {
-        o->bytes -= OVL_ENT_COST + strlen(p);
+    if (!dup || reserve_ents(o, o->nents + 1) < 0) {
+        free(dup);
         return -ENOMEM;
     }
-    memmove(&o->ents[i + 1], &o->ents[i], (o->nents - i) * sizeof *o->ents);
-    o->ents[i] = (struct ovl_ent){dup, ino, opaque};
-    o->nents++;
+    insert_ent(o, dup, ino, opaque);
     return 0;
 }
 
@@ -271,6 +286,10 @@ static bool below_or_at(const char *q, const char *p, size_t plen)
     return !strncmp(q, p, plen) && (q[plen] == 0 || q[plen] == '/' || plen == 1);
 }
 
+/* All or nothing: what may fail (the limit, memory) is settled before anything changes,
+ * so a refused rename leaves every name and link count as it was (fuzz_ovl found a rename
+ * near the limit that dropped the names it could not put back, their inodes still
+ * counting them as links). */
 int ovl_rename(struct ovl *o, const char *from, const char *to, bool whiteout)
 {
     size_t fl = strlen(from), tl = strlen(to);
@@ -278,53 +297,67 @@ int ovl_rename(struct ovl *o, const char *from, const char *to, bool whiteout)
         return 0;
     if (below_or_at(to, from, fl))
         return -EINVAL; /* into itself */
-    /* What to names goes (its inode loses a link; entries below it too). */
+    if (below_or_at(from, to, tl))
+        return -ENOTEMPTY; /* over a directory that holds it */
+    /* The memory after: to's entries (and those below it) go, from's are renamed, and
+     * from may get a whiteout. */
+    size_t nmoved = 0, ngone = 0;
+    uint64_t freed = 0, added = whiteout ? OVL_ENT_COST + fl : 0;
+    for (size_t i = 0; i < o->nents; i++) {
+        size_t l = strlen(o->ents[i].path);
+        if (below_or_at(o->ents[i].path, to, tl)) {
+            ngone++;
+            freed += OVL_ENT_COST + l;
+        } else if (below_or_at(o->ents[i].path, from, fl)) {
+            nmoved++;
+            freed += OVL_ENT_COST + l;
+            added += OVL_ENT_COST + l - fl + tl;
+        }
+    }
+    if (added > freed && !charge(o, added - freed))
+        return -ENOSPC;
+    o->bytes -= added > freed ? added - freed : 0; /* counted again as entries go in */
+    struct ovl_ent *moved = calloc(nmoved + 1, sizeof *moved); /* from's, renamed */
+    char *wp = whiteout ? strdup(from) : NULL;
+    size_t k = 0;
+    if (moved && (!whiteout || wp) && reserve_ents(o, o->nents - ngone + whiteout) == 0) {
+        for (size_t i = 0; i < o->nents && k < nmoved; i++) {
+            const char *p = o->ents[i].path;
+            if (!below_or_at(p, from, fl))
+                continue;
+            char *n = malloc(tl + strlen(p + fl) + 1);
+            if (!n)
+                break;
+            memcpy(n, to, tl);
+            strcpy(n + tl, p + fl);
+            moved[k++] = (struct ovl_ent){n, o->ents[i].ino, o->ents[i].opaque};
+        }
+    }
+    if (!moved || (whiteout && !wp) || k < nmoved) {
+        for (size_t j = 0; j < k; j++)
+            free(moved[j].path);
+        free(moved);
+        free(wp);
+        return -ENOMEM;
+    }
+    /* Nothing below can fail. */
     for (size_t i = 0; i < o->nents;) {
         if (below_or_at(o->ents[i].path, to, tl)) {
             unlink_inode(o, o->ents[i].ino);
+            drop_ent(o, i);
+        } else if (below_or_at(o->ents[i].path, from, fl)) {
             drop_ent(o, i);
         } else {
             i++;
         }
     }
-    /* Collect from and below, renamed. */
-    size_t n = 0;
-    for (size_t i = 0; i < o->nents; i++)
-        n += below_or_at(o->ents[i].path, from, fl);
-    struct ovl_ent *moved = calloc(n + 1, sizeof *moved);
-    if (!moved)
-        return -ENOMEM;
-    size_t k = 0;
-    int rc = 0;
-    for (size_t i = 0; i < o->nents;) {
-        if (!below_or_at(o->ents[i].path, from, fl)) {
-            i++;
-            continue;
-        }
-        const char *rest = o->ents[i].path + fl;
-        char *np = malloc(tl + strlen(rest) + 1);
-        if (!np) {
-            rc = -ENOMEM;
-            break;
-        }
-        memcpy(np, to, tl);
-        strcpy(np + tl, rest);
-        moved[k++] = (struct ovl_ent){np, o->ents[i].ino, o->ents[i].opaque};
-        drop_ent(o, i);
-    }
-    for (size_t i = 0; i < k; i++) {
-        if (rc == 0) {
-            int r = put_ent(o, moved[i].path, moved[i].ino, moved[i].opaque);
-            if (r < 0)
-                rc = r;
-        }
-        free(moved[i].path);
-    }
+    for (size_t j = 0; j < nmoved; j++)
+        insert_ent(o, moved[j].path, moved[j].ino, moved[j].opaque);
+    if (whiteout)
+        insert_ent(o, wp, 0, false);
     free(moved);
-    if (rc == 0 && whiteout)
-        rc = put_ent(o, from, 0, false);
     changed(o);
-    return rc;
+    return 0;
 }
 
 void ovl_children(const struct ovl *o, const char *dir,
