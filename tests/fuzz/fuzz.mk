@@ -28,11 +28,11 @@ FUZZ_SRCS    += vmm/linux/pathconf.c vmm/linux/libdeps.c vmm/linux/cpuidscan.c v
 FUZZ_SRCS    += vmm/kvm/cpucache.c vmm/kvm/libvirtcpu.c vmm/kvm/libvirtdl.c vmm/linux/scancache.c
 FUZZ_SRCS    += vmm/rounds/round_progress.c vmm/linux/libsyms.c vmm/kvm/kvmdiag.c vmm/kvm/hostcpu.c
 FUZZ_SRCS    += vmm/linux/sanreport.c vmm/dump/sanrec.c
-FUZZ_SRCS    += vmm/linux/ovl.c
+FUZZ_SRCS    += vmm/linux/ovl.c vmm/linux/mm.c vmm/kvm/guestmem.c
 FUZZ_SRCS    += vmm/cli/jinx_test_read.c vmm/cli/jinx_test_report.c vmm/dump/timer_names.c vmm/dump/srcline.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl
+                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl mm
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
