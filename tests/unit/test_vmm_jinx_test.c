@@ -274,6 +274,30 @@ static void test_only_the_last_summary_counts(void **s)
     assert_false(r.unreplayed.met);
 }
 
+/* Stress runs (the program free from the snapshot) are counted and shown beside the
+ * controlled runs: how much of the budget ran as native stress would. */
+static void test_stress_runs_counted(void **s)
+{
+    (void)s;
+    static struct result r;
+    memset(&r, 0, sizeof r);
+    struct explore_stats a = stats(20, 0, "", EX_OUTCOME_NORMAL, "");
+    a.stress = 3;
+    a.stress_ns = 1500000000ULL;
+    read_run(&r, &a, 1, false);
+    a.stress = 1;
+    a.stress_ns = 500000000ULL;
+    read_run(&r, &a, 2, false);
+    assert_int_equal(r.stress, 4);
+    assert_true(r.stress_seconds > 1.99 && r.stress_seconds < 2.01);
+    char *t = text_of(&r, false);
+    assert_non_null(strstr(t, "4 stress runs, free from the snapshot, 500 ms each"));
+    free(t);
+    t = text_of(&r, true);
+    assert_non_null(strstr(t, "\"stress_runs\":4,\"stress_seconds\":2.000"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_not_adopted),
         cmocka_unit_test(test_found_run_names_its_own_bug_run),
         cmocka_unit_test(test_only_the_last_summary_counts),
+        cmocka_unit_test(test_stress_runs_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

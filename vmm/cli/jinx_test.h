@@ -64,6 +64,9 @@ struct result {
     uint64_t schedules_to_bug;  /* ... up to and including the one that found the bug */
     uint64_t sparse;            /* ... of them sparse (decisions only: explore_sparse.h) */
     uint64_t timed;             /* timed runs beside them (explore_timed.h) */
+    uint64_t stress;            /* stress runs beside them (explore_stress.h: the program
+                                   free from the snapshot, as native stress runs it) */
+    double stress_seconds;      /* ... their wall time, summed */
     uint64_t cues;              /* cue points of all those runs (a schedule's decisions) */
     double sparse_fired;        /* change points that fired in the sparse ones */
     double explore_seconds;     /* wall time spent on them, summed over the runs */

@@ -201,9 +201,16 @@ static void read_explore(const char *js, struct result *r, bool run_found)
     json_get_u64(&o, "schedules", &sched);
     json_get_u64(&o, "schedules_to_bug", &to_bug);
     json_get_u64(&o, "sparse_schedules", &sparse);
-    uint64_t timed = 0;
+    uint64_t timed = 0, stress = 0;
     json_get_u64(&o, "timed_runs", &timed);
     r->timed += timed;
+    double stress_secs = 0;
+    json_get_u64(&o, "stress_runs", &stress);
+    json_get_double(&o, "stress_seconds", &stress_secs);
+    if (stress_secs >= 0 && stress_secs < 1e7) { /* bounded: a sum the report divides */
+        r->stress += stress;
+        r->stress_seconds += stress_secs;
+    }
     json_get_u64(&o, "cues_mean", &cues_mean);
     double fired_mean = 0;
     json_get_double(&o, "sparse_fired_mean", &fired_mean);

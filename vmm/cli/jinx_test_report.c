@@ -105,10 +105,12 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         char jobs[32] = "";
         if (r->jobs > 1)
             snprintf(jobs, sizeof jobs, ", %d at once", r->jobs);
-        char sparse[80] = "";
-        if (r->sparse || r->timed)
-            snprintf(sparse, sizeof sparse, " (%llu sparse; %llu timed runs beside)",
-                     (unsigned long long)r->sparse, (unsigned long long)r->timed);
+        char sparse[160] = "";
+        if (r->sparse || r->timed || r->stress)
+            snprintf(sparse, sizeof sparse, " (%llu sparse; %llu timed runs beside; %llu stress "
+                     "runs, free from the snapshot, %.0f ms each)", (unsigned long long)r->sparse,
+                     (unsigned long long)r->timed, (unsigned long long)r->stress,
+                     r->stress ? r->stress_seconds * 1e3 / (double)r->stress : 0.0);
         fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu%s; %llu "
                 "whole-run schedules%s, %.1f/s%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
@@ -195,6 +197,8 @@ void jt_report_json(const char *image, const struct result *r, FILE *f)
             ",\"decisions_per_sparse_schedule\":%.2f",
             (unsigned long long)r->sparse, (unsigned long long)r->timed, r->schedules ? (double)r->cues / r->schedules : 0.0,
             r->sparse ? r->sparse_fired / (double)r->sparse : 0.0);
+    fprintf(f, ",\"stress_runs\":%llu,\"stress_seconds\":%.3f", (unsigned long long)r->stress,
+            r->stress_seconds);
     fprintf(f, ",\"jobs\":%d,\"runs_stopped\":%d,\"timers_early_all\":%llu", r->jobs, r->stopped,
             (unsigned long long)r->timers_early);
     fprintf(f, ",\"leak_check\":\"%s\"", r->leaks_off ? "off" : "none");
