@@ -32,7 +32,7 @@ FUZZ_SRCS    += vmm/linux/ovl.c vmm/linux/mm.c vmm/kvm/guestmem.c
 FUZZ_SRCS    += vmm/cli/jinx_test_read.c vmm/cli/jinx_test_report.c vmm/dump/timer_names.c vmm/dump/srcline.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl mm
+                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl mm explorer
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
