@@ -65,7 +65,8 @@ static void report_unreplayed(const struct result *r, FILE *f)
             "exploration only: %s\n", (unsigned long long)r->schedules_to_bug, r->strategy,
             jt_schedules_per_second(r),
             !strcmp(u->replay, "stopped")
-                ? "its live replay was stopped (at its time bound) before it got there"
+                ? "its live replay was stopped (its time bound, or the timeout) before it "
+                  "got there"
                 : "its time-slice decisions were not found again live");
     fprintf(f, "  outcome:   %s, in that run (the live program went on, and ended with exit "
             "status %d)\n", r->outcome, r->status);
