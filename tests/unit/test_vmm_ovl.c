@@ -266,6 +266,22 @@ static void test_names_table_cannot_grow(void **state)
     }
     assert_true(ovl_create(&o, "/more", S_IFREG | 0644, false, 0) > 0);
     assert_int_equal(ovl_lookup(&o, "/more", &ino), 2);
+    /* The same for the inode table: ENOMEM (not the limit's ENOSPC), nothing changed. */
+    while (o.ninodes < o.capinodes)
+        assert_true(ovl_create_unnamed(&o, S_IFREG | 0600, 0) > 0);
+    bytes = o.bytes;
+    ninodes = o.ninodes;
+    uint64_t next = o.next_ino;
+    fail_ptr = o.inodes;
+    assert_int_equal(ovl_create(&o, "/last", S_IFREG | 0644, false, 0), -ENOMEM);
+    assert_int_equal(ovl_create_unnamed(&o, S_IFREG | 0600, 0), -ENOMEM);
+    fail_ptr = NULL;
+    assert_false(o.limit_hit);
+    assert_int_equal(o.bytes, bytes);
+    assert_int_equal(o.ninodes, ninodes);
+    assert_int_equal(o.next_ino, next);
+    assert_int_equal(ovl_lookup(&o, "/last", &ino), 0);
+    assert_true(ovl_create(&o, "/last", S_IFREG | 0644, false, 0) > 0);
     ovl_free(&o);
 }
 

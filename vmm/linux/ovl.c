@@ -183,23 +183,25 @@ static void drop_ent(struct ovl *o, size_t i)
     o->nents--;
 }
 
-static struct ovl_inode *new_inode(struct ovl *o, uint32_t mode, uint64_t now)
+/* A new inode in *out: 0, -ENOSPC (the limit) or -ENOMEM (the table cannot grow). */
+static int new_inode(struct ovl *o, uint32_t mode, uint64_t now, struct ovl_inode **out)
 {
     if (!charge(o, OVL_ENT_COST))
-        return NULL;
+        return -ENOSPC;
     if (o->ninodes == o->capinodes) {
         size_t cap = o->capinodes ? o->capinodes * 2 : 16;
         struct ovl_inode *n = realloc(o->inodes, cap * sizeof *n);
         if (!n) {
             o->bytes -= OVL_ENT_COST;
-            return NULL;
+            return -ENOMEM;
         }
         o->inodes = n;
         o->capinodes = cap;
     }
     struct ovl_inode *in = &o->inodes[o->ninodes++]; /* ino ascending: appended */
     *in = (struct ovl_inode){.ino = o->next_ino++, .mode = mode, .nlink = 1, .mtime = now};
-    return in;
+    *out = in;
+    return 0;
 }
 
 int64_t ovl_create(struct ovl *o, const char *p, uint32_t mode, bool opaque, uint64_t now)
@@ -207,11 +209,12 @@ int64_t ovl_create(struct ovl *o, const char *p, uint32_t mode, bool opaque, uin
     const struct ovl_ent *e = ovl_find(o, p);
     if (e && e->ino)
         return -EEXIST;
-    struct ovl_inode *in = new_inode(o, mode, now);
-    if (!in)
-        return -ENOSPC;
+    struct ovl_inode *in;
+    int r = new_inode(o, mode, now, &in);
+    if (r < 0)
+        return r;
     uint64_t ino = in->ino;
-    int r = put_ent(o, p, ino, S_ISDIR(mode) && opaque);
+    r = put_ent(o, p, ino, S_ISDIR(mode) && opaque);
     if (r < 0) {
         o->ninodes--;
         o->next_ino--;
@@ -224,9 +227,10 @@ int64_t ovl_create(struct ovl *o, const char *p, uint32_t mode, bool opaque, uin
 
 int64_t ovl_create_unnamed(struct ovl *o, uint32_t mode, uint64_t now)
 {
-    struct ovl_inode *in = new_inode(o, mode, now);
-    if (!in)
-        return -ENOSPC;
+    struct ovl_inode *in;
+    int r = new_inode(o, mode, now, &in);
+    if (r < 0)
+        return r;
     in->nlink = 0;
     changed(o);
     return (int64_t)in->ino;
