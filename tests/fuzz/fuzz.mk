@@ -32,7 +32,7 @@ FUZZ_SRCS    += vmm/linux/ovl.c vmm/linux/mm.c vmm/kvm/guestmem.c
 FUZZ_SRCS    += vmm/cli/jinx_test_read.c vmm/cli/jinx_test_report.c vmm/dump/timer_names.c vmm/dump/srcline.c
 FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SRCS))
 FUZZ_TARGETS := dumpfile corefile roundrec elf schedule control campaign pathconf libdeps cpufeat \
-                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl mm explorer
+                cpuidscan cpucache scancache kvmdiag sanreport jtlog ovl mm explorer inspect
 
 .PHONY: fuzz-smoke fuzz-seeds
 $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
@@ -42,6 +42,16 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(wildcard lib/*.h vmm/*/*.h explorer/*.h) | deps
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | deps
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) -lcapstone -ldl -lm
+
+# jinxctl inspect's objects, for its harness alone: they need file_sha256, which lives with
+# the VM's file layer and which fuzz_inspect.c stands in for.
+FUZZ_INSPECT_SRCS := vmm/dump/inspect.c vmm/dump/inspect_cpu.c vmm/dump/inspect_files.c \
+                     vmm/dump/inspect_html.c vmm/dump/inspect_libs.c vmm/dump/inspect_outcome.c \
+                     vmm/dump/html_out.c vmm/dump/html_assets.c
+FUZZ_INSPECT_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_INSPECT_SRCS))
+$(FUZZ_BUILD)/fuzz_inspect: tests/fuzz/fuzz_inspect.c $(FUZZ_OBJS) $(FUZZ_INSPECT_OBJS) | deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_OBJS) $(FUZZ_INSPECT_OBJS) -lcapstone -ldl -lm
 
 fuzz-smoke: $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 	@tests/fuzz/smoke.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) --build $(FUZZ_BUILD) $(FUZZ_TARGETS)
