@@ -118,9 +118,6 @@ struct result {
  * no dump holds (r->unreplayed), that bug becomes the verdict: r->found, with the
  * outcome class and no dump. True if it did. */
 bool jt_adopt_unreplayed(struct result *r);
-/* An outcome class of explorer/score.h ("assert", "crash", "deadlock") in a report's
- * words ("abort or failure exit", "fatal signal", "deadlock"). */
-const char *jt_outcome_class_words(const char *cls);
 
 /* Whole-run schedules per second of exploration: all runs' schedules over the wall time
  * the jobs explored side by side (one job: over its runs' time). */

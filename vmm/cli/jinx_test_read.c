@@ -156,6 +156,14 @@ static void note_unreplayed(struct result *r, uint64_t schedule, const char *rep
     snprintf(u->replay, sizeof u->replay, "%s", replay);
 }
 
+/* An outcome class of explorer/score.h ("assert", "crash", "deadlock") in a report's words. */
+static const char *jt_outcome_class_words(const char *cls)
+{
+    return !strcmp(cls, "assert") ? "abort or failure exit"
+           : !strcmp(cls, "crash") ? "fatal signal"
+           : cls;
+}
+
 bool jt_adopt_unreplayed(struct result *r)
 {
     struct jt_unreplayed *u = &r->unreplayed;
@@ -175,13 +183,6 @@ bool jt_adopt_unreplayed(struct result *r)
     r->nbt = 0;
     r->stderr_tail[0] = '\0'; /* the live program's, which did not fail */
     return true;
-}
-
-const char *jt_outcome_class_words(const char *cls)
-{
-    return !strcmp(cls, "assert") ? "abort or failure exit"
-           : !strcmp(cls, "crash") ? "fatal signal"
-           : cls;
 }
 
 /* The exploration summary line of a run's log (explore.h's stats JSON; written by

@@ -106,16 +106,16 @@ void jt_report_text(const char *image, const struct result *r, FILE *f)
         char jobs[32] = "";
         if (r->jobs > 1)
             snprintf(jobs, sizeof jobs, ", %d at once", r->jobs);
-        char sparse[160] = "";
+        char beside[160] = "";
         if (r->sparse || r->timed || r->stress)
-            snprintf(sparse, sizeof sparse, " (%llu sparse; %llu timed runs beside; %llu stress "
+            snprintf(beside, sizeof beside, " (%llu sparse; %llu timed runs beside; %llu stress "
                      "runs, free from the snapshot, %.0f ms each)", (unsigned long long)r->sparse,
                      (unsigned long long)r->timed, (unsigned long long)r->stress,
                      r->stress ? r->stress_seconds * 1e3 / (double)r->stress : 0.0);
         fprintf(f, "jinx test: %s: nothing found in %.1f s (%d runs, seeds %llu..%llu%s; %llu "
                 "whole-run schedules%s, %.1f/s%s)\n", image, r->seconds, r->runs,
                 (unsigned long long)(r->seed - (uint64_t)(r->runs ? r->runs - 1 : 0)),
-                (unsigned long long)r->seed, jobs, (unsigned long long)r->schedules, sparse,
+                (unsigned long long)r->seed, jobs, (unsigned long long)r->schedules, beside,
                 jt_schedules_per_second(r),
                 r->gave_up ? "; too long for whole runs: simulation rounds instead" : "");
         for (int i = 0; i < r->nnotes; i++)

@@ -116,12 +116,20 @@ int ovl_lookup(const struct ovl *o, const char *p, uint64_t *ino)
     return 0;
 }
 
-static bool charge(struct ovl *o, uint64_t add)
+/* Whether add more bytes stay within the limit (limit_hit set when they do not). */
+static bool fits(struct ovl *o, uint64_t add)
 {
     if (o->bytes + add < o->bytes || o->bytes + add > o->limit) {
         o->limit_hit = true;
         return false;
     }
+    return true;
+}
+
+static bool charge(struct ovl *o, uint64_t add)
+{
+    if (!fits(o, add))
+        return false;
     o->bytes += add;
     return true;
 }
@@ -162,9 +170,8 @@ static int put_ent(struct ovl *o, const char *p, uint64_t ino, bool opaque)
         e->opaque = opaque;
         return 0;
     }
-    if (!charge(o, OVL_ENT_COST + strlen(p)))
+    if (!fits(o, OVL_ENT_COST + strlen(p))) /* counted by insert_ent */
         return -ENOSPC;
-    o->bytes -= OVL_ENT_COST + strlen(p); /* counted by insert_ent */
     /* The table stays as it was when it cannot grow (it held every entry so far). */
     char *dup = strdup(p);
     if (!dup || reserve_ents(o, o->nents + 1) < 0) {
@@ -318,9 +325,8 @@ int ovl_rename(struct ovl *o, const char *from, const char *to, bool whiteout)
             added += OVL_ENT_COST + l - fl + tl;
         }
     }
-    if (added > freed && !charge(o, added - freed))
+    if (added > freed && !fits(o, added - freed)) /* counted as entries go and come */
         return -ENOSPC;
-    o->bytes -= added > freed ? added - freed : 0; /* counted again as entries go in */
     struct ovl_ent *moved = calloc(nmoved + 1, sizeof *moved); /* from's, renamed */
     char *wp = whiteout ? strdup(from) : NULL;
     size_t k = 0;
