@@ -15,6 +15,8 @@
 #include "kvm/layout.h"
 #include "linux/elfparse.h"
 #include "linux/mm.h"
+#include "tests/fuzz/fuzz_input.h"
+#include "tests/unit/pt_walk.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,39 +88,11 @@ static bool in_vma(const struct mm *mm, uint64_t va)
     return false;
 }
 
-/* Frames reachable from the user half: tables and mapped pages; a mapped page outside
- * every VMA aborts. */
-static uint64_t walk(struct guestmem *gm, const struct mm *mm)
+/* A page mapped where no VMA is aborts (the guest's own pages sit below USER_TOP). */
+static void in_some_vma(void *ctx, uint64_t va)
 {
-    uint64_t n = 0;
-    uint64_t *pml4 = gm_ptr(gm, GPA_PML4);
-    for (uint64_t i = 0; i < 256; i++) {
-        if (!(pml4[i] & PTE_P))
-            continue;
-        n++;
-        uint64_t *pdpt = gm_ptr(gm, pml4[i] & PTE_ADDR);
-        for (uint64_t j = 0; j < 512; j++) {
-            if (!(pdpt[j] & PTE_P))
-                continue;
-            n++;
-            uint64_t *pd = gm_ptr(gm, pdpt[j] & PTE_ADDR);
-            for (uint64_t k = 0; k < 512; k++) {
-                if (!(pd[k] & PTE_P))
-                    continue;
-                n++;
-                uint64_t *pt = gm_ptr(gm, pd[k] & PTE_ADDR);
-                for (uint64_t l = 0; l < 512; l++) {
-                    if (!(pt[l] & PTE_ADDR))
-                        continue;
-                    n++;
-                    uint64_t va = (i << 39) | (j << 30) | (k << 21) | (l << 12);
-                    if (va < USER_TOP && !in_vma(mm, va))
-                        abort(); /* a page mapped where no VMA is */
-                }
-            }
-        }
-    }
-    return n;
+    if (va < USER_TOP && !in_vma(ctx, va))
+        abort();
 }
 
 static void check(struct guestmem *gm, struct mm *mm, bool exact)
@@ -129,7 +103,8 @@ static void check(struct guestmem *gm, struct mm *mm, bool exact)
             v->end > USER_TOP || (i && mm->v[i - 1].end > v->start))
             abort();
     }
-    if (gm->used != GPA_POOL / PG + walk(gm, mm))
+    uint64_t tables, frames = pt_walk_user(gm, &tables, in_some_vma, mm);
+    if (gm->used != GPA_POOL / PG + tables + frames)
         abort(); /* a frame leaked, or counted twice */
     if (!exact) {
         model_from(mm);
@@ -154,37 +129,24 @@ static void check(struct guestmem *gm, struct mm *mm, bool exact)
     }
 }
 
-struct cur {
-    const uint8_t *p;
-    size_t n;
-};
-
-static unsigned byte(struct cur *c)
-{
-    if (!c->n)
-        return 0;
-    c->n--;
-    return *c->p++;
-}
-
 static uint64_t raw(struct cur *c)
 {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++)
-        v = v << 8 | byte(c);
+        v = v << 8 | take(c);
     return v;
 }
 
 /* An address: mostly a page of the window; sometimes a raw value. */
 static uint64_t addr(struct cur *c)
 {
-    unsigned b = byte(c);
+    unsigned b = take(c);
     return b < 240 ? BASE + (b % 64) * PG : raw(c);
 }
 
 static uint64_t length(struct cur *c)
 {
-    unsigned b = byte(c);
+    unsigned b = take(c);
     return b < 240 ? (b % 16 + 1) * PG : b < 250 ? (b % 16 + 1) * PG - 1 : raw(c);
 }
 
@@ -204,15 +166,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nmodel = 0;
     struct cur c = {data, size};
     for (int steps = 0; c.n && steps < 256; steps++) {
-        unsigned op = byte(&c) % 8;
+        unsigned op = take(&c) % 8;
         uint64_t a = addr(&c), len = length(&c);
-        int prot = (int)(byte(&c) % 8);
+        int prot = (int)(take(&c) % 8);
         bool exact = true;
         int64_t r;
         switch (op) {
         case 0:
         case 1: { /* mmap */
-            enum mm_mode mode = (enum mm_mode)(byte(&c) % 3);
+            enum mm_mode mode = (enum mm_mode)(take(&c) % 3);
             r = mm_map_anon(&mm, a, len, prot, mode, op == 1);
             if (r >= 0)
                 model_add((uint64_t)r, end_of((uint64_t)r, len));
@@ -243,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         default: /* a first touch, as the exception handler asks */
-            r = mm_fault(&mm, a + (byte(&c) % PG), prot & 2, prot & 4);
+            r = mm_fault(&mm, a + (take(&c) % PG), prot & 2, prot & 4);
             if (r < -ENOMEM || r > 2)
                 abort();
             break;

@@ -8,6 +8,7 @@
  * counted stays within the limit, and every file reads back as the shadow says,
  * including after a restore (a snapshot shares the bytes; a write after it must copy). */
 #include "linux/ovl.h"
+#include "tests/fuzz/fuzz_input.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,19 +34,6 @@ struct shadow {
 
 static struct shadow live, saved;
 static uint8_t buf[SPAN];
-
-struct cur {
-    const uint8_t *p;
-    size_t n;
-};
-
-static unsigned take(struct cur *c)
-{
-    if (!c->n)
-        return 0;
-    c->n--;
-    return *c->p++;
-}
 
 static void check_tables(const struct ovl *o)
 {

@@ -7,6 +7,7 @@
 #include "kvm/layout.h"
 #include "linux/elfparse.h" /* PROT_R/W/X */
 #include "linux/mm.h"
+#include "tests/unit/pt_walk.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,55 +44,6 @@ static inline int teardown(void **state)
     gm_destroy(&f->gm);
     free(f);
     return 0;
-}
-
-/* Page-table pages reachable from the user half of the PML4 (PDPTs, PDs, PTs). */
-static inline uint64_t count_pt_pages(struct guestmem *gm)
-{
-    uint64_t n = 0;
-    uint64_t *pml4 = gm_ptr(gm, GPA_PML4);
-    for (int i = 0; i < 256; i++) {
-        if (!(pml4[i] & PTE_P))
-            continue;
-        n++;
-        uint64_t *pdpt = gm_ptr(gm, pml4[i] & PTE_ADDR);
-        for (int j = 0; j < 512; j++) {
-            if (!(pdpt[j] & PTE_P))
-                continue;
-            n++;
-            uint64_t *pd = gm_ptr(gm, pdpt[j] & PTE_ADDR);
-            for (int k = 0; k < 512; k++)
-                if (pd[k] & PTE_P)
-                    n++;
-        }
-    }
-    return n;
-}
-
-/* Leaf PTEs with a frame in the user half. */
-static inline uint64_t count_data_frames(struct guestmem *gm)
-{
-    uint64_t n = 0;
-    uint64_t *pml4 = gm_ptr(gm, GPA_PML4);
-    for (int i = 0; i < 256; i++) {
-        if (!(pml4[i] & PTE_P))
-            continue;
-        uint64_t *pdpt = gm_ptr(gm, pml4[i] & PTE_ADDR);
-        for (int j = 0; j < 512; j++) {
-            if (!(pdpt[j] & PTE_P))
-                continue;
-            uint64_t *pd = gm_ptr(gm, pdpt[j] & PTE_ADDR);
-            for (int k = 0; k < 512; k++) {
-                if (!(pd[k] & PTE_P))
-                    continue;
-                uint64_t *pt = gm_ptr(gm, pd[k] & PTE_ADDR);
-                for (int l = 0; l < 512; l++)
-                    if (pt[l] & PTE_ADDR)
-                        n++;
-            }
-        }
-    }
-    return n;
 }
 
 /* Every frame in use is the agent's, a page table or a mapped page: nothing leaked. */
